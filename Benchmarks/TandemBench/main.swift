@@ -1,0 +1,2 @@
+import Tandem
+print("bench")

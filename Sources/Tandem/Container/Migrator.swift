@@ -1,0 +1,82 @@
+/// Applies a ``MigrationPlan`` with SQL, inside the caller's transaction.
+enum Migrator {
+    static func apply(_ plan: MigrationPlan, schema: Schema, mappings: [EntityMapping], db: Database) throws {
+        let byName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
+        for step in plan.steps {
+            switch step {
+            case .createEntity(let entity):
+                try db.execute(sql: DDL.createTable(entity))
+                for attribute in entity.attributes where attribute.isUnique {
+                    try db.execute(sql: DDL.createUniqueIndex(entity: entity.name, attribute: attribute))
+                }
+            case .addAttribute(let entityName, let attribute):
+                guard let mapping = byName[entityName], let index = mapping.entity.attributes.firstIndex(where: { $0.name == attribute.name }) else { continue }
+                for column in attribute.columns {
+                    try db.execute(sql: "ALTER TABLE \(SQLName.quote(entityName)) ADD COLUMN \(DDL.columnDefinition(column, forAlter: true))")
+                }
+                try fillDefault(mapping: mapping, attribute: index, db: db)
+                if attribute.isUnique {
+                    try db.execute(sql: DDL.createUniqueIndex(entity: entityName, attribute: attribute))
+                }
+            case .renameAttribute(let entityName, let from, let attribute):
+                var renamed = attribute
+                renamed.name = from
+                for (old, new) in zip(renamed.columns, attribute.columns) {
+                    try db.execute(sql: "ALTER TABLE \(SQLName.quote(entityName)) RENAME COLUMN \(SQLName.quote(old.name)) TO \(SQLName.quote(new.name))")
+                }
+            case .addUniqueIndex(let entityName, let attribute):
+                try db.execute(sql: DDL.createUniqueIndex(entity: entityName, attribute: attribute))
+            case .dropUniqueIndex(let entityName, let attribute):
+                try db.execute(sql: "DROP INDEX IF EXISTS \(SQLName.quote(DDL.uniqueIndexName(entity: entityName, attribute: attribute)))")
+            }
+        }
+        try StoreFile.setMetadata("schema", String(decoding: try schema.canonicalJSON(), as: UTF8.self), db)
+    }
+
+    /// Gives existing rows the attribute's default (evaluated once).
+    private static func fillDefault(mapping: EntityMapping, attribute index: Int, db: Database) throws {
+        guard let makeDefault = mapping.properties[index].makeDefault else { return }
+        let values = try PersistentRowWriter.databaseValues(of: makeDefault(), attribute: index, mapping: mapping, coders: CoderCache())
+        let columns = mapping.entity.attributes[index].columns
+        let assignments = columns.map { "\(SQLName.quote($0.name)) = ?" }.joined(separator: ", ")
+        try db.execute(sql: "UPDATE \(mapping.quotedTable) SET \(assignments)", arguments: StatementArguments(values))
+    }
+}
+
+/// Table and index definitions.
+enum DDL {
+    static func createTable(_ entity: Schema.Entity) -> String {
+        let columns = entity.columns.map { column in
+            column.role == .primaryKey
+                ? "\(SQLName.quote(column.name)) TEXT NOT NULL PRIMARY KEY"
+                : columnDefinition(column, forAlter: false)
+        }
+        return "CREATE TABLE \(SQLName.quote(entity.name)) (\(columns.joined(separator: ", ")))"
+    }
+
+    /// A column definition. Added columns that are NOT NULL need a constant default for the
+    /// existing rows; Tandem then overwrites it with the attribute's own default.
+    static func columnDefinition(_ column: Schema.Column, forAlter: Bool) -> String {
+        var definition = "\(SQLName.quote(column.name)) \(column.sqlType.rawValue)"
+        if !column.isNullable {
+            definition += " NOT NULL"
+            if forAlter {
+                switch column.sqlType {
+                case .integer, .real: definition += " DEFAULT 0"
+                case .text: definition += " DEFAULT ''"
+                case .blob: definition += " DEFAULT x''"
+                }
+            }
+        }
+        return definition
+    }
+
+    static func uniqueIndexName(entity: String, attribute: Schema.Attribute) -> String {
+        "\(entity).\(attribute.name).unique"
+    }
+
+    static func createUniqueIndex(entity: String, attribute: Schema.Attribute) -> String {
+        let columns = attribute.columns.filter { $0.role == .value }.map { SQLName.quote($0.name) }.joined(separator: ", ")
+        return "CREATE UNIQUE INDEX \(SQLName.quote(uniqueIndexName(entity: entity, attribute: attribute))) ON \(SQLName.quote(entity)) (\(columns))"
+    }
+}

@@ -1,0 +1,37 @@
+/// Where and how a ``ModelContainer`` stores its data.
+///
+/// ```swift
+/// let onDisk = ModelConfiguration(url: URL(filePath: "todos.store"), dataset: "todos")
+/// let memory = ModelConfiguration(isStoredInMemoryOnly: true)
+/// ```
+public struct ModelConfiguration: Sendable, Hashable {
+    /// The store file, or `nil` in memory.
+    public var url: URL?
+    /// Whether the store lives in memory only (gone when the container is released).
+    public var isStoredInMemoryOnly: Bool
+    /// The dataset name used in record URIs (`tandem://<dataset>/…`) and by sync.
+    ///
+    /// Written into a new store file; an existing file keeps the dataset it was created with,
+    /// and opening it with a different explicit dataset is an error.
+    public var dataset: String?
+    /// How long a write waits for another connection's lock before throwing
+    /// ``StoreError/Code/busy``.
+    public var busyTimeout: TimeInterval = 5
+
+    /// A store in the file at `url`.
+    public init(url: URL, dataset: String? = nil) {
+        self.url = url
+        self.isStoredInMemoryOnly = false
+        self.dataset = dataset
+    }
+
+    /// A store in memory (`true`), or in `default.store` in the current directory (`false`).
+    public init(isStoredInMemoryOnly: Bool = false, dataset: String? = nil) {
+        self.isStoredInMemoryOnly = isStoredInMemoryOnly
+        self.url = isStoredInMemoryOnly ? nil : URL(filePath: FileManager.default.currentDirectoryPath).appending(path: "default.store")
+        self.dataset = dataset
+    }
+
+    /// The dataset of a new store when none is given.
+    public static let defaultDataset = "default"
+}

@@ -1,0 +1,103 @@
+/// Owns a store: its file (or memory), its schema and the model types it serves.
+///
+/// A container is `Sendable`: share it between tasks and give each its own ``ModelContext``.
+///
+/// ```swift
+/// let container = try ModelContainer(for: Todo.self, Item.self,
+///                                    configurations: ModelConfiguration(url: storeURL))
+/// let context = ModelContext(container)
+/// try container.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Todo") }
+/// ```
+///
+/// Opening migrates the file when the models changed in a way that loses nothing (new
+/// entities; new optional or defaulted attributes; renames declared with `originalName`), in
+/// one transaction. Anything else throws ``StoreError/Code/schemaMismatch`` naming entity,
+/// attribute and change, and leaves the file untouched.
+public final class ModelContainer: Sendable {
+    /// The models' schema (what is stored in the file after opening).
+    public let schema: Schema
+    public let configurations: [ModelConfiguration]
+    /// The dataset of the store, used in record URIs.
+    public let dataset: String
+    let writer: any DatabaseWriter
+    let mappings: [ObjectIdentifier: EntityMapping]
+    let mappingsByName: [String: EntityMapping]
+
+    /// Opens (or creates) the store for these model types.
+    ///
+    /// - Throws: ``StoreError`` — ``StoreError/Code/invalidModel`` for a type Tandem cannot
+    ///   store, ``StoreError/Code/schemaMismatch`` for a change that cannot be migrated,
+    ///   ``StoreError/Code/corruptFile`` / ``StoreError/Code/foreignFile`` for a file that is
+    ///   not a Tandem store.
+    public convenience init(for forTypes: any PersistentModel.Type..., configurations: ModelConfiguration...) throws {
+        try self.init(for: forTypes, configurations: configurations)
+    }
+
+    /// Opens (or creates) the store for these model types.
+    public init(for types: [any PersistentModel.Type], configurations: [ModelConfiguration] = []) throws {
+        guard configurations.count <= 1 else {
+            throw StoreError(.misuse, "a container stores all its models in one configuration; got \(configurations.count)")
+        }
+        let configuration = configurations.first ?? ModelConfiguration()
+        let mappings = try Self.mappings(for: types)
+        let schema = Schema(entities: mappings.map(\.entity))
+        let opened = try StoreFile.open(configuration: configuration, schema: schema, mappings: mappings)
+        self.schema = schema
+        self.configurations = [configuration]
+        self.dataset = opened.dataset
+        self.writer = opened.writer
+        self.mappings = Dictionary(uniqueKeysWithValues: mappings.map { (ObjectIdentifier($0.modelType), $0) })
+        self.mappingsByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
+    }
+
+    static func mappings(for types: [any PersistentModel.Type]) throws -> [EntityMapping] {
+        var result: [EntityMapping] = []
+        var seenTypes: Set<ObjectIdentifier> = []
+        for type in types where seenTypes.insert(ObjectIdentifier(type)).inserted {
+            let mapping = try EntityMapping(type)
+            if let other = result.first(where: { $0.name == mapping.name }) {
+                throw StoreError(.invalidModel, "two model types are both named '\(mapping.name)' (\(String(reflecting: other.modelType)) and \(String(reflecting: type))); a container holds one version of each entity", entity: mapping.name)
+            }
+            result.append(mapping)
+        }
+        return result
+    }
+
+    func mapping(for type: any PersistentModel.Type) throws -> EntityMapping {
+        guard let mapping = mappings[ObjectIdentifier(type)] else {
+            throw StoreError(.misuse, "\(String(reflecting: type)) is not one of this container's models; pass it to ModelContainer(for:)", entity: type.entityName)
+        }
+        return mapping
+    }
+
+    /// Runs `body` with a read-only GRDB `Database`: the escape hatch for anything the model
+    /// API lacks. Reads see a consistent snapshot.
+    ///
+    /// ```swift
+    /// let n = try container.read { db in try Int.fetchOne(db, sql: #"SELECT COUNT(*) FROM "Todo""#) }
+    /// ```
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try StoreErrorMapping.map { try writer.read(body) }
+    }
+
+    /// Runs `body` in a write transaction with a GRDB `Database`: the escape hatch for raw SQL.
+    ///
+    /// Throwing from `body` rolls the transaction back.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try StoreErrorMapping.map { try writer.write(body) }
+    }
+}
+
+extension Schema {
+    /// Describes model types, exactly as a ``ModelContainer`` for them stores it.
+    ///
+    /// ```swift
+    /// let schema = try Schema([Todo.self, Item.self])
+    /// print(String(decoding: try schema.canonicalJSON(), as: UTF8.self))
+    /// ```
+    ///
+    /// - Throws: ``StoreError/Code/invalidModel`` when a type cannot be stored.
+    public init(_ types: [any PersistentModel.Type]) throws {
+        self.init(entities: try ModelContainer.mappings(for: types).map(\.entity))
+    }
+}

@@ -1,0 +1,131 @@
+/// Opening a store file: inspection without writing, migration in one transaction.
+///
+/// A Tandem store keeps its metadata in `tandem_metadata` (key/value): `formatVersion` (the
+/// store file format, see ``StoreFile/formatVersion``), `dataset`, and `schema` (the
+/// canonical schema JSON). Entity tables are named after entities.
+enum StoreFile {
+    /// The version of the store file layout. Bump it when the layout of Tandem's own tables
+    /// or the column scheme changes.
+    static let formatVersion = 1
+
+    struct Opened {
+        var writer: any DatabaseWriter
+        var dataset: String
+    }
+
+    struct Stored {
+        var schema: Schema
+        var dataset: String
+    }
+
+    static func open(configuration: ModelConfiguration, schema: Schema, mappings: [EntityMapping]) throws -> Opened {
+        if let dataset = configuration.dataset, !DatasetName.isValid(dataset) {
+            throw StoreError(.misuse, "dataset '\(dataset)' must be 1–128 letters, digits, '-', '_' or '.'")
+        }
+        var config = Configuration()
+        config.busyMode = .timeout(configuration.busyTimeout)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            SQLFunctions.register(in: db)
+        }
+        let writer: any DatabaseWriter
+        var stored: Stored?
+        if configuration.isStoredInMemoryOnly {
+            writer = try DatabaseQueue(configuration: config)
+        } else {
+            guard let url = configuration.url else { throw StoreError(.misuse, "a file store needs a URL") }
+            let path = url.path(percentEncoded: false)
+            stored = try inspect(path: path)
+            if let stored {
+                // Refuse before the file is opened for writing, so a refused open changes nothing.
+                _ = try plan(from: stored.schema, to: schema)
+                if let wanted = configuration.dataset, wanted != stored.dataset {
+                    throw StoreError(.misuse, "the store at \(path) belongs to dataset '\(stored.dataset)', not '\(wanted)'; record URIs depend on it, so it cannot change")
+                }
+            }
+            writer = try StoreErrorMapping.map(path: path) { try DatabasePool(path: path, configuration: config) }
+        }
+        let dataset = stored?.dataset ?? configuration.dataset ?? ModelConfiguration.defaultDataset
+        try StoreErrorMapping.map {
+            try writer.write { db in
+                // Re-read inside the write transaction: another process may have migrated meanwhile.
+                let current = try readMetadata(db)
+                if let current {
+                    try Migrator.apply(try plan(from: current.schema, to: schema), schema: schema, mappings: mappings, db: db)
+                } else {
+                    try db.execute(sql: "CREATE TABLE tandem_metadata (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
+                    try setMetadata("formatVersion", String(formatVersion), db)
+                    try setMetadata("dataset", dataset, db)
+                    try Migrator.apply(try plan(from: Schema(entities: []), to: schema), schema: schema, mappings: mappings, db: db)
+                }
+            }
+        }
+        return Opened(writer: writer, dataset: current(dataset: dataset, writer: writer))
+    }
+
+    private static func current(dataset: String, writer: any DatabaseWriter) -> String {
+        (try? writer.read { db in try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'dataset'") }) ?? dataset
+    }
+
+    static func plan(from stored: Schema, to schema: Schema) throws -> MigrationPlan {
+        do {
+            return try MigrationPlan(from: stored, to: schema)
+        } catch let error as SchemaError {
+            let first = error.changes.first
+            throw StoreError(.schemaMismatch, error.message, entity: first?.entity, attribute: first?.attribute, underlying: error)
+        }
+    }
+
+    /// Reads a file's metadata without writing to it; `nil` for a new or empty database.
+    static func inspect(path: String) throws -> Stored? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        if size == 0 { return nil }
+        var config = Configuration()
+        config.readonly = true
+        return try StoreErrorMapping.map(path: path) {
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            defer { try? queue.close() }
+            return try queue.read { db in
+                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+                if tables.isEmpty { return nil }
+                guard tables.contains("tandem_metadata") else {
+                    throw StoreError(.foreignFile, "\(path) is a SQLite database but not a Tandem store (it has no tandem_metadata table); open a Tandem store, or a new path")
+                }
+                guard let stored = try readMetadata(db) else {
+                    throw StoreError(.corruptFile, "\(path) has an empty tandem_metadata table; the store is damaged")
+                }
+                return stored
+            }
+        }
+    }
+
+    static func readMetadata(_ db: Database) throws -> Stored? {
+        guard try db.tableExists("tandem_metadata") else { return nil }
+        let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM tandem_metadata")
+        var values: [String: String] = [:]
+        for row in rows { values[row["key"]] = row["value"] }
+        if values.isEmpty { return nil }
+        guard let version = values["formatVersion"].flatMap(Int.init) else {
+            throw StoreError(.corruptFile, "the store's tandem_metadata has no valid formatVersion")
+        }
+        guard version <= formatVersion else {
+            throw StoreError(.corruptFile, "the store was written with store format \(version); this Tandem reads format \(formatVersion) and older. Upgrade Tandem")
+        }
+        guard let dataset = values["dataset"] else { throw StoreError(.corruptFile, "the store's tandem_metadata has no dataset") }
+        let schema: Schema
+        if let json = values["schema"] {
+            do { schema = try Schema(canonicalJSON: Data(json.utf8)) } catch {
+                throw StoreError(.corruptFile, "the store's schema JSON is unreadable: \(error)", underlying: error)
+            }
+        } else {
+            schema = Schema(entities: [])
+        }
+        return Stored(schema: schema, dataset: dataset)
+    }
+
+    static func setMetadata(_ key: String, _ value: String, _ db: Database) throws {
+        try db.execute(sql: "INSERT INTO tandem_metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                       arguments: [key, value])
+    }
+}

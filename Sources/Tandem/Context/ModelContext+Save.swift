@@ -1,0 +1,102 @@
+internal import GRDBSQLite
+
+extension ModelContext {
+    /// Writes every pending delete, change and insert in one SQLite transaction.
+    ///
+    /// On error nothing is written and the context keeps its changes, so the caller can fix
+    /// them and save again.
+    ///
+    /// ```swift
+    /// do { try context.save() }
+    /// catch let error as StoreError where error.code == .uniqueViolation { todo.code = "T-2"; try context.save() }
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (``StoreError/Code/uniqueViolation``, ``StoreError/Code/busy``,
+    ///   ``StoreError/Code/invalidValue``, ``StoreError/Code/misuse``…).
+    public func save() throws {
+        if let error = pendingErrors.first {
+            pendingErrors.removeAll()
+            throw error
+        }
+        guard hasChanges else { return }
+        let inserts = insertionOrder.compactMap { inserted[$0] }
+        let updates = Array(changed.values)
+        let deletes = Array(deleted.values)
+        let coders = CoderCache()
+        let container = self.container
+        var current: EntityMapping?
+        do {
+            try container.writer.write { db in
+                for model in deletes {
+                    let mapping = try container.mapping(for: type(of: model))
+                    current = mapping
+                    let statement = try db.cachedStatement(sql: "DELETE FROM \(mapping.quotedTable) WHERE \"#id\" = ?")
+                    try Self.bindID(model, statement.sqliteStatement, at: 1)
+                    try Self.step(statement, db)
+                }
+                for model in updates {
+                    let mapping = try container.mapping(for: type(of: model))
+                    current = mapping
+                    let update = mapping.update(for: model.persistentState.changes)
+                    let statement = try db.cachedStatement(sql: update.sql)
+                    var writer = PersistentRowWriter(statement: statement.sqliteStatement, mapping: mapping, parameters: update.parameters, coders: coders)
+                    try model.encodePersistentValues(to: &writer)
+                    try Self.bindID(model, statement.sqliteStatement, at: Int32(sqlite3_bind_parameter_count(statement.sqliteStatement)))
+                    try Self.step(statement, db)
+                }
+                var lastType: ObjectIdentifier?
+                var statement: Statement?
+                var parameters: [Int32] = []
+                for model in inserts {
+                    let typeID = ObjectIdentifier(type(of: model))
+                    if typeID != lastType {
+                        let mapping = try container.mapping(for: type(of: model))
+                        current = mapping
+                        statement = try db.cachedStatement(sql: mapping.insertSQL)
+                        parameters = mapping.insertParameters
+                        lastType = typeID
+                    }
+                    guard let statement, let mapping = current else { continue }
+                    let sqlite = statement.sqliteStatement
+                    try Self.bindID(model, sqlite, at: 1)
+                    var writer = PersistentRowWriter(statement: sqlite, mapping: mapping, parameters: parameters, coders: coders)
+                    try model.encodePersistentValues(to: &writer)
+                    try Self.step(statement, db)
+                }
+            }
+        } catch let error as DatabaseError {
+            throw StoreErrorMapping.storeError(error, mapping: current)
+        }
+        for model in inserts {
+            model.persistentState.status = .registered
+            model.persistentState.changes.removeAll()
+        }
+        for model in updates { model.persistentState.changes.removeAll() }
+        for model in deletes {
+            registered.removeValue(forKey: model.persistentState.uuid)
+            model.persistentState.context = nil
+        }
+        inserted = [:]
+        insertionOrder = []
+        changed = [:]
+        deleted = [:]
+    }
+
+    private static func bindID(_ model: any PersistentModel, _ statement: OpaquePointer, at index: Int32) throws {
+        let code = UUIDText.withText(model.persistentState.uuid) { sqlite3_bind_text(statement, index, $0, 36, sqliteTransient) }
+        if code != SQLITE_OK { throw StoreError(.sqlite, "binding the record id failed with code \(code)") }
+    }
+
+    /// Runs a statement that returns no rows, bound by hand (faster than GRDB arguments).
+    static func step(_ statement: Statement, _ db: Database) throws {
+        let sqlite = statement.sqliteStatement
+        let code = sqlite3_step(sqlite)
+        if code != SQLITE_DONE && code != SQLITE_ROW {
+            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+            let extended = sqlite3_extended_errcode(db.sqliteConnection)
+            sqlite3_reset(sqlite)
+            throw DatabaseError(resultCode: ResultCode(rawValue: extended), message: message, sql: statement.sql)
+        }
+        sqlite3_reset(sqlite)
+    }
+}

@@ -1,0 +1,88 @@
+/// Identity and change-tracking state of a model object. `@Model` adds one to every class.
+///
+/// ```swift
+/// public var persistentState = PersistentState()
+/// ```
+public struct PersistentState {
+    /// Where the object stands with its context.
+    public enum Status: Sendable, Hashable {
+        /// Created, not inserted in any context.
+        case transient
+        /// Inserted, not saved yet.
+        case inserted
+        /// Saved or fetched: has a row.
+        case registered
+        /// Deleted (pending until save, then gone).
+        case deleted
+    }
+
+    private var storedUUID: UUID?
+    public internal(set) var dataset: String?
+    public internal(set) var status: Status = .transient
+    weak var context: ModelContext?
+    /// The persisted properties set since the last save or fetch.
+    var changes = ChangeSet()
+
+    public init() {}
+
+    /// The record's UUID: its primary key on every replica.
+    public var uuid: UUID {
+        mutating get {
+            if let storedUUID { return storedUUID }
+            let fresh = UUID()
+            storedUUID = fresh
+            return fresh
+        }
+    }
+
+    var assignedUUID: UUID? { storedUUID }
+
+    mutating func adopt(uuid: UUID, dataset: String, context: ModelContext, status: Status) {
+        storedUUID = uuid
+        self.dataset = dataset
+        self.context = context
+        self.status = status
+    }
+
+    /// Marks `index` changed; returns `true` when the object just became dirty.
+    mutating func markChanged(_ index: Int) -> Bool {
+        let wasClean = changes.isEmpty
+        changes.insert(index)
+        return wasClean
+    }
+}
+
+extension PersistentModel {
+    // `persistentState.uuid` mutates on first use; models are reference types, so a getter
+    // on the object can do it.
+    var uuidAssigningIfNeeded: UUID {
+        persistentState.uuid
+    }
+}
+
+/// A set of attribute indexes, allocation-free below 64 attributes.
+struct ChangeSet: Hashable, Sendable {
+    private var low: UInt64 = 0
+    private var high: Set<Int> = []
+
+    var isEmpty: Bool { low == 0 && high.isEmpty }
+
+    mutating func insert(_ index: Int) {
+        if index < 64 { low |= 1 << UInt64(index) } else { high.insert(index) }
+    }
+
+    func contains(_ index: Int) -> Bool {
+        index < 64 ? low & (1 << UInt64(index)) != 0 : high.contains(index)
+    }
+
+    mutating func removeAll() {
+        low = 0
+        high = []
+    }
+
+    static func all(_ count: Int) -> ChangeSet {
+        var set = ChangeSet()
+        for i in 0..<count { set.insert(i) }
+        return set
+    }
+}

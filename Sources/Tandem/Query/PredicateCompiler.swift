@@ -1,0 +1,128 @@
+/// Compiles a `#Predicate` and sort descriptors into SQL for one entity.
+///
+/// ```swift
+/// var compiler = PredicateCompiler(mapping: mapping)
+/// let condition = try compiler.compile(predicate)   // t."people.age" >= ? AND t."priority" = ?
+/// ```
+///
+/// Supported: comparisons, `&&` `||` `!`, arithmetic, optionals (`== nil`, `??`, optional
+/// chaining), string `contains` / `starts(with:)` / `localizedStandardContains`,
+/// `collection.contains(value)` (IN), key paths into composites, enum cases (by raw value),
+/// `contains` / `contains(where:)` / `allSatisfy` / `isEmpty` / `count` on JSON collections,
+/// dates, captured values, `persistentModelID == id`. Anything else throws
+/// ``StoreError/Code/unsupportedPredicate`` naming the construct.
+struct PredicateCompiler {
+    let mapping: EntityMapping
+    /// What each predicate variable stands for.
+    var variables: [PredicateExpressions.VariableID: SQLExpression] = [:]
+    private var aliasCounter = 0
+
+    init(mapping: EntityMapping) {
+        self.mapping = mapping
+    }
+
+    func unsupported(_ what: String) -> StoreError {
+        StoreError(.unsupportedPredicate, "\(what) cannot be compiled to SQL; rewrite the predicate, or use FetchDescriptor(sqlFilter:) for raw SQL", entity: mapping.name)
+    }
+
+    mutating func compile<T>(_ predicate: Predicate<T>) throws -> SQLExpression {
+        variables[predicate.variable.key] = SQLExpression("t", kind: .record(alias: "t", mapping: mapping))
+        return try compile(predicate.expression)
+    }
+
+    mutating func compile(_ expression: Any) throws -> SQLExpression {
+        guard let compilable = expression as? any SQLCompilable else {
+            throw unsupported("\(Self.constructName(expression))")
+        }
+        return try compilable.compile(&self)
+    }
+
+    /// A readable name for an expression type: `StringCaseInsensitiveCompare`.
+    static func constructName(_ expression: Any) -> String {
+        let name = String(describing: type(of: expression))
+        return "the predicate construct '\(name.split(separator: "<").first.map(String.init) ?? name)'"
+    }
+
+    mutating func freshAlias() -> String {
+        aliasCounter += 1
+        return "j\(aliasCounter)"
+    }
+
+    /// Compiles a boolean condition, making sure a bare column reads as a boolean.
+    mutating func condition(_ expression: Any) throws -> SQLExpression {
+        let compiled = try compile(expression)
+        if case .captured(let value) = compiled.kind {
+            return try capturedValue(value)
+        }
+        return compiled
+    }
+
+    /// A captured value as a SQL argument.
+    func capturedValue(_ value: Any) throws -> SQLExpression {
+        if let optional = value as? any OptionalValue, optional.wrappedValue == nil { return .null }
+        return SQLExpression("?", [try Self.databaseValue(value)])
+    }
+
+    static func databaseValue(_ value: Any) throws -> DatabaseValue {
+        if let optional = value as? any OptionalValue {
+            guard let wrapped = optional.wrappedValue else { return .null }
+            return try databaseValue(wrapped)
+        }
+        if let scalar = value as? any ColumnValue { return scalar.sqlArgument }
+        if let raw = (value as? any RawRepresentable)?.rawValue as? any ColumnValue { return raw.sqlArgument }
+        if let id = value as? PersistentIdentifier { return UUIDText.string(id.uuid).databaseValue }
+        throw StoreError(.unsupportedPredicate, "a captured value of type \(type(of: value)) cannot be compared in SQL; compare scalar fields instead")
+    }
+
+    static func elements(of sequence: any Sequence) -> [Any] {
+        func open<S: Sequence>(_ s: S) -> [Any] { s.map { $0 as Any } }
+        return open(sequence)
+    }
+
+    /// Makes a value expression concrete (captured values become `?`).
+    mutating func operand(_ expression: Any) throws -> SQLExpression {
+        let compiled = try compile(expression)
+        switch compiled.kind {
+        case .captured(let value): return try capturedValue(value)
+        case .record, .composite: throw unsupported("comparing a whole record or composite")
+        default: return compiled
+        }
+    }
+
+    /// The SQL for an ORDER BY clause.
+    func orderBy<T>(_ sortBy: [SortDescriptor<T>]) throws -> String? {
+        guard !sortBy.isEmpty else { return nil }
+        return try sortBy.map { descriptor in
+            guard let keyPath = descriptor.keyPath else { throw unsupported("a sort descriptor without a key path (comparator-only)") }
+            let column = try columnName(for: keyPath)
+            return "t.\(SQLName.quote(column)) \(descriptor.order == .forward ? "ASC" : "DESC")"
+        }.joined(separator: ", ")
+    }
+
+    /// The column a model key path (`\Todo.title`, `\Todo.people.age`) reads.
+    func columnName(for keyPath: AnyKeyPath) throws -> String {
+        if let index = mapping.attribute(for: keyPath), mapping.columnCount[index] == 1 {
+            return mapping.columns[Int(mapping.columnStart[index])].name
+        }
+        let path = Self.components(keyPath)
+        if path == ["persistentModelID"] { return "#id" }
+        guard let name = path.first, let index = mapping.entity.attributes.firstIndex(where: { $0.name == name }) else {
+            throw unsupported("the key path \(keyPath) (not a stored attribute of \(mapping.name))")
+        }
+        let joined = path.joined(separator: ".")
+        let range = Int(mapping.columnStart[index])..<Int(mapping.columnStart[index] + mapping.columnCount[index])
+        guard let column = mapping.columns[range].first(where: { $0.name == joined && $0.role == .value }) else {
+            throw unsupported("the key path \(keyPath) (it does not name a single stored column; sort by a leaf of the composite)")
+        }
+        return column.name
+    }
+
+    /// `\Todo.people.age` → ["people", "age"], from the key path's description.
+    static func components(_ keyPath: AnyKeyPath) -> [String] {
+        let text = keyPath.debugDescription
+        guard let firstDot = text.firstIndex(of: ".") else { return [] }
+        return text[text.index(after: firstDot)...].split(separator: ".").map { component in
+            String(component).replacingOccurrences(of: "?", with: "").replacingOccurrences(of: "!", with: "")
+        }
+    }
+}

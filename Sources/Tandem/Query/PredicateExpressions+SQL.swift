@@ -1,0 +1,289 @@
+// Each Foundation predicate expression Tandem can run in SQLite, and its SQL.
+
+extension PredicateExpressions.Variable: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        guard let bound = compiler.variables[key] else { throw compiler.unsupported("a variable from an enclosing scope") }
+        return bound
+    }
+}
+
+extension PredicateExpressions.Value: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        SQLExpression("?", kind: .captured(value))
+    }
+}
+
+extension PredicateExpressions.NilLiteral: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression { .null }
+}
+
+extension PredicateExpressions.KeyPath: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let base = try compiler.compile(root)
+        return try compiler.member(of: base, keyPath: keyPath)
+    }
+}
+
+extension PredicateExpressions.Equal: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        try compiler.equality(lhs, rhs, negated: false)
+    }
+}
+
+extension PredicateExpressions.NotEqual: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        try compiler.equality(lhs, rhs, negated: true)
+    }
+}
+
+extension PredicateExpressions.Comparison: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let symbol = switch op {
+        case .lessThan: "<"
+        case .lessThanOrEqual: "<="
+        case .greaterThan: ">"
+        case .greaterThanOrEqual: ">="
+        }
+        return try compiler.binary(lhs, symbol, rhs)
+    }
+}
+
+extension PredicateExpressions.Conjunction: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let l = try compiler.condition(lhs), r = try compiler.condition(rhs)
+        return SQLExpression("(\(l.sql) AND \(r.sql))", l.arguments + r.arguments)
+    }
+}
+
+extension PredicateExpressions.Disjunction: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let l = try compiler.condition(lhs), r = try compiler.condition(rhs)
+        return SQLExpression("(\(l.sql) OR \(r.sql))", l.arguments + r.arguments)
+    }
+}
+
+extension PredicateExpressions.Negation: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let inner = try compiler.condition(wrapped)
+        return SQLExpression("(NOT \(inner.sql))", inner.arguments)
+    }
+}
+
+extension PredicateExpressions.Arithmetic: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let symbol = switch op {
+        case .add: "+"
+        case .subtract: "-"
+        case .multiply: "*"
+        }
+        return try compiler.binary(lhs, symbol, rhs)
+    }
+}
+
+extension PredicateExpressions.FloatDivision: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let l = try compiler.operand(lhs), r = try compiler.operand(rhs)
+        return SQLExpression("(CAST(\(l.sql) AS REAL) / \(r.sql))", l.arguments + r.arguments)
+    }
+}
+
+extension PredicateExpressions.IntDivision: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        try compiler.binary(lhs, "/", rhs)
+    }
+}
+
+extension PredicateExpressions.IntRemainder: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        try compiler.binary(lhs, "%", rhs)
+    }
+}
+
+extension PredicateExpressions.UnaryMinus: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let inner = try compiler.operand(wrapped)
+        return SQLExpression("(-\(inner.sql))", inner.arguments, isNullable: inner.isNullable)
+    }
+}
+
+extension PredicateExpressions.NilCoalesce: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let l = try compiler.operand(lhs), r = try compiler.operand(rhs)
+        return SQLExpression("COALESCE(\(l.sql), \(r.sql))", l.arguments + r.arguments, isNullable: r.isNullable, isText: l.isText)
+    }
+}
+
+extension PredicateExpressions.ForcedUnwrap: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        var inner = try compiler.compile(self.inner)
+        inner.isNullable = false
+        return inner
+    }
+}
+
+extension PredicateExpressions.OptionalFlatMap: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        // SQL propagates NULL on its own: `x?.y` is NULL when x is.
+        let base = try compiler.compile(wrapped)
+        compiler.variables[variable.key] = base
+        var result = try compiler.compile(transform)
+        if case .captured(let value) = result.kind { result = try compiler.capturedValue(value) }
+        result.isNullable = true
+        return result
+    }
+}
+
+extension PredicateExpressions.Conditional: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let c = try compiler.condition(test), t = try compiler.operand(trueBranch), f = try compiler.operand(falseBranch)
+        return SQLExpression("(CASE WHEN \(c.sql) THEN \(t.sql) ELSE \(f.sql) END)", c.arguments + t.arguments + f.arguments,
+                             isNullable: t.isNullable || f.isNullable)
+    }
+}
+
+extension PredicateExpressions.CollectionContainsCollection: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let haystack = try compiler.operand(base), needle = try compiler.operand(other)
+        return SQLExpression("(instr(\(haystack.sql), \(needle.sql)) > 0)", haystack.arguments + needle.arguments)
+    }
+}
+
+extension PredicateExpressions.SequenceStartsWith: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let string = try compiler.operand(base), prefix = try compiler.operand(self.prefix)
+        return SQLExpression("(instr(\(string.sql), \(prefix.sql)) = 1)", string.arguments + prefix.arguments)
+    }
+}
+
+extension PredicateExpressions.SequenceContains: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        let container = try compiler.compile(sequence)
+        switch container.kind {
+        case .captured(let value):
+            guard let values = value as? any Sequence else { throw compiler.unsupported("contains on a captured \(type(of: value))") }
+            var arguments: [DatabaseValue] = []
+            for element in PredicateCompiler.elements(of: values) { arguments.append(try PredicateCompiler.databaseValue(element)) }
+            let item = try compiler.operand(element)
+            if arguments.isEmpty { return SQLExpression("0") }
+            let list = Array(repeating: "?", count: arguments.count).joined(separator: ", ")
+            return SQLExpression("(\(item.sql) IN (\(list)))", item.arguments + arguments)
+        case .jsonCollection:
+            let item = try compiler.operand(element)
+            return SQLExpression("EXISTS (SELECT 1 FROM json_each(\(container.sql)) WHERE value = \(item.sql))", container.arguments + item.arguments)
+        default:
+            guard container.isText else { throw compiler.unsupported("contains on a non-collection value") }
+            let item = try compiler.operand(element)
+            return SQLExpression("(instr(\(container.sql), \(item.sql)) > 0)", container.arguments + item.arguments)
+        }
+    }
+}
+
+extension PredicateExpressions.SequenceContainsWhere: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        try compiler.exists(in: sequence, variable: variable.key, test: test, negated: false)
+    }
+}
+
+extension PredicateExpressions.SequenceAllSatisfy: SQLCompilable {
+    func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        try compiler.exists(in: sequence, variable: variable.key, test: test, negated: true)
+    }
+}
+
+extension PredicateCompiler {
+    mutating func binary(_ lhs: Any, _ symbol: String, _ rhs: Any) throws -> SQLExpression {
+        let l = try operand(lhs), r = try operand(rhs)
+        return SQLExpression("(\(l.sql) \(symbol) \(r.sql))", l.arguments + r.arguments, isNullable: l.isNullable || r.isNullable)
+    }
+
+    /// `==` / `!=` with Swift's optional semantics: `nil == nil` is true, `nil != 3` is true.
+    mutating func equality(_ lhs: Any, _ rhs: Any, negated: Bool) throws -> SQLExpression {
+        let l = try operand(lhs), r = try operand(rhs)
+        if case .null = r.kind { return SQLExpression("(\(l.sql) IS \(negated ? "NOT " : "")NULL)", l.arguments) }
+        if case .null = l.kind { return SQLExpression("(\(r.sql) IS \(negated ? "NOT " : "")NULL)", r.arguments) }
+        let op = negated ? "IS NOT" : (l.isNullable || r.isNullable ? "IS" : "=")
+        return SQLExpression("(\(l.sql) \(op) \(r.sql))", l.arguments + r.arguments)
+    }
+
+    /// `EXISTS` over the elements of a JSON collection column.
+    mutating func exists(in sequence: Any, variable: PredicateExpressions.VariableID, test: Any, negated: Bool) throws -> SQLExpression {
+        let container = try compile(sequence)
+        guard case .jsonCollection = container.kind else {
+            throw unsupported("contains(where:) / allSatisfy on something other than a stored collection")
+        }
+        let alias = freshAlias()
+        variables[variable] = SQLExpression("\(alias).value", isNullable: true)
+        let condition = try self.condition(test)
+        let sql = negated
+            ? "NOT EXISTS (SELECT 1 FROM json_each(\(container.sql)) AS \(alias) WHERE NOT (\(condition.sql)))"
+            : "EXISTS (SELECT 1 FROM json_each(\(container.sql)) AS \(alias) WHERE \(condition.sql))"
+        return SQLExpression(sql, container.arguments + condition.arguments)
+    }
+
+    /// A key path applied to a compiled expression: an attribute of the record, a field of a
+    /// composite, or `count` / `isEmpty` of a string or collection.
+    func member(of base: SQLExpression, keyPath: AnyKeyPath) throws -> SQLExpression {
+        switch base.kind {
+        case .record(let alias, let mapping):
+            let path = Self.components(keyPath)
+            if path == ["persistentModelID"] || path == ["id"] && mapping.entity.attribute(named: "id") == nil {
+                return SQLExpression("\(alias).\"#id\"", isText: true)
+            }
+            guard let index = mapping.attribute(for: keyPath) ?? path.first.flatMap({ name in mapping.entity.attributes.firstIndex { $0.name == name } }) else {
+                throw unsupported("the key path \(keyPath) (not a stored attribute of \(mapping.name))")
+            }
+            let attribute = mapping.entity.attributes[index]
+            let start = mapping.columnStart[index]
+            var result: SQLExpression
+            if let layout = mapping.composites[index] {
+                result = SQLExpression(alias, kind: .composite(alias: alias, mapping: mapping, layout: layout, base: start))
+            } else {
+                let column = "\(alias).\(SQLName.quote(mapping.columns[Int(start)].name))"
+                let kind: SQLExpression.Kind = if case .collection = attribute.type { .jsonCollection } else { .value }
+                result = SQLExpression(column, kind: kind, isNullable: attribute.isOptional, isText: attribute.type.sqlType == .text)
+            }
+            // A multi-component key path (`\Todo.people.age`) continues into the composite.
+            if path.count > 1, mapping.attribute(for: keyPath) == nil {
+                for component in path.dropFirst() { result = try field(component, of: result) }
+            }
+            return result
+        case .composite:
+            var result = base
+            for component in Self.components(keyPath) { result = try field(component, of: result) }
+            return result
+        default:
+            let path = Self.components(keyPath)
+            guard path.count == 1 else { throw unsupported("the key path \(keyPath)") }
+            return try field(path[0], of: base)
+        }
+    }
+
+    private func field(_ name: String, of base: SQLExpression) throws -> SQLExpression {
+        switch base.kind {
+        case .composite(let alias, let mapping, let layout, let start):
+            switch layout.fields[name] {
+            case .leaf(let offset, let type):
+                let column = mapping.columns[Int(start + offset)]
+                let kind: SQLExpression.Kind = if case .collection = type { .jsonCollection } else { .value }
+                return SQLExpression("\(alias).\(SQLName.quote(column.name))", kind: kind, isNullable: column.isNullable, isText: type.sqlType == .text)
+            case .composite(let nested):
+                return SQLExpression(alias, kind: .composite(alias: alias, mapping: mapping, layout: nested, base: start))
+            case nil:
+                throw unsupported("the field '\(name)' (not a stored field of the composite)")
+            }
+        case .jsonCollection:
+            switch name {
+            case "count": return SQLExpression("json_array_length(\(base.sql))", base.arguments, isNullable: base.isNullable)
+            case "isEmpty": return SQLExpression("(json_array_length(\(base.sql)) = 0)", base.arguments, isNullable: base.isNullable)
+            default: throw unsupported("the collection property '\(name)'")
+            }
+        default:
+            guard base.isText else { throw unsupported("the property '\(name)' of a non-text value") }
+            switch name {
+            case "count": return SQLExpression("length(\(base.sql))", base.arguments, isNullable: base.isNullable)
+            case "isEmpty": return SQLExpression("(\(base.sql) = '')", base.arguments, isNullable: base.isNullable)
+            default: throw unsupported("the string property '\(name)'")
+            }
+        }
+    }
+}

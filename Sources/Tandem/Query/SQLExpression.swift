@@ -1,0 +1,35 @@
+/// A compiled piece of SQL with its arguments, and what it denotes.
+struct SQLExpression {
+    enum Kind {
+        /// A boolean or scalar value.
+        case value
+        /// The `NULL` literal.
+        case null
+        /// The record itself (the predicate's variable).
+        case record(alias: String, mapping: EntityMapping)
+        /// A composite (or part of one): further key paths select its fields.
+        case composite(alias: String, mapping: EntityMapping, layout: CompositeLayout, base: Int32)
+        /// A JSON collection column.
+        case jsonCollection
+        /// A captured Swift value (a sequence for IN, or a scalar).
+        case captured(Any)
+    }
+
+    var sql: String
+    var arguments: [DatabaseValue]
+    var kind: Kind
+    /// Whether the SQL value can be NULL (optional attributes), to pick `IS` over `=`.
+    var isNullable: Bool
+    /// Whether it is a text value (for `contains` on strings).
+    var isText: Bool
+
+    init(_ sql: String, _ arguments: [DatabaseValue] = [], kind: Kind = .value, isNullable: Bool = false, isText: Bool = false) {
+        self.sql = sql
+        self.arguments = arguments
+        self.kind = kind
+        self.isNullable = isNullable
+        self.isText = isText
+    }
+
+    static var null: SQLExpression { SQLExpression("NULL", kind: .null, isNullable: true) }
+}

@@ -1,0 +1,113 @@
+/// Everything the store needs to move one model type in and out of its table, computed once
+/// per container: the schema entity, column positions, prepared SQL.
+final class EntityMapping: Sendable {
+    let modelType: any PersistentModel.Type
+    let entity: Schema.Entity
+    let properties: [PropertyMetadata]
+    /// Columns in table order; column 0 is `#id`.
+    let columns: [Schema.Column]
+    /// The statement column of each attribute's first column (also its INSERT parameter - 1).
+    let columnStart: [Int32]
+    let columnCount: [Int32]
+    /// The layout of composite attributes, by attribute index.
+    let composites: [Int: CompositeLayout]
+    /// Attribute index by the model key path.
+    nonisolated(unsafe) let attributeIndex: [AnyKeyPath: Int]  // key paths are immutable
+    let quotedTable: String
+    let selectSQL: String
+    let insertSQL: String
+
+    var name: String { entity.name }
+
+    init(_ modelType: any PersistentModel.Type) throws {
+        self.modelType = modelType
+        let name = modelType.entityName
+        guard Self.isValidEntityName(name) else {
+            throw StoreError(.invalidModel, "'\(name)' cannot be an entity name: names starting with 'tandem_' (any case) are reserved for Tandem's own tables, and generic classes cannot be models", entity: name)
+        }
+        let properties = modelType.schemaMetadata
+        var attributes: [Schema.Attribute] = []
+        var seen: Set<String> = []
+        for property in properties {
+            guard seen.insert(property.name).inserted else {
+                throw StoreError(.invalidModel, "property '\(property.name)' is listed twice in schemaMetadata", entity: name, attribute: property.name)
+            }
+            let resolved: ResolvedType
+            switch property.resolution {
+            case .success(let value): resolved = value
+            case .failure(var error):
+                error.entity = name
+                error.attribute = property.name
+                throw error
+            }
+            attributes.append(Schema.Attribute(name: property.name, type: resolved.type, isOptional: resolved.isOptional,
+                                               options: property.options, originalName: property.originalName,
+                                               defaultValue: property.defaultValue))
+        }
+        self.properties = properties
+        self.entity = Schema.Entity(name: name, attributes: attributes)
+        self.columns = entity.columns
+        var start: [Int32] = []
+        var count: [Int32] = []
+        var composites: [Int: CompositeLayout] = [:]
+        var next: Int32 = 1
+        for (index, attribute) in attributes.enumerated() {
+            start.append(next)
+            let n = Int32(attribute.columns.count)
+            count.append(n)
+            if case .composite(let composite) = attribute.type {
+                var offset: Int32 = 0
+                composites[index] = CompositeLayout(composite, optional: attribute.isOptional, next: &offset)
+            }
+            next += n
+        }
+        self.columnStart = start
+        self.columnCount = count
+        self.composites = composites
+        var byKeyPath: [AnyKeyPath: Int] = [:]
+        for (index, property) in properties.enumerated() { byKeyPath[property.keyPath] = index }
+        self.attributeIndex = byKeyPath
+        self.quotedTable = SQLName.quote(name)
+        let columnList = columns.map { SQLName.quote($0.name) }.joined(separator: ", ")
+        self.selectSQL = "SELECT \(columns.map { "t.\(SQLName.quote($0.name))" }.joined(separator: ", ")) FROM \(quotedTable) AS t"
+        self.insertSQL = "INSERT INTO \(quotedTable) (\(columnList)) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+    }
+
+    static func isValidEntityName(_ name: String) -> Bool {
+        !name.lowercased().hasPrefix("tandem_") && !name.contains("<") && !name.isEmpty
+    }
+
+    /// The UPDATE statement for the changed attributes, and each attribute's first parameter
+    /// (0 for attributes not in the statement). The `#id` is the last parameter.
+    func update(for changes: ChangeSet) -> (sql: String, parameters: [Int32]) {
+        var assignments: [String] = []
+        var parameters = Array(repeating: Int32(0), count: entity.attributes.count)
+        var next: Int32 = 1
+        for index in entity.attributes.indices where changes.contains(index) {
+            parameters[index] = next
+            for column in 0..<Int(columnCount[index]) {
+                assignments.append("\(SQLName.quote(columns[Int(columnStart[index]) + column].name)) = ?")
+            }
+            next += columnCount[index]
+        }
+        let sql = "UPDATE \(quotedTable) SET \(assignments.joined(separator: ", ")) WHERE \"#id\" = ?"
+        return (sql, parameters)
+    }
+
+    /// INSERT parameters: every attribute, in column order after `#id`.
+    var insertParameters: [Int32] {
+        columnStart.map { $0 + 1 }
+    }
+
+    /// The attribute for a top-level key path of the model.
+    func attribute(for keyPath: AnyKeyPath) -> Int? {
+        attributeIndex[keyPath]
+    }
+}
+
+/// Quoting of SQL identifiers.
+enum SQLName {
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
