@@ -79,7 +79,7 @@ enum StoreFile {
     /// Reads a file's metadata without writing to it; `nil` for a new or empty database.
     static func inspect(path: String) throws -> Stored? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let size = (try? URL(filePath: path).resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
         if size == 0 { return nil }
         var config = Configuration()
         config.readonly = true

@@ -83,12 +83,16 @@ enum AttributeTypeResolver {
 /// `Optional`, seen through an existential.
 protocol OptionalMarker {
     static var wrappedType: Any.Type { get }
+    /// `nil` of this optional type (named so as not to shadow `Optional.none`).
     static var none: Any { get }
 }
 
 extension Optional: OptionalMarker {
     static var wrappedType: Any.Type { Wrapped.self }
-    static var none: Any { Optional<Wrapped>.none as Any }
+    static var none: Any {
+        let nothing: Wrapped? = nil
+        return nothing as Any
+    }
 }
 
 /// Collections stored as one JSON column.

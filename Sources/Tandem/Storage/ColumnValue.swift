@@ -17,7 +17,7 @@ public protocol ColumnValue: Codable {
     /// Reads the value from column `index` of the current row; the column is not NULL.
     init(sqliteColumn index: Int32, of statement: OpaquePointer) throws(ColumnDecodingFailure)
     /// Binds the value to parameter `index` (1-based).
-    func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32
+    func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32
     /// The value as Tandem stores it, for SQL arguments (predicates, raw SQL).
     var sqlArgument: DatabaseValue { get }
 }
@@ -74,7 +74,7 @@ extension IntegerColumnValue {
         self = exact
     }
     @inline(__always)
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         guard let value = Int64(exactly: self) else {
             throw ColumnDecodingFailure("\(self) is larger than the largest SQLite integer (\(Int64.max))")
         }
@@ -101,7 +101,7 @@ extension Bool: ColumnValue {
     public init(sqliteColumn index: Int32, of statement: OpaquePointer) throws(ColumnDecodingFailure) {
         self = sqlite3_column_int64(statement, index) != 0
     }
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         sqlite3_bind_int64(statement, index, self ? 1 : 0)
     }
 }
@@ -113,7 +113,7 @@ extension Double: ColumnValue {
     public init(sqliteColumn index: Int32, of statement: OpaquePointer) throws(ColumnDecodingFailure) {
         self = sqlite3_column_double(statement, index)
     }
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         sqlite3_bind_double(statement, index, self)
     }
 }
@@ -125,7 +125,7 @@ extension Float: ColumnValue {
     public init(sqliteColumn index: Int32, of statement: OpaquePointer) throws(ColumnDecodingFailure) {
         self = Float(sqlite3_column_double(statement, index))
     }
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         sqlite3_bind_double(statement, index, Double(self))
     }
 }
@@ -137,7 +137,7 @@ extension String: ColumnValue {
     public init(sqliteColumn index: Int32, of statement: OpaquePointer) throws(ColumnDecodingFailure) {
         self = readText(statement, index)
     }
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         bindText(self, statement, index)
     }
 }
@@ -148,7 +148,7 @@ extension Date: ColumnValue {
     public init(sqliteColumn index: Int32, of statement: OpaquePointer) throws(ColumnDecodingFailure) {
         self = Date(timeIntervalSince1970: sqlite3_column_double(statement, index))
     }
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         sqlite3_bind_double(statement, index, timeIntervalSince1970)
     }
     public var sqlArgument: DatabaseValue { timeIntervalSince1970.databaseValue }
@@ -163,7 +163,7 @@ extension UUID: ColumnValue {
         else { throw ColumnDecodingFailure("'\(readText(statement, index))' is not a UUID") }
         self = uuid
     }
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         UUIDText.withText(self) { sqlite3_bind_text(statement, index, $0, 36, sqliteTransient) }
     }
     public var sqlArgument: DatabaseValue { UUIDText.string(self).databaseValue }
@@ -178,7 +178,7 @@ extension Data: ColumnValue {
         guard count > 0, let blob = sqlite3_column_blob(statement, index) else { self = Data(); return }
         self = Data(bytes: blob, count: count)
     }
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         bindBlob(self, statement, index)
     }
 }
@@ -191,7 +191,7 @@ extension URL: ColumnValue {
         guard let url = URL(string: text) else { throw ColumnDecodingFailure("'\(text)' is not a URL") }
         self = url
     }
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         bindText(absoluteString, statement, index)
     }
     public var sqlArgument: DatabaseValue { absoluteString.databaseValue }
@@ -207,7 +207,7 @@ extension Decimal: ColumnValue {
         }
         self = value
     }
-    public func bind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
+    public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {
         bindText(description, statement, index)
     }
     public var sqlArgument: DatabaseValue { description.databaseValue }

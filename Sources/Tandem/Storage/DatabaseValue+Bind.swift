@@ -2,7 +2,7 @@ internal import GRDBSQLite
 
 extension DatabaseValue {
     /// Binds the value to parameter `index` (1-based) of a prepared statement.
-    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+    func sqliteBind(to statement: OpaquePointer, at index: Int32) -> Int32 {
         switch storage {
         case .null: return sqlite3_bind_null(statement, index)
         case .int64(let value): return sqlite3_bind_int64(statement, index, value)

@@ -11,6 +11,8 @@ final class EntityMapping: Sendable {
     let columnCount: [Int32]
     /// The layout of composite attributes, by attribute index.
     let composites: [Int: CompositeLayout]
+    /// How ``PersistentRow`` reads each attribute when its type is not one of the fast paths.
+    let readers: [AttributeReader]
     /// Attribute index by the model key path.
     nonisolated(unsafe) let attributeIndex: [AnyKeyPath: Int]  // key paths are immutable
     let quotedTable: String
@@ -61,6 +63,7 @@ final class EntityMapping: Sendable {
             }
             next += n
         }
+        self.readers = properties.map { AttributeReader($0.valueType) }
         self.columnStart = start
         self.columnCount = count
         self.composites = composites
@@ -109,5 +112,25 @@ final class EntityMapping: Sendable {
 enum SQLName {
     static func quote(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// The decoding strategy of one attribute, decided once from its Swift type.
+///
+/// `@unchecked Sendable`: `none` is `Optional<Scalar>.none` for a scalar type (all of which are
+/// value types with no references), stored as `Any` only because its static type varies.
+enum AttributeReader: @unchecked Sendable {
+    case scalar(any ColumnValue.Type)
+    case optionalScalar(any ColumnValue.Type, none: Any)
+    case other
+
+    init(_ type: Any.Type) {
+        if let scalar = type as? any ColumnValue.Type {
+            self = .scalar(scalar)
+        } else if let optional = type as? any OptionalMarker.Type, let scalar = optional.wrappedType as? any ColumnValue.Type {
+            self = .optionalScalar(scalar, none: optional.none)
+        } else {
+            self = .other
+        }
     }
 }

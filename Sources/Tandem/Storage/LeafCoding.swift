@@ -32,6 +32,9 @@ enum LeafCoding {
         if let scalar = T.self as? any ColumnValue.Type {
             return try scalar.init(sqliteColumn: column, of: statement) as! T
         }
+        if let optional = T.self as? any DecodableOptional.Type {
+            return try optional.readWrapped(as: type, column: column, statement: statement, coders: coders) as! T
+        }
         switch type {
         case .enumeration:
             if let raw = T.self as? any (RawRepresentable & Decodable).Type {
@@ -65,4 +68,15 @@ protocol OptionalValue {
 
 extension Optional: OptionalValue {
     var wrappedValue: Any? { map { $0 as Any } }
+}
+
+/// An `Optional` whose wrapped type can be read from a (non-NULL) column.
+protocol DecodableOptional {
+    static func readWrapped(as type: Schema.AttributeType, column: Int32, statement: OpaquePointer, coders: CoderCache) throws -> Any
+}
+
+extension Optional: DecodableOptional where Wrapped: Decodable {
+    static func readWrapped(as type: Schema.AttributeType, column: Int32, statement: OpaquePointer, coders: CoderCache) throws -> Any {
+        Wrapped?.some(try LeafCoding.read(Wrapped.self, as: type, column: column, statement: statement, coders: coders)) as Any
+    }
 }

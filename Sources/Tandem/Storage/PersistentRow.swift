@@ -28,44 +28,54 @@ public struct PersistentRow {
                    entity: mapping.name, attribute: mapping.entity.attributes[attribute].name)
     }
 
-    /// Reads a scalar attribute.
-    public func decode<T: ColumnValue>(at attribute: Int) throws -> T {
-        let column = column(attribute)
-        guard !isNull(column) else { throw failure(attribute, "NULL in a non-optional \(T.self) attribute") }
-        do { return try T(sqliteColumn: column, of: statement) } catch { throw failure(attribute, error.reason) }
-    }
-
-    /// Reads an optional scalar attribute.
-    public func decode<T: ColumnValue>(at attribute: Int) throws -> T? {
-        let column = column(attribute)
-        if isNull(column) { return nil }
-        do { return try T(sqliteColumn: column, of: statement) } catch { throw failure(attribute, error.reason) }
-    }
-
-    /// Reads an enum stored by raw value.
-    public func decode<T: RawRepresentable & Decodable>(at attribute: Int) throws -> T where T.RawValue: ColumnValue {
-        let column = column(attribute)
-        guard !isNull(column) else { throw failure(attribute, "NULL in a non-optional \(T.self) attribute") }
-        return try raw(attribute, column)
-    }
-
-    /// Reads an optional enum stored by raw value.
-    public func decode<T: RawRepresentable & Decodable>(at attribute: Int) throws -> T? where T.RawValue: ColumnValue {
-        let column = column(attribute)
-        if isNull(column) { return nil }
-        return try raw(attribute, column) as T
-    }
-
-    private func raw<T: RawRepresentable>(_ attribute: Int, _ column: Int32) throws -> T where T.RawValue: ColumnValue {
-        let raw: T.RawValue
-        do { raw = try T.RawValue(sqliteColumn: column, of: statement) } catch { throw failure(attribute, error.reason) }
-        guard let value = T(rawValue: raw) else { throw failure(attribute, "\(T.self) has no case with raw value \(raw)") }
-        return value
-    }
-
-    /// Reads a composite, collection or other Codable attribute.
+    /// Reads an attribute of any supported type; the type is inferred from the assignment.
+    ///
+    /// Swift cannot rank overloads that differ only in their return type's constraints, so
+    /// this one entry point dispatches: the common scalars by metatype identity (a pointer
+    /// comparison), the other shapes by the attribute's storage kind.
     public func decode<T: Decodable>(at attribute: Int) throws -> T {
         let column = column(attribute)
+        if T.self == String.self { return unsafeBitCast(try scalar(String.self, attribute, column), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try scalar(Int.self, attribute, column), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try scalar(Double.self, attribute, column), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try scalar(Bool.self, attribute, column), to: T.self) }
+        if T.self == Date.self { return unsafeBitCast(try scalar(Date.self, attribute, column), to: T.self) }
+        if T.self == Int64.self { return unsafeBitCast(try scalar(Int64.self, attribute, column), to: T.self) }
+        if T.self == String?.self { return unsafeBitCast(try optionalScalar(String.self, attribute, column), to: T.self) }
+        if T.self == Int?.self { return unsafeBitCast(try optionalScalar(Int.self, attribute, column), to: T.self) }
+        if T.self == Double?.self { return unsafeBitCast(try optionalScalar(Double.self, attribute, column), to: T.self) }
+        if T.self == Date?.self { return unsafeBitCast(try optionalScalar(Date.self, attribute, column), to: T.self) }
+        return try general(T.self, attribute, column)
+    }
+
+    @inline(__always)
+    private func scalar<S: ColumnValue>(_: S.Type, _ attribute: Int, _ column: Int32) throws -> S {
+        guard !isNull(column) else { throw failure(attribute, "NULL in a non-optional \(S.self) attribute") }
+        do { return try S(sqliteColumn: column, of: statement) } catch { throw failure(attribute, error.reason) }
+    }
+
+    @inline(__always)
+    private func optionalScalar<S: ColumnValue>(_: S.Type, _ attribute: Int, _ column: Int32) throws -> S? {
+        if isNull(column) { return nil }
+        do { return try S(sqliteColumn: column, of: statement) } catch { throw failure(attribute, error.reason) }
+    }
+
+    private func general<T: Decodable>(_: T.Type, _ attribute: Int, _ column: Int32) throws -> T {
+        let reader = mapping.readers[attribute]
+        switch reader {
+        case .scalar(let type):
+            guard !isNull(column) else { throw failure(attribute, "NULL in a non-optional \(T.self) attribute") }
+            do { return try type.init(sqliteColumn: column, of: statement) as! T } catch { throw failure(attribute, error.reason) }
+        case .optionalScalar(let type, let none):
+            if isNull(column) { return none as! T }
+            do { return try type.init(sqliteColumn: column, of: statement) as! T } catch { throw failure(attribute, error.reason) }
+        case .other:
+            return try decodeOther(T.self, attribute, column)
+        }
+    }
+
+    /// Reads an enum, composite, collection or other Codable attribute.
+    private func decodeOther<T: Decodable>(_: T.Type, _ attribute: Int, _ column: Int32) throws -> T {
         do {
             if let layout = mapping.composites[attribute] {
                 return try T(from: CompositeDecoder(layout: layout, statement: statement, base: column, coders: coders))

@@ -33,7 +33,7 @@ public struct PersistentRowWriter {
     public mutating func encode<T: ColumnValue>(_ value: T, at attribute: Int) throws {
         let parameter = parameters[attribute]
         guard parameter != 0 else { return }
-        do { try check(try value.bind(to: statement, at: parameter), attribute) } catch let error as ColumnDecodingFailure {
+        do { try check(try value.sqliteBind(to: statement, at: parameter), attribute) } catch let error as ColumnDecodingFailure {
             throw failure(attribute, error.reason)
         }
     }
@@ -61,7 +61,7 @@ public struct PersistentRowWriter {
         let parameter = parameters[attribute]
         guard parameter != 0 else { return }
         for (offset, databaseValue) in try Self.databaseValues(of: value, attribute: attribute, mapping: mapping, coders: coders).enumerated() {
-            try check(databaseValue.bind(to: statement, at: parameter + Int32(offset)), attribute)
+            try check(databaseValue.sqliteBind(to: statement, at: parameter + Int32(offset)), attribute)
         }
     }
 
