@@ -26,6 +26,10 @@ extension PredicateExpressions {
     }
 }
 
+extension PredicateExpressions.StringLocalizedStandardContains: Codable where Root: Codable, Other: Codable {}
+extension PredicateExpressions.StringLocalizedStandardContains: StandardPredicateExpression
+where Root: StandardPredicateExpression, Other: StandardPredicateExpression {}
+
 extension PredicateExpressions.StringLocalizedStandardContains: SQLCompilable {
     func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
         let haystack = try compiler.operand(root), needle = try compiler.operand(other)

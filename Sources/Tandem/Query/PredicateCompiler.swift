@@ -101,15 +101,14 @@ struct PredicateCompiler {
 
     /// The column a model key path (`\Todo.title`, `\Todo.people.age`) reads.
     func columnName(for keyPath: AnyKeyPath) throws -> String {
-        if let index = mapping.attribute(for: keyPath), mapping.columnCount[index] == 1 {
-            return mapping.columns[Int(mapping.columnStart[index])].name
-        }
-        let path = Self.components(keyPath)
-        if path == ["persistentModelID"] { return "#id" }
-        guard let name = path.first, let index = mapping.entity.attributes.firstIndex(where: { $0.name == name }) else {
+        if mapping.identifierKeyPaths.contains(keyPath) { return "#id" }
+        guard let (index, fields) = mapping.resolve(keyPath) else {
             throw unsupported("the key path \(keyPath) (not a stored attribute of \(mapping.name))")
         }
-        let joined = path.joined(separator: ".")
+        if fields.isEmpty, mapping.columnCount[index] == 1 {
+            return mapping.columns[Int(mapping.columnStart[index])].name
+        }
+        let joined = ([mapping.entity.attributes[index].name] + fields).joined(separator: ".")
         let range = Int(mapping.columnStart[index])..<Int(mapping.columnStart[index] + mapping.columnCount[index])
         guard let column = mapping.columns[range].first(where: { $0.name == joined && $0.role == .value }) else {
             throw unsupported("the key path \(keyPath) (it does not name a single stored column; sort by a leaf of the composite)")

@@ -225,11 +225,10 @@ extension PredicateCompiler {
     func member(of base: SQLExpression, keyPath: AnyKeyPath) throws -> SQLExpression {
         switch base.kind {
         case .record(let alias, let mapping):
-            let path = Self.components(keyPath)
-            if path == ["persistentModelID"] || path == ["id"] && mapping.entity.attribute(named: "id") == nil {
+            if mapping.identifierKeyPaths.contains(keyPath) {
                 return SQLExpression("\(alias).\"#id\"", isText: true)
             }
-            guard let index = mapping.attribute(for: keyPath) ?? path.first.flatMap({ name in mapping.entity.attributes.firstIndex { $0.name == name } }) else {
+            guard let (index, fields) = mapping.resolve(keyPath) else {
                 throw unsupported("the key path \(keyPath) (not a stored attribute of \(mapping.name))")
             }
             let attribute = mapping.entity.attributes[index]
@@ -242,20 +241,28 @@ extension PredicateCompiler {
                 let kind: SQLExpression.Kind = if case .collection = attribute.type { .jsonCollection } else { .value }
                 result = SQLExpression(column, kind: kind, isNullable: attribute.isOptional, isText: attribute.type.sqlType == .text)
             }
-            // A multi-component key path (`\Todo.people.age`) continues into the composite.
-            if path.count > 1, mapping.attribute(for: keyPath) == nil {
-                for component in path.dropFirst() { result = try field(component, of: result) }
-            }
+            // A compound key path (`\Todo.people.age`) continues into the composite.
+            for component in fields { result = try field(component, of: result) }
             return result
         case .composite:
             var result = base
             for component in Self.components(keyPath) { result = try field(component, of: result) }
             return result
         default:
-            let path = Self.components(keyPath)
-            guard path.count == 1 else { throw unsupported("the key path \(keyPath)") }
-            return try field(path[0], of: base)
+            return try field(Self.propertyName(of: keyPath), of: base)
         }
+    }
+
+    /// The name of a one-component key path on a string or collection. Standard-library
+    /// properties are computed, so their description shows a result type instead of a name:
+    /// compare with the known key paths first, then fall back on the result type.
+    static func propertyName(of keyPath: AnyKeyPath) -> String {
+        if keyPath == \String.count { return "count" }
+        if keyPath == \String.isEmpty { return "isEmpty" }
+        let text = keyPath.debugDescription
+        if text.hasSuffix(".count") || text.hasSuffix("(Int)>") { return "count" }
+        if text.hasSuffix(".isEmpty") || text.hasSuffix("(Bool)>") { return "isEmpty" }
+        return text.split(separator: ".").last.map(String.init) ?? text
     }
 
     private func field(_ name: String, of base: SQLExpression) throws -> SQLExpression {
@@ -275,14 +282,14 @@ extension PredicateCompiler {
             switch name {
             case "count": return SQLExpression("json_array_length(\(base.sql))", base.arguments, isNullable: base.isNullable)
             case "isEmpty": return SQLExpression("(json_array_length(\(base.sql)) = 0)", base.arguments, isNullable: base.isNullable)
-            default: throw unsupported("the collection property '\(name)'")
+            default: throw unsupported("the collection property '\(name)' (on stored collections, predicates support count, isEmpty, contains, contains(where:) and allSatisfy)")
             }
         default:
             guard base.isText else { throw unsupported("the property '\(name)' of a non-text value") }
             switch name {
             case "count": return SQLExpression("length(\(base.sql))", base.arguments, isNullable: base.isNullable)
             case "isEmpty": return SQLExpression("(\(base.sql) = '')", base.arguments, isNullable: base.isNullable)
-            default: throw unsupported("the string property '\(name)'")
+            default: throw unsupported("the string property '\(name)' (on strings, predicates support count, isEmpty, contains, starts(with:) and localizedStandardContains)")
             }
         }
     }

@@ -15,6 +15,12 @@ final class EntityMapping: Sendable {
     let readers: [AttributeReader]
     /// Attribute index by the model key path.
     nonisolated(unsafe) let attributeIndex: [AnyKeyPath: Int]  // key paths are immutable
+    /// Each attribute key path's description, to resolve compound key paths such as
+    /// `\Todo.people.age` (persisted properties are computed, so their description shows an
+    /// accessor id, not a name; the id is the same in every key path through the property).
+    let keyPathPrefixes: [(prefix: String, attribute: Int)]
+    /// `\Model.persistentModelID` and `\Model.id`.
+    nonisolated(unsafe) let identifierKeyPaths: Set<AnyKeyPath>
     let quotedTable: String
     let selectSQL: String
     let insertSQL: String
@@ -70,6 +76,8 @@ final class EntityMapping: Sendable {
         var byKeyPath: [AnyKeyPath: Int] = [:]
         for (index, property) in properties.enumerated() { byKeyPath[property.keyPath] = index }
         self.attributeIndex = byKeyPath
+        self.keyPathPrefixes = properties.enumerated().map { ($1.keyPath.debugDescription + ".", $0) }
+        self.identifierKeyPaths = Self.identifierKeyPaths(modelType)
         self.quotedTable = SQLName.quote(name)
         let columnList = columns.map { SQLName.quote($0.name) }.joined(separator: ", ")
         self.selectSQL = "SELECT \(columns.map { "t.\(SQLName.quote($0.name))" }.joined(separator: ", ")) FROM \(quotedTable) AS t"
@@ -105,6 +113,22 @@ final class EntityMapping: Sendable {
     /// The attribute for a top-level key path of the model.
     func attribute(for keyPath: AnyKeyPath) -> Int? {
         attributeIndex[keyPath]
+    }
+
+    /// The attribute a key path starts with, and the composite field names after it:
+    /// `\Todo.people.age` → (index of `people`, ["age"]).
+    func resolve(_ keyPath: AnyKeyPath) -> (attribute: Int, fields: [String])? {
+        if let index = attributeIndex[keyPath] { return (index, []) }
+        let text = keyPath.debugDescription
+        for (prefix, index) in keyPathPrefixes where text.hasPrefix(prefix) {
+            return (index, text.dropFirst(prefix.count).split(separator: ".").map(String.init))
+        }
+        return nil
+    }
+
+    private static func identifierKeyPaths(_ type: any PersistentModel.Type) -> Set<AnyKeyPath> {
+        func paths<T: PersistentModel>(_: T.Type) -> Set<AnyKeyPath> { [\T.persistentModelID, \T.id] }
+        return paths(type)
     }
 }
 

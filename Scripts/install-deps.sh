@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the system packages Tandem builds against, when they are missing.
+set -euo pipefail
+missing=()
+for pkg in libsqlite3-dev libcurl4-openssl-dev; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
