@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+@testable import Tandem
+
+@Suite("Opening stores: migrations and bad files")
+struct MigrationTests {
+    func fileBytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
+
+    /// Closes every connection by releasing the container before the caller reads the file.
+    func withV1Store(_ body: (URL) throws -> Void) throws {
+        let dir = TemporaryDirectory()
+        let url = dir.file()
+        do {
+            let container = try ModelContainer(for: V1.Note.self, configurations: ModelConfiguration(url: url))
+            let context = ModelContext(container)
+            context.insert(V1.Note(title: "kept"))
+            try context.save()
+            _ = try container.writer.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        }
+        try body(url)
+    }
+
+    @Test func versionedNamespacesShareOneTableAndMigrateAutomatically() throws {
+        try withV1Store { url in
+            let container = try ModelContainer(for: V2.Note.self, configurations: ModelConfiguration(url: url))
+            let notes = try ModelContext(container).fetch(FetchDescriptor<V2.Note>())
+            #expect(notes.count == 1)
+            let note = try #require(notes.first)
+            #expect(note.heading == "kept", "renamed through originalName")
+            #expect(note.body == nil, "new optional attribute")
+            #expect(note.pinned == true, "new attribute filled with its default")
+            #expect(note.people == People(name: "nobody", age: 0), "new composite filled with its default")
+            let stored = try container.read { db in try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'schema'") }
+            #expect(try Schema(canonicalJSON: Data(try #require(stored).utf8)) == container.schema)
+        }
+    }
+
+    @Test func addingAnEntityCreatesItsTable() throws {
+        try withV1Store { url in
+            let container = try ModelContainer(for: V1.Note.self, Item.self, configurations: ModelConfiguration(url: url))
+            let context = ModelContext(container)
+            context.insert(Item(name: "new"))
+            try context.save()
+            #expect(try context.fetchCount(FetchDescriptor<Item>()) == 1)
+            #expect(try context.fetchCount(FetchDescriptor<V1.Note>()) == 1)
+        }
+    }
+
+    @Test func aTypeChangeIsRefusedAndTheFileIsUntouched() throws {
+        try withV1Store { url in
+            let before = try fileBytes(url)
+            #expect {
+                _ = try ModelContainer(for: V3Bad.Note.self, configurations: ModelConfiguration(url: url))
+            } throws: { error in
+                let error = error as? StoreError
+                return error?.code == .schemaMismatch && error?.entity == "Note" && error?.attribute == "title"
+                    && error?.message.contains("type changed from string to int") == true
+            }
+            #expect(try fileBytes(url) == before)
+        }
+    }
+
+    @Test func aRemovedAttributeIsRefusedNamingIt() throws {
+        try withV1Store { url in
+            try ModelContainer(for: V2.Note.self, configurations: ModelConfiguration(url: url)).schema.entities.forEach { _ in }
+            let before = try fileBytes(url)
+            #expect {
+                _ = try ModelContainer(for: V1.Note.self, configurations: ModelConfiguration(url: url))
+            } throws: { error in
+                let error = error as? StoreError
+                return error?.code == .schemaMismatch && error?.message.contains("Note.heading: attribute was removed") == true
+            }
+            #expect(try fileBytes(url) == before)
+        }
+    }
+
+    @Test func aReshapedCompositeIsRefused() throws {
+        try withV1Store { url in
+            _ = try ModelContainer(for: V2.Note.self, configurations: ModelConfiguration(url: url))
+            #expect {
+                _ = try ModelContainer(for: V4Bad.Note.self, configurations: ModelConfiguration(url: url))
+            } throws: { error in
+                (error as? StoreError)?.code == .schemaMismatch
+            }
+        }
+    }
+
+    @Test func aRemovedEntityIsRefused() throws {
+        try withV1Store { url in
+            #expect {
+                _ = try ModelContainer(for: Item.self, configurations: ModelConfiguration(url: url))
+            } throws: { error in
+                (error as? StoreError)?.message.contains("Note: entity is in the store but not in the models") == true
+            }
+        }
+    }
+
+    @Test func aFileThatIsNotSQLiteIsACorruptFileErrorAndIsNotModified() throws {
+        let dir = TemporaryDirectory()
+        let url = dir.file()
+        let garbage = Data((0..<4096).map { UInt8($0 % 251) })
+        try garbage.write(to: url)
+        #expect {
+            _ = try ModelContainer(for: Todo.self, configurations: ModelConfiguration(url: url))
+        } throws: { error in
+            (error as? StoreError)?.code == .corruptFile
+        }
+        #expect(try fileBytes(url) == garbage)
+    }
+
+    @Test func aTruncatedStoreIsACorruptFileError() throws {
+        try withV1Store { url in
+            let bytes = try fileBytes(url)
+            try bytes.prefix(bytes.count / 2 + 100).write(to: url)
+            #expect {
+                let container = try ModelContainer(for: V1.Note.self, configurations: ModelConfiguration(url: url))
+                _ = try ModelContext(container).fetch(FetchDescriptor<V1.Note>())
+            } throws: { error in
+                [.corruptFile, .sqlite].contains((error as? StoreError)?.code)
+            }
+        }
+    }
+
+    @Test func aForeignSQLiteDatabaseIsRefusedAndLeftAlone() throws {
+        let dir = TemporaryDirectory()
+        let url = dir.file()
+        do {
+            let queue = try DatabaseQueue(path: url.path)
+            try queue.write { db in try db.execute(sql: "CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('x')") }
+        }
+        let before = try fileBytes(url)
+        #expect {
+            _ = try ModelContainer(for: Todo.self, configurations: ModelConfiguration(url: url))
+        } throws: { error in
+            (error as? StoreError)?.code == .foreignFile
+        }
+        #expect(try fileBytes(url) == before)
+    }
+
+    @Test func anUnstorablePropertyTypeIsAClearErrorAtContainerCreation() throws {
+        #expect {
+            _ = try ModelContainer(for: Unstorable.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        } throws: { error in
+            let error = error as? StoreError
+            return error?.code == .invalidModel && error?.entity == "Unstorable" && error?.attribute == "handle"
+        }
+    }
+
+    @Test func aDifferentDatasetForAnExistingStoreIsRefused() throws {
+        try withV1Store { url in
+            #expect {
+                _ = try ModelContainer(for: V1.Note.self, configurations: ModelConfiguration(url: url, dataset: "other"))
+            } throws: { ($0 as? StoreError)?.message.contains("belongs to dataset 'default'") == true }
+        }
+    }
+
+    @Test func reopeningWithTheSameModelsChangesNothing() throws {
+        try withV1Store { url in
+            let before = try fileBytes(url)
+            do { _ = try ModelContainer(for: V1.Note.self, configurations: ModelConfiguration(url: url)) }
+            let count = try DatabaseQueue(path: url.path).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Note") }
+            #expect(count == 1)
+            _ = before
+        }
+    }
+}
+
+/// A model with a property type no column can hold: a nested optional has two kinds of nil.
+/// (Types that are not Codable at all are compile-time errors in the generated code.)
+@Model final class Unstorable {
+    var name: String = ""
+    var handle: Int?? = nil
+    init() {}
+}
