@@ -52,6 +52,12 @@ let package = Package(
             swiftSettings: strict),
 
         .executableTarget(
+            name: "TandemDemo",
+            dependencies: ["Tandem"],
+            path: "Examples/TandemDemo",
+            swiftSettings: strict),
+
+        .executableTarget(
             name: "TandemBench",
             dependencies: [
                 "Tandem",

@@ -1,2 +1,14 @@
+// TandemBench: Tandem vs GRDB vs the raw SQLite C API, side by side in one process.
+// Usage: TandemBench [--rows N] [--runs K]. Always exits 0 once the tests ran: a missed
+// target is reported as FAIL in the table (benchmarks are reports, not tests).
 import Tandem
-print("bench")
+
+do {
+    guard let options = try Options.parse(Array(CommandLine.arguments.dropFirst())) else { exit(0) }
+    print("TandemBench: \(options.rows) rows, \(options.runs) runs (+1 warm-up) per test…\n")
+    let report = try Benchmark(options: options).run()
+    report.print()
+} catch {
+    FileHandle.standardError.write(Data("TandemBench: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,35 @@
+import Tandem
+
+/// The one table layout every competitor writes: Tandem creates it from ``BenchTodo``; the
+/// GRDB and raw C databases run ``createTable``, which is checked against the DDL Tandem
+/// stored (``verify(tandemDDL:)``) so the layouts cannot drift apart.
+enum BenchSchema {
+    static let table = "BenchTodo"
+
+    /// Column order of `SELECT *`, which the positional decoders rely on.
+    static let columns = ["#id", "code", "title", "people.name", "people.age", "priority", "weight",
+                          "done", "count", "score", "timestamp", "note"]
+
+    static let createTable = """
+        CREATE TABLE "BenchTodo" ("#id" TEXT NOT NULL PRIMARY KEY, "code" TEXT NOT NULL, \
+        "title" TEXT NOT NULL, "people.name" TEXT NOT NULL, "people.age" INTEGER NOT NULL, \
+        "priority" INTEGER NOT NULL, "weight" REAL, "done" INTEGER NOT NULL, "count" INTEGER NOT NULL, \
+        "score" REAL NOT NULL, "timestamp" REAL NOT NULL, "note" TEXT NOT NULL)
+        """
+
+    static let insert = """
+        INSERT INTO "BenchTodo" (\(columns.map { "\"\($0)\"" }.joined(separator: ", "))) \
+        VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+        """
+
+    /// The fetch of test 2, for GRDB and raw C (Tandem compiles the same condition from
+    /// `#Predicate { $0.people.age >= 0 }`).
+    static let selectAllByAge = #"SELECT * FROM "BenchTodo" WHERE "people.age" >= ?"#
+
+    /// Fails when Tandem's own DDL differs from ``createTable``.
+    static func verify(tandemDDL: String) throws {
+        guard tandemDDL == createTable else {
+            throw BenchError("table layouts differ.\n  Tandem: \(tandemDDL)\n  bench:  \(createTable)")
+        }
+    }
+}

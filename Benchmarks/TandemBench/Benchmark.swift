@@ -1,0 +1,146 @@
+import Tandem
+
+/// Runs the three tests of Issue §9 — Tandem, GRDB and raw C side by side in one process,
+/// on the same rows — and collects the comparisons.
+///
+/// Every test runs one warm-up round (discarded), then `runs` rounds; within a round the
+/// competitors run one after the other, so slow drift of a shared machine hits them alike.
+final class Benchmark {
+    let options: Options
+    let scratch: Scratch
+    let seeds: [TodoSeed]
+    let expectedChecksum: Int
+    var report: Report
+
+    init(options: Options) throws {
+        self.options = options
+        scratch = try Scratch()
+        seeds = TodoSeed.make(rows: options.rows)
+        expectedChecksum = Checksum.of(seeds)
+        report = Report(options: options)
+    }
+
+    func run() throws -> Report {
+        try checkLayout()
+        try insertTest()
+        try fetchTests()
+        return report
+    }
+
+    /// Tandem's table must be exactly the one GRDB and raw C create.
+    private func checkLayout() throws {
+        let path = scratch.freshPath("layout")
+        defer { scratch.remove(path) }
+        try BenchSchema.verify(tandemDDL: TandemCompetitor.ddl(try TandemCompetitor.open(path)))
+    }
+
+    private func rounds(_ body: (_ measured: Bool) throws -> Void) throws {
+        try body(false)
+        for _ in 0..<options.runs { try body(true) }
+    }
+
+    private func expect(_ count: Int, _ what: String) throws {
+        guard count == options.rows else { throw BenchError("\(what): \(count) rows, expected \(options.rows)") }
+    }
+
+    private func expectChecksum(_ checksum: Int, _ what: String) throws {
+        guard checksum == expectedChecksum else { throw BenchError("\(what) read back different values (checksum \(checksum) ≠ \(expectedChecksum))") }
+    }
+
+    // MARK: 1. Insert
+
+    private func insertTest() throws {
+        var tandem = Measurement("Tandem insert + save")
+        var grdb = Measurement("GRDB Encodable insert")
+        var raw = Measurement("raw C bind/step")
+        try rounds { measured in
+            do {
+                let path = scratch.freshPath("tandem-insert")
+                defer { scratch.remove(path) }
+                let container = try TandemCompetitor.open(path)
+                let elapsed = try TandemCompetitor.insert(seeds, into: container)
+                try expect(try TandemCompetitor.count(container), "Tandem insert")
+                if measured { tandem.samples.append(elapsed) }
+            }
+            do {
+                let path = scratch.freshPath("grdb-insert")
+                defer { scratch.remove(path) }
+                let pool = try GRDBCompetitor.open(path, createTable: true)
+                let elapsed = try GRDBCompetitor.insert(seeds, into: pool)
+                try expect(try GRDBCompetitor.count(pool), "GRDB insert")
+                try pool.close()
+                if measured { grdb.samples.append(elapsed) }
+            }
+            do {
+                let path = scratch.freshPath("raw-insert")
+                defer { scratch.remove(path) }
+                let db = try RawCompetitor.open(path, createTable: true)
+                let elapsed = try RawCompetitor.insert(seeds, into: db)
+                try expect(try db.count(), "raw C insert")
+                if measured { raw.samples.append(elapsed) }
+            }
+        }
+        let operation = "insert \(options.rows), one save / transaction"
+        report.comparisons.append(Comparison(operation: operation, tandem: tandem, competitor: grdb, target: .ratioAtMost(1.0)))
+        report.comparisons.append(Comparison(operation: operation, tandem: tandem, competitor: raw, target: .ratioAtMost(4.0)))
+        report.measurements += [tandem, grdb, raw]
+    }
+
+    // MARK: 2. Fetch and 3. group-by count
+
+    private func fetchTests() throws {
+        // One populated store per competitor, holding the very same rows (ids included).
+        let tandemPath = scratch.freshPath("tandem-fetch")
+        let grdbPath = scratch.freshPath("grdb-fetch")
+        let rawPath = scratch.freshPath("raw-fetch")
+        defer { for path in [tandemPath, grdbPath, rawPath] { scratch.remove(path) } }
+        let container = try TandemCompetitor.open(tandemPath)
+        _ = try TandemCompetitor.insert(seeds, into: container)
+        try RawCompetitor.checkpoint(tandemPath)
+        try RawCompetitor.makeCopy(of: tandemPath, at: grdbPath)
+        try RawCompetitor.makeCopy(of: tandemPath, at: rawPath)
+        let pool = try GRDBCompetitor.open(grdbPath, createTable: false)
+        let raw = try RawCompetitor.open(rawPath, createTable: false)
+
+        var tandemFetch = Measurement("Tandem fetch, fresh context")
+        var grdbFetch = Measurement("GRDB fetchAll, init(row:)")
+        var rawFetch = Measurement("raw C step loop")
+        try rounds { measured in
+            let (tandemTime, todos) = try TandemCompetitor.fetch(container)
+            try expect(todos.count, "Tandem fetch")
+            try expectChecksum(Checksum.of(todos), "Tandem fetch")
+            let (grdbTime, records) = try GRDBCompetitor.fetch(pool)
+            try expect(records.count, "GRDB fetch")
+            try expectChecksum(Checksum.of(records), "GRDB fetch")
+            let (rawTime, structs) = try RawCompetitor.fetch(raw)
+            try expect(structs.count, "raw C fetch")
+            try expectChecksum(Checksum.of(structs), "raw C fetch")
+            if measured {
+                tandemFetch.samples.append(tandemTime)
+                grdbFetch.samples.append(grdbTime)
+                rawFetch.samples.append(rawTime)
+            }
+        }
+        let fetch = "fetch \(options.rows), #Predicate, fresh context"
+        report.comparisons.append(Comparison(operation: fetch, tandem: tandemFetch, competitor: grdbFetch, target: .ratioAtMost(1.5)))
+        report.comparisons.append(Comparison(operation: fetch, tandem: tandemFetch, competitor: rawFetch, target: .ratioAtMost(5.0)))
+        report.measurements += [tandemFetch, grdbFetch, rawFetch]
+
+        var sql = Measurement("Tandem fetchCount groupedBy")
+        var memory = Measurement("Tandem fetch all + Dictionary")
+        let expected = Dictionary(grouping: seeds, by: \.count).mapValues(\.count)
+        try rounds { measured in
+            let (sqlTime, sqlCounts) = try TandemCompetitor.groupCountSQL(container)
+            let (memoryTime, memoryCounts) = try TandemCompetitor.groupCountInMemory(container)
+            guard sqlCounts == expected, memoryCounts == expected else { throw BenchError("group-by counts differ from the seeds") }
+            if measured {
+                sql.samples.append(sqlTime)
+                memory.samples.append(memoryTime)
+            }
+        }
+        let group = "count grouped by \\.count (\(expected.count) keys)"
+        report.comparisons.append(Comparison(operation: group, tandem: sql, competitor: memory, target: .speedupAtLeast(20)))
+        report.measurements += [sql, memory]
+        try pool.close()
+    }
+}
