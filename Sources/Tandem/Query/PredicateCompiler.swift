@@ -81,7 +81,11 @@ struct PredicateCompiler {
 
     /// Makes a value expression concrete (captured values become `?`).
     mutating func operand(_ expression: Any) throws -> SQLExpression {
-        let compiled = try compile(expression)
+        try concrete(try compile(expression))
+    }
+
+    /// A compiled operand as a SQL value: captured values become `?`.
+    func concrete(_ compiled: SQLExpression) throws -> SQLExpression {
         switch compiled.kind {
         case .captured(let value): return try capturedValue(value)
         case .record, .composite: throw unsupported("comparing a whole record or composite")

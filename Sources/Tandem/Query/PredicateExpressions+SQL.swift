@@ -198,7 +198,16 @@ extension PredicateCompiler {
 
     /// `==` / `!=` with Swift's optional semantics: `nil == nil` is true, `nil != 3` is true.
     mutating func equality(_ lhs: Any, _ rhs: Any, negated: Bool) throws -> SQLExpression {
-        let l = try operand(lhs), r = try operand(rhs)
+        // `optionalComposite == nil` tests the composite's presence column.
+        let left = try compile(lhs), right = try compile(rhs)
+        for (side, other) in [(left, right), (right, left)] {
+            if case .composite(let alias, let mapping, let layout, let base) = side.kind, case .null = other.kind {
+                guard let presence = layout.presenceOffset else { return SQLExpression(negated ? "1" : "0") }
+                let column = "\(alias).\(SQLName.quote(mapping.columns[Int(base + presence)].name))"
+                return SQLExpression("(\(column) IS \(negated ? "NOT " : "")NULL)")
+            }
+        }
+        let l = try concrete(left), r = try concrete(right)
         if case .null = r.kind { return SQLExpression("(\(l.sql) IS \(negated ? "NOT " : "")NULL)", l.arguments) }
         if case .null = l.kind { return SQLExpression("(\(r.sql) IS \(negated ? "NOT " : "")NULL)", r.arguments) }
         let op = negated ? "IS NOT" : (l.isNullable || r.isNullable ? "IS" : "=")
@@ -280,8 +289,9 @@ extension PredicateCompiler {
             }
         case .jsonCollection:
             switch name {
-            case "count": return SQLExpression("json_array_length(\(base.sql))", base.arguments, isNullable: base.isNullable)
-            case "isEmpty": return SQLExpression("(json_array_length(\(base.sql)) = 0)", base.arguments, isNullable: base.isNullable)
+            // json_each walks arrays and objects alike (Array, Set and Dictionary attributes).
+            case "count": return SQLExpression("(SELECT COUNT(*) FROM json_each(\(base.sql)))", base.arguments, isNullable: base.isNullable)
+            case "isEmpty": return SQLExpression("(NOT EXISTS (SELECT 1 FROM json_each(\(base.sql))))", base.arguments, isNullable: base.isNullable)
             default: throw unsupported("the collection property '\(name)' (on stored collections, predicates support count, isEmpty, contains, contains(where:) and allSatisfy)")
             }
         default:
