@@ -125,6 +125,10 @@ extension ModelContext {
         let row = PersistentRow(statement: sqlite, mapping: mapping, coders: CoderCache())
         let dataset = container.dataset
         var results: [T] = []
+        var fresh: [(UUID, T)] = []
+        // A context holding nothing yet (the common case for a one-off fetch) needs no lookups.
+        let lookUp = !registered.isEmpty
+        defer { registerBatch(fresh) }
         while true {
             let code = sqlite3_step(sqlite)
             if code == SQLITE_DONE { break }
@@ -137,7 +141,7 @@ extension ModelContext {
                 throw StoreError(.invalidValue, "a row has a malformed \"#id\" (not a UUID); the table was edited outside Tandem", entity: mapping.name)
             }
             if !skipping.isEmpty, skipping.contains(uuid) { continue }
-            if let existing = registered[uuid]?.model {
+            if lookUp, let existing = registered[uuid]?.model {
                 guard let model = existing as? T else { continue }
                 if model.persistentState.status == .deleted { continue }
                 if model.persistentState.changes.isEmpty { try model.refreshPersistentValues(from: row) }
@@ -145,7 +149,7 @@ extension ModelContext {
             } else {
                 let model = try T(persistentRow: row)
                 model.persistentState.adopt(uuid: uuid, dataset: dataset, context: self, status: .registered)
-                register(model, uuid: uuid)
+                fresh.append((uuid, model))
                 results.append(model)
             }
         }

@@ -127,6 +127,14 @@ public final class ModelContext {
         changed[ObjectIdentifier(model)] = model
     }
 
+    /// Registers the objects a fetch created, growing the identity map once.
+    func registerBatch<T: PersistentModel>(_ models: [(UUID, T)]) {
+        guard !models.isEmpty else { return }
+        registered.reserveCapacity(registered.count + models.count)
+        for (uuid, model) in models { registered[uuid] = WeakModel(model: model) }
+        registrationsSinceSweep += models.count
+    }
+
     func register(_ model: any PersistentModel, uuid: UUID) {
         registered[uuid] = WeakModel(model: model)
         registrationsSinceSweep += 1

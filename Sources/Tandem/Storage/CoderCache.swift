@@ -9,6 +9,17 @@ final class CoderCache {
     }()
     lazy var decoder = JSONDecoder()
 
+    /// One composite decoder per attribute, reused for every row of a fetch (same statement,
+    /// same columns).
+    private var compositeDecoders: [Int: CompositeDecoder] = [:]
+
+    func compositeDecoder(attribute: Int, mapping: EntityMapping, statement: OpaquePointer, base: Int32) -> CompositeDecoder {
+        if let decoder = compositeDecoders[attribute], decoder.statement == statement { return decoder }
+        let decoder = CompositeDecoder(layout: mapping.composites[attribute]!, statement: statement, base: base, coders: self)
+        compositeDecoders[attribute] = decoder
+        return decoder
+    }
+
     func jsonText<T: Encodable>(_ value: T) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
     }

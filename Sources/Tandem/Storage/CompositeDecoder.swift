@@ -6,7 +6,9 @@ final class CompositeDecoder: Decoder {
     let statement: OpaquePointer
     /// The statement column of the attribute's first column.
     let base: Int32
-    let coders: CoderCache
+    unowned let coders: CoderCache
+    /// The next field expected, in coding order.
+    private var cursor = 0
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -22,7 +24,26 @@ final class CompositeDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(Container<Key>(decoder: self))
+        cursor = 0
+        return KeyedDecodingContainer(Container<Key>(decoder: self))
+    }
+
+    /// The field named `key`: the one at the cursor when keys come in coding order.
+    @inline(__always)
+    fileprivate func field(_ key: String) -> CompositeLayout.Field? {
+        let ordered = layout.orderedFields
+        if cursor < ordered.count, ordered[cursor].name == key {
+            cursor += 1
+            return ordered[cursor - 1].field
+        }
+        return layout.fields[key]
+    }
+
+    /// A scalar leaf read straight from its column.
+    fileprivate func scalar<S: ColumnValue>(_: S.Type, forKey key: String) throws -> S {
+        guard case .leaf(let offset, _) = field(key) else { return try decode(S.self, forKey: key) }
+        guard !isNull(offset) else { throw ColumnDecodingFailure("field '\(key)' is NULL but \(S.self) is not optional") }
+        return try S(sqliteColumn: base + offset, of: statement)
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -34,6 +55,7 @@ final class CompositeDecoder: Decoder {
     }
 
     fileprivate func decodeNil(forKey key: String) -> Bool {
+        // Peek without moving the cursor: decode(_:forKey:) follows for the same key.
         switch layout.fields[key] {
         case .leaf(let offset, _): return isNull(offset)
         case .composite(let nested): return nested.presenceOffset.map(isNull) ?? false
@@ -42,7 +64,7 @@ final class CompositeDecoder: Decoder {
     }
 
     fileprivate func decode<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T {
-        switch layout.fields[key] {
+        switch field(key) {
         case .leaf(let offset, let fieldType):
             guard !isNull(offset) else {
                 throw ColumnDecodingFailure("field '\(key)' is NULL but \(T.self) is not optional")
@@ -64,6 +86,11 @@ final class CompositeDecoder: Decoder {
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             try decoder.decode(T.self, forKey: key.stringValue)
         }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.scalar(type, forKey: key.stringValue) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder.scalar(type, forKey: key.stringValue) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder.scalar(type, forKey: key.stringValue) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.scalar(type, forKey: key.stringValue) }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.scalar(type, forKey: key.stringValue) }
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
             throw ColumnDecodingFailure("hand-written nested containers are not supported in composites")
         }

@@ -12,6 +12,9 @@ final class CompositeLayout: Sendable {
     let presenceOffset: Int32?
     let fields: [String: Field]
     let fieldOrder: [String]
+    /// Fields in coding order: decoders read them in this order, so a cursor finds each one
+    /// without hashing its name.
+    let orderedFields: [(name: String, field: Field)]
 
     /// Builds the layout of `composite`, consuming column offsets from `next`.
     init(_ composite: Schema.Composite, optional: Bool, next: inout Int32) {
@@ -32,5 +35,6 @@ final class CompositeLayout: Sendable {
         }
         self.fields = fields
         self.fieldOrder = composite.fields.map(\.name)
+        self.orderedFields = composite.fields.map { ($0.name, fields[$0.name]!) }
     }
 }

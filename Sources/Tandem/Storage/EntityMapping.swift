@@ -1,3 +1,5 @@
+internal import GRDBSQLite
+
 /// Everything the store needs to move one model type in and out of its table, computed once
 /// per container: the schema entity, column positions, prepared SQL.
 final class EntityMapping: Sendable {
@@ -13,6 +15,9 @@ final class EntityMapping: Sendable {
     let composites: [Int: CompositeLayout]
     /// How ``PersistentRow`` reads each attribute when its type is not one of the fast paths.
     let readers: [AttributeReader]
+    /// Each property's declared type (kept apart from `properties` so the per-row check does
+    /// not copy a whole ``PropertyMetadata``).
+    let valueTypes: [ObjectIdentifier]
     /// Attribute index by the model key path.
     nonisolated(unsafe) let attributeIndex: [AnyKeyPath: Int]  // key paths are immutable
     /// Each attribute key path's description, to resolve compound key paths such as
@@ -70,6 +75,7 @@ final class EntityMapping: Sendable {
             next += n
         }
         self.readers = properties.map { AttributeReader($0.valueType) }
+        self.valueTypes = properties.map { ObjectIdentifier($0.valueType) }
         self.columnStart = start
         self.columnCount = count
         self.composites = composites
@@ -139,22 +145,62 @@ enum SQLName {
     }
 }
 
-/// The decoding strategy of one attribute, decided once from its Swift type.
+/// The decoding strategy of one attribute, decided once from its Swift type, so fetching does
+/// no runtime type checks per row.
 ///
 /// `@unchecked Sendable`: `none` is `Optional<Scalar>.none` for a scalar type (all of which are
-/// value types with no references), stored as `Any` only because its static type varies.
+/// value types with no references), stored as `Any` only because its static type varies; the
+/// enumeration closures capture only metatypes.
 enum AttributeReader: @unchecked Sendable {
+    case string, int, double, bool, date, int64
+    case optionalString, optionalInt, optionalDouble, optionalDate
     case scalar(any ColumnValue.Type)
     case optionalScalar(any ColumnValue.Type, none: Any)
+    /// Reads the raw value and builds the enum (or `Optional` of it); the result is the property's type.
+    case enumeration((OpaquePointer, Int32) throws -> Any)
     case other
 
     init(_ type: Any.Type) {
-        if let scalar = type as? any ColumnValue.Type {
-            self = .scalar(scalar)
-        } else if let optional = type as? any OptionalMarker.Type, let scalar = optional.wrappedType as? any ColumnValue.Type {
-            self = .optionalScalar(scalar, none: optional.none)
-        } else {
-            self = .other
+        switch ObjectIdentifier(type) {
+        case ObjectIdentifier(String.self): self = .string
+        case ObjectIdentifier(Int.self): self = .int
+        case ObjectIdentifier(Double.self): self = .double
+        case ObjectIdentifier(Bool.self): self = .bool
+        case ObjectIdentifier(Date.self): self = .date
+        case ObjectIdentifier(Int64.self): self = .int64
+        case ObjectIdentifier(String?.self): self = .optionalString
+        case ObjectIdentifier(Int?.self): self = .optionalInt
+        case ObjectIdentifier(Double?.self): self = .optionalDouble
+        case ObjectIdentifier(Date?.self): self = .optionalDate
+        default:
+            if let scalar = type as? any ColumnValue.Type {
+                self = .scalar(scalar)
+            } else if let optional = type as? any OptionalMarker.Type, let scalar = optional.wrappedType as? any ColumnValue.Type {
+                self = .optionalScalar(scalar, none: optional.none)
+            } else if let raw = type as? any (RawRepresentable & Decodable).Type, let read = Self.enumReader(raw, optional: false) {
+                self = .enumeration(read)
+            } else if let optional = type as? any OptionalMarker.Type,
+                      let raw = optional.wrappedType as? any (RawRepresentable & Decodable).Type,
+                      let read = Self.enumReader(raw, optional: true) {
+                self = .enumeration(read)
+            } else {
+                self = .other
+            }
+        }
+    }
+
+    private static func enumReader<E: RawRepresentable>(_: E.Type, optional: Bool) -> ((OpaquePointer, Int32) throws -> Any)? {
+        guard let rawType = E.RawValue.self as? any ColumnValue.Type else { return nil }
+        return { statement, column in
+            if sqlite3_column_type(statement, column) == SQLITE_NULL {
+                guard optional else { throw ColumnDecodingFailure("NULL in a non-optional \(E.self) attribute") }
+                return E?.none as Any
+            }
+            guard let raw = try rawType.init(sqliteColumn: column, of: statement) as? E.RawValue else {
+                throw ColumnDecodingFailure("\(E.self)'s raw type is not storable")
+            }
+            guard let value = E(rawValue: raw) else { throw ColumnDecodingFailure("\(E.self) has no case with raw value \(raw)") }
+            return optional ? (E?.some(value) as Any) : value
         }
     }
 }

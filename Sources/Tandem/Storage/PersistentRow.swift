@@ -31,21 +31,36 @@ public struct PersistentRow {
     /// Reads an attribute of any supported type; the type is inferred from the assignment.
     ///
     /// Swift cannot rank overloads that differ only in their return type's constraints, so
-    /// this one entry point dispatches: the common scalars by metatype identity (a pointer
-    /// comparison), the other shapes by the attribute's storage kind.
+    /// this one entry point dispatches on the attribute's reader, decided once per container
+    /// from the property's declared type (the same `T`, checked by metatype identity).
     public func decode<T: Decodable>(at attribute: Int) throws -> T {
         let column = column(attribute)
-        if T.self == String.self { return unsafeBitCast(try scalar(String.self, attribute, column), to: T.self) }
-        if T.self == Int.self { return unsafeBitCast(try scalar(Int.self, attribute, column), to: T.self) }
-        if T.self == Double.self { return unsafeBitCast(try scalar(Double.self, attribute, column), to: T.self) }
-        if T.self == Bool.self { return unsafeBitCast(try scalar(Bool.self, attribute, column), to: T.self) }
-        if T.self == Date.self { return unsafeBitCast(try scalar(Date.self, attribute, column), to: T.self) }
-        if T.self == Int64.self { return unsafeBitCast(try scalar(Int64.self, attribute, column), to: T.self) }
-        if T.self == String?.self { return unsafeBitCast(try optionalScalar(String.self, attribute, column), to: T.self) }
-        if T.self == Int?.self { return unsafeBitCast(try optionalScalar(Int.self, attribute, column), to: T.self) }
-        if T.self == Double?.self { return unsafeBitCast(try optionalScalar(Double.self, attribute, column), to: T.self) }
-        if T.self == Date?.self { return unsafeBitCast(try optionalScalar(Date.self, attribute, column), to: T.self) }
-        return try general(T.self, attribute, column)
+        let reader = mapping.readers[attribute]
+        guard ObjectIdentifier(T.self) == mapping.valueTypes[attribute] else {
+            return try decodeOther(T.self, attribute, column)
+        }
+        switch reader {
+        case .string: return unsafeBitCast(try scalar(String.self, attribute, column), to: T.self)
+        case .int: return unsafeBitCast(try scalar(Int.self, attribute, column), to: T.self)
+        case .double: return unsafeBitCast(try scalar(Double.self, attribute, column), to: T.self)
+        case .bool: return unsafeBitCast(try scalar(Bool.self, attribute, column), to: T.self)
+        case .date: return unsafeBitCast(try scalar(Date.self, attribute, column), to: T.self)
+        case .int64: return unsafeBitCast(try scalar(Int64.self, attribute, column), to: T.self)
+        case .optionalString: return unsafeBitCast(try optionalScalar(String.self, attribute, column), to: T.self)
+        case .optionalInt: return unsafeBitCast(try optionalScalar(Int.self, attribute, column), to: T.self)
+        case .optionalDouble: return unsafeBitCast(try optionalScalar(Double.self, attribute, column), to: T.self)
+        case .optionalDate: return unsafeBitCast(try optionalScalar(Date.self, attribute, column), to: T.self)
+        case .scalar(let type):
+            guard !isNull(column) else { throw failure(attribute, "NULL in a non-optional \(T.self) attribute") }
+            do { return try type.init(sqliteColumn: column, of: statement) as! T } catch { throw failure(attribute, error.reason) }
+        case .optionalScalar(let type, let none):
+            if isNull(column) { return none as! T }
+            do { return try type.init(sqliteColumn: column, of: statement) as! T } catch { throw failure(attribute, error.reason) }
+        case .enumeration(let read):
+            do { return try read(statement, column) as! T } catch let error as ColumnDecodingFailure { throw failure(attribute, error.reason) }
+        case .other:
+            return try decodeOther(T.self, attribute, column)
+        }
     }
 
     @inline(__always)
@@ -60,25 +75,11 @@ public struct PersistentRow {
         do { return try S(sqliteColumn: column, of: statement) } catch { throw failure(attribute, error.reason) }
     }
 
-    private func general<T: Decodable>(_: T.Type, _ attribute: Int, _ column: Int32) throws -> T {
-        let reader = mapping.readers[attribute]
-        switch reader {
-        case .scalar(let type):
-            guard !isNull(column) else { throw failure(attribute, "NULL in a non-optional \(T.self) attribute") }
-            do { return try type.init(sqliteColumn: column, of: statement) as! T } catch { throw failure(attribute, error.reason) }
-        case .optionalScalar(let type, let none):
-            if isNull(column) { return none as! T }
-            do { return try type.init(sqliteColumn: column, of: statement) as! T } catch { throw failure(attribute, error.reason) }
-        case .other:
-            return try decodeOther(T.self, attribute, column)
-        }
-    }
-
     /// Reads an enum, composite, collection or other Codable attribute.
     private func decodeOther<T: Decodable>(_: T.Type, _ attribute: Int, _ column: Int32) throws -> T {
         do {
-            if let layout = mapping.composites[attribute] {
-                return try T(from: CompositeDecoder(layout: layout, statement: statement, base: column, coders: coders))
+            if mapping.composites[attribute] != nil {
+                return try T(from: coders.compositeDecoder(attribute: attribute, mapping: mapping, statement: statement, base: column))
             }
             if isNull(column) {
                 guard let none = (T.self as? any OptionalMarker.Type)?.none as? T else {

@@ -55,13 +55,19 @@ enum UUIDText {
         return string.withUTF8 { parse($0) }
     }
 
+    /// Hex digit values by ASCII code; 0xFF for anything else.
+    private static let nibbles: [UInt8] = (0..<256).map { c in
+        switch c {
+        case 48...57: UInt8(c - 48)
+        case 97...102: UInt8(c - 87)
+        case 65...70: UInt8(c - 55)
+        default: 0xFF
+        }
+    }
+
     @inline(__always)
     private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: c - 48
-        case 97...102: c - 87
-        case 65...70: c - 55
-        default: nil
-        }
+        let value = nibbles[Int(c)]
+        return value == 0xFF ? nil : value
     }
 }
