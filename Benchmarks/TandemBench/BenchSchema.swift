@@ -17,6 +17,14 @@ enum BenchSchema {
         "score" REAL NOT NULL, "timestamp" REAL NOT NULL, "note" TEXT NOT NULL)
         """
 
+    /// `count` is `@Attribute(.indexed)` — the column the group-by test groups on, indexed as
+    /// a user grouping by it would. Every competitor's table carries the same index, so the
+    /// insert test maintains one extra index everywhere.
+    static let createIndex = #"CREATE INDEX "BenchTodo.count.index" ON "BenchTodo" ("count")"#
+
+    /// The table and its index.
+    static let createTableAndIndex = createTable + ";\n" + createIndex
+
     static let insert = """
         INSERT INTO "BenchTodo" (\(columns.map { "\"\($0)\"" }.joined(separator: ", "))) \
         VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))

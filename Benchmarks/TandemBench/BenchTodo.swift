@@ -13,7 +13,7 @@ import Tandem
     var priority: Priority
     var weight: Double?
     var done: Bool
-    var count: Int
+    @Attribute(.indexed) var count: Int
     var score: Double
     var timestamp: Date
     var note: String

@@ -5,9 +5,14 @@ import Tandem
 enum Checksum {
     static func combine(_ age: Int, _ count: Int, _ priority: Priority, _ weight: Double?, _ done: Bool,
                         _ score: Double, _ timestamp: Date, _ title: String, _ note: String, _ name: String) -> Int {
-        age &+ count &* 3 &+ priority.rawValue &* 5 &+ (weight.map { Int($0 * 2) } ?? 7) &* 11 &+ (done ? 13 : 0)
-            &+ Int(score * 4) &+ Int(timestamp.timeIntervalSince1970) % 1000 &+ title.utf8.count &+ note.utf8.count &* 17
-            &+ name.utf8.count &* 19
+        var sum = age &+ count &* 3
+        sum = sum &+ priority.rawValue &* 5
+        sum = sum &+ (weight.map { Int($0 * 2) } ?? 7) &* 11
+        sum = sum &+ (done ? 13 : 0)
+        sum = sum &+ Int(score * 4)
+        sum = sum &+ Int(timestamp.timeIntervalSince1970) % 1000
+        sum = sum &+ title.utf8.count &+ note.utf8.count &* 17
+        return sum &+ name.utf8.count &* 19
     }
 
     static func of(_ seeds: [TodoSeed]) -> Int {

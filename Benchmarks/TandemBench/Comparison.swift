@@ -5,6 +5,8 @@ struct Comparison {
         case ratioAtMost(Double)
         /// The competitor's time ÷ Tandem's must be at least this (Tandem that much faster).
         case speedupAtLeast(Double)
+        /// No target: shown for context (e.g. how close Tandem is to the floor).
+        case none
     }
 
     var operation: String
@@ -12,18 +14,32 @@ struct Comparison {
     var competitor: Measurement
     var target: Target
 
+    /// Ratio of the medians: what the target is checked against.
     var ratio: Double { tandem.median.seconds / competitor.median.seconds }
+
+    /// Tandem ÷ competitor within each round (both ran back to back), to show how much of
+    /// the spread is machine noise.
+    var roundRatios: [Double] {
+        zip(tandem.samples, competitor.samples).map { $0.seconds / $1.seconds }
+    }
+
+    var hasTarget: Bool {
+        if case .none = target { false } else { true }
+    }
 
     var passed: Bool {
         switch target {
         case .ratioAtMost(let limit): ratio <= limit
         case .speedupAtLeast(let limit): 1 / ratio >= limit
+        case .none: true
         }
     }
 
-    var ratioText: String {
+    var ratioText: String { format(ratio: ratio) }
+
+    func format(ratio: Double) -> String {
         switch target {
-        case .ratioAtMost: String(format: "%.2f×", ratio)
+        case .ratioAtMost, .none: String(format: "%.2f×", ratio)
         case .speedupAtLeast: String(format: "%.1f× faster", 1 / ratio)
         }
     }
@@ -32,6 +48,7 @@ struct Comparison {
         switch target {
         case .ratioAtMost(let limit): "≤ \(Self.number(limit))×"
         case .speedupAtLeast(let limit): "≥ \(Self.number(limit))× faster"
+        case .none: "—"
         }
     }
 

@@ -6,7 +6,7 @@ enum GRDBCompetitor {
         var configuration = Configuration()
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let pool = try DatabasePool(path: path, configuration: configuration)
-        if createTable { try pool.write { db in try db.execute(sql: BenchSchema.createTable) } }
+        if createTable { try pool.write { db in try db.execute(sql: BenchSchema.createTableAndIndex) } }
         return pool
     }
 

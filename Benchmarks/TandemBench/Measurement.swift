@@ -7,6 +7,13 @@ struct Measurement {
 
     init(_ name: String) { self.name = name }
 
+    /// The same samples, named "`test`: `name`" for the list of all samples.
+    func labelled(_ test: String) -> Measurement {
+        var copy = self
+        copy.name = "\(test): \(name)"
+        return copy
+    }
+
     var median: Duration {
         let sorted = samples.sorted()
         guard !sorted.isEmpty else { return .zero }
@@ -17,6 +24,7 @@ struct Measurement {
     var summary: String {
         let sorted = samples.sorted()
         guard let low = sorted.first, let high = sorted.last else { return "\(name): no samples" }
-        return "\(name): median \(median.milliseconds) (min \(low.milliseconds), max \(high.milliseconds), \(samples.count) runs)"
+        return "\(name): median \(median.milliseconds) (min \(low.milliseconds), max \(high.milliseconds); in run order: "
+            + samples.map(\.milliseconds).joined(separator: ", ") + ")"
     }
 }

@@ -5,7 +5,7 @@ import Tandem
 enum RawCompetitor {
     static func open(_ path: String, createTable: Bool) throws -> RawDatabase {
         let db = try RawDatabase(path: path)
-        if createTable { try db.execute(BenchSchema.createTable) }
+        if createTable { try db.execute(BenchSchema.createTable); try db.execute(BenchSchema.createIndex) }
         return db
     }
 
@@ -92,5 +92,23 @@ enum RawCompetitor {
     /// Moves a file's WAL content into the database file.
     static func checkpoint(_ path: String) throws {
         try RawDatabase(path: path).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}
+
+extension RawCompetitor {
+    /// The GROUP BY of test 3 by hand, for context: what SQLite alone costs.
+    static func groupCount(_ db: RawDatabase) throws -> (Duration, [Int: Int]) {
+        try Stopwatch.time {
+            let statement = try db.prepare(#"SELECT "count", COUNT(*) FROM "BenchTodo" GROUP BY "count""#)
+            defer { sqlite3_finalize(statement) }
+            var counts: [Int: Int] = [:]
+            while true {
+                let code = sqlite3_step(statement)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw db.error("group by") }
+                counts[Int(sqlite3_column_int64(statement, 0)), default: 0] += Int(sqlite3_column_int64(statement, 1))
+            }
+            return counts
+        }
     }
 }

@@ -23,6 +23,10 @@ public struct MigrationPlan: Sendable, Hashable {
         case addUniqueIndex(entity: String, attribute: Schema.Attribute)
         /// Drop the unique index of the attribute (named as in the stored schema).
         case dropUniqueIndex(entity: String, attribute: Schema.Attribute)
+        /// Create the (non-unique) index of an `.indexed` attribute.
+        case addIndex(entity: String, attribute: Schema.Attribute)
+        /// Drop the index of an attribute that is no longer `.indexed`.
+        case dropIndex(entity: String, attribute: Schema.Attribute)
     }
 
     /// A change that cannot be applied automatically.
@@ -122,6 +126,12 @@ public struct MigrationPlan: Sendable, Hashable {
         } else if attribute.isUnique && attribute.name != previous.name {
             steps.append(.dropUniqueIndex(entity: entity, attribute: previous))
             steps.append(.addUniqueIndex(entity: entity, attribute: attribute))
+        }
+        if attribute.isIndexed && (!previous.isIndexed || attribute.name != previous.name) {
+            if previous.isIndexed { steps.append(.dropIndex(entity: entity, attribute: previous)) }
+            steps.append(.addIndex(entity: entity, attribute: attribute))
+        } else if !attribute.isIndexed && previous.isIndexed {
+            steps.append(.dropIndex(entity: entity, attribute: previous))
         }
     }
 

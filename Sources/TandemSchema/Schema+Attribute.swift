@@ -12,6 +12,8 @@ extension Schema {
             case unique
             /// A deleted record's tombstone keeps this value (see the change journal).
             case preserveValueOnDeletion
+            /// An index on the attribute's columns, for attributes you filter, sort or group by.
+            case indexed
         }
 
         /// The property name.
@@ -39,6 +41,9 @@ extension Schema {
 
         /// `true` with ``Option/unique``.
         public var isUnique: Bool { options.contains(.unique) }
+
+        /// `true` with ``Option/indexed`` (a unique attribute has its unique index instead).
+        public var isIndexed: Bool { options.contains(.indexed) && !isUnique }
 
         /// The columns that hold this attribute, in order.
         ///

@@ -162,6 +162,13 @@ struct MigrationPlanTests {
         #expect(throws: SchemaError.self) { _ = try MigrationPlan(from: grown, to: base) }
     }
 
+    @Test func indexOptionChangesAreIndexSteps() throws {
+        let plain = entity([title])
+        let indexed = entity([Schema.Attribute(name: "title", type: .scalar(.string), options: [.indexed])])
+        #expect(try MigrationPlan(from: plain, to: indexed).steps == [.addIndex(entity: "Todo", attribute: indexed.entities[0].attributes[0])])
+        #expect(try MigrationPlan(from: indexed, to: plain).steps == [.dropIndex(entity: "Todo", attribute: indexed.entities[0].attributes[0])])
+    }
+
     @Test func everyRefusalIsReportedAtOnce() throws {
         let old = Schema(entities: [Schema.Entity(name: "Todo", attributes: [title, Schema.Attribute(name: "a", type: .scalar(.int))]),
                                     Schema.Entity(name: "Gone", attributes: [])])

@@ -35,6 +35,15 @@ struct MigrationTests {
         }
     }
 
+    @Test func addingTheIndexedOptionCreatesTheIndexOnOpen() throws {
+        try withV1Store { url in
+            let container = try ModelContainer(for: V5.Note.self, configurations: ModelConfiguration(url: url))
+            let indexes = try container.read { db in try db.indexes(on: "Note").map(\.name) }
+            #expect(indexes.contains("Note.title.index"))
+            #expect(try ModelContext(container).fetch(FetchDescriptor<V5.Note>()).map(\.title) == ["kept"])
+        }
+    }
+
     @Test func addingAnEntityCreatesItsTable() throws {
         try withV1Store { url in
             let container = try ModelContainer(for: V1.Note.self, Item.self, configurations: ModelConfiguration(url: url))

@@ -153,6 +153,20 @@ struct PredicateTests {
         #expect(byWeight[90] == 1)
     }
 
+    @Test func indexedAttributesGetAnIndexThatGroupedCountsUse() throws {
+        let container = try memoryContainer(Item.self)
+        let context = ModelContext(container)
+        for i in 0..<20 { let item = Item(name: "i\(i)"); item.position = i % 3; context.insert(item) }
+        try context.save()
+        let indexes = try container.read { db in try db.indexes(on: "Item").map(\.name) }
+        #expect(indexes.contains("Item.position.index"))
+        let plan = try container.read { db in
+            try Row.fetchAll(db, sql: #"EXPLAIN QUERY PLAN SELECT t."position", COUNT(*) FROM "Item" AS t GROUP BY t."position""#).map { $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.contains("Item.position.index") }, "GROUP BY reads the index: \(plan)")
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Item>(), groupedBy: \.position) == [0: 7, 1: 7, 2: 6])
+    }
+
     @Test func sqlFilterRunsRawSQLWithArguments() throws {
         let descriptor = FetchDescriptor<Todo>(sqlFilter: #""people.age" BETWEEN ? AND ?"#, arguments: [18, 40], sortBy: [SortDescriptor(\.code)])
         #expect(try ModelContext(container).fetch(descriptor).map(\.code) == ["A", "D"])

@@ -9,6 +9,9 @@ enum Migrator {
                 for attribute in entity.attributes where attribute.isUnique {
                     try db.execute(sql: DDL.createUniqueIndex(entity: entity.name, attribute: attribute))
                 }
+                for attribute in entity.attributes where attribute.isIndexed {
+                    try db.execute(sql: DDL.createIndex(entity: entity.name, attribute: attribute))
+                }
             case .addAttribute(let entityName, let attribute):
                 guard let mapping = byName[entityName], let index = mapping.entity.attributes.firstIndex(where: { $0.name == attribute.name }) else { continue }
                 for column in attribute.columns {
@@ -17,6 +20,9 @@ enum Migrator {
                 try fillDefault(mapping: mapping, attribute: index, db: db)
                 if attribute.isUnique {
                     try db.execute(sql: DDL.createUniqueIndex(entity: entityName, attribute: attribute))
+                }
+                if attribute.isIndexed {
+                    try db.execute(sql: DDL.createIndex(entity: entityName, attribute: attribute))
                 }
             case .renameAttribute(let entityName, let from, let attribute):
                 var renamed = attribute
@@ -28,6 +34,10 @@ enum Migrator {
                 try db.execute(sql: DDL.createUniqueIndex(entity: entityName, attribute: attribute))
             case .dropUniqueIndex(let entityName, let attribute):
                 try db.execute(sql: "DROP INDEX IF EXISTS \(SQLName.quote(DDL.uniqueIndexName(entity: entityName, attribute: attribute)))")
+            case .addIndex(let entityName, let attribute):
+                try db.execute(sql: DDL.createIndex(entity: entityName, attribute: attribute))
+            case .dropIndex(let entityName, let attribute):
+                try db.execute(sql: "DROP INDEX IF EXISTS \(SQLName.quote(DDL.indexName(entity: entityName, attribute: attribute)))")
             }
         }
         try StoreFile.setMetadata("schema", String(decoding: try schema.canonicalJSON(), as: UTF8.self), db)
@@ -73,6 +83,15 @@ enum DDL {
 
     static func uniqueIndexName(entity: String, attribute: Schema.Attribute) -> String {
         "\(entity).\(attribute.name).unique"
+    }
+
+    static func indexName(entity: String, attribute: Schema.Attribute) -> String {
+        "\(entity).\(attribute.name).index"
+    }
+
+    static func createIndex(entity: String, attribute: Schema.Attribute) -> String {
+        let columns = attribute.columns.filter { $0.role == .value }.map { SQLName.quote($0.name) }.joined(separator: ", ")
+        return "CREATE INDEX \(SQLName.quote(indexName(entity: entity, attribute: attribute))) ON \(SQLName.quote(entity)) (\(columns))"
     }
 
     static func createUniqueIndex(entity: String, attribute: Schema.Attribute) -> String {

@@ -54,7 +54,7 @@ enum Shape: Codable, Equatable {
 
 @Model final class Item {
     var name: String
-    var position: Int = 0
+    @Attribute(.indexed) var position: Int = 0
     init(name: String) { self.name = name }
 }
 
@@ -131,6 +131,13 @@ enum V3Bad {
     @Model final class Note {
         var title: Int
         init(title: Int) { self.title = title }
+    }
+}
+
+enum V5 {
+    @Model final class Note {
+        @Attribute(.indexed) var title: String
+        init(title: String) { self.title = title }
     }
 }
 
