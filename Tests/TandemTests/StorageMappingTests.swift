@@ -163,3 +163,37 @@ struct StorageMappingTests {
         }
     }
 }
+
+/// Decodes field by field (so it is a composite) but encodes as a list: a shape the columns
+/// cannot hold. Saving must fail with a typed error, not crash.
+struct Lopsided: Codable, Equatable {
+    var a: Int
+    var b: Int
+    init(a: Int, b: Int) { self.a = a; self.b = b }
+    func encode(to encoder: any Encoder) throws {
+        var list = encoder.unkeyedContainer()
+        try list.encode(a)
+        try list.encode(b)
+    }
+}
+
+@Model final class LopsidedHolder {
+    var value: Lopsided = Lopsided(a: 1, b: 2)
+    init() {}
+}
+
+@Suite("Composite encoding errors")
+struct CompositeEncodingErrorTests {
+    @Test func aCompositeThatEncodesAsAListIsATypedErrorOnSave() throws {
+        let container = try memoryContainer(LopsidedHolder.self)
+        let context = ModelContext(container)
+        context.insert(LopsidedHolder())
+        #expect {
+            try context.save()
+        } throws: { error in
+            let error = error as? StoreError
+            return error?.code == .invalidValue && error?.attribute == "value" && error?.message.contains("encodes as a list") == true
+        }
+        #expect(try container.read { db in try Int.fetchOne(db, sql: #"SELECT COUNT(*) FROM "LopsidedHolder""#) } == 0)
+    }
+}

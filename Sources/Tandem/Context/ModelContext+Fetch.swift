@@ -57,9 +57,7 @@ extension ModelContext {
         if descriptor.includePendingChanges, !pendingObjects(of: T.self).isEmpty {
             return Dictionary(grouping: try fetch(descriptor), by: { $0[keyPath: keyPath] }).mapValues(\.count)
         }
-        var compiler = PredicateCompiler(mapping: mapping)
-        let column = try compiler.columnName(for: keyPath)
-        _ = compiler
+        let column = try PredicateCompiler(mapping: mapping).columnName(for: keyPath)
         guard let columnIndex = mapping.columns.firstIndex(where: { $0.name == column }) else {
             throw StoreError(.unsupportedPredicate, "cannot group by \(keyPath)", entity: mapping.name)
         }

@@ -11,6 +11,9 @@ final class CompositeEncoder: Encoder {
 
     final class Output {
         var values: [DatabaseValue]
+        /// Set when the value encodes itself in a shape a composite cannot hold (Encoder
+        /// methods cannot throw, so the failure is thrown after encoding).
+        var failure: String?
         init(count: Int) { values = Array(repeating: .null, count: count) }
     }
 
@@ -28,6 +31,7 @@ final class CompositeEncoder: Encoder {
             return output.values
         }
         try value.encode(to: CompositeEncoder(layout: layout, base: 0, output: output, coders: coders))
+        if let failure = output.failure { throw ColumnDecodingFailure(failure) }
         return output.values
     }
 
@@ -39,7 +43,8 @@ final class CompositeEncoder: Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        preconditionFailure("a composite attribute is encoded field by field; \(layout.fieldOrder) expected")
+        output.failure = output.failure ?? "the value encodes as a list, but its stored composite has fields \(layout.fieldOrder.joined(separator: ", ")); its Encodable and Decodable conformances must agree"
+        return Discard(encoder: self)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -68,13 +73,30 @@ final class CompositeEncoder: Encoder {
             try encoder.encode(value, forKey: key.stringValue)
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-            preconditionFailure("hand-written nested containers are not supported in composites")
+            encoder.output.failure = encoder.output.failure ?? "hand-written nested containers ('\(key.stringValue)') are not supported in composites; use a nested Codable struct"
+            return KeyedEncodingContainer(Container<NestedKey>(encoder: encoder))
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            preconditionFailure("hand-written unkeyed containers are not supported in composites")
+            encoder.output.failure = encoder.output.failure ?? "hand-written unkeyed containers ('\(key.stringValue)') are not supported in composites; use an array property"
+            return Discard(encoder: encoder)
         }
         mutating func superEncoder() -> any Encoder { encoder }
         mutating func superEncoder(forKey key: Key) -> any Encoder { encoder }
+    }
+
+    /// Swallows what a value encodes in a shape the composite cannot hold; the encoder's
+    /// `output.failure` already says why.
+    private struct Discard: UnkeyedEncodingContainer {
+        let encoder: CompositeEncoder
+        var codingPath: [any CodingKey] { [] }
+        var count = 0
+        mutating func encodeNil() throws { count += 1 }
+        mutating func encode<T: Encodable>(_ value: T) throws { count += 1 }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+            KeyedEncodingContainer(Container<NestedKey>(encoder: encoder))
+        }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Discard(encoder: encoder) }
+        mutating func superEncoder() -> any Encoder { encoder }
     }
 
     /// `Optional<Composite>.encode(to:)` asks for a single-value container.
