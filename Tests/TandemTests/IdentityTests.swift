@@ -72,3 +72,16 @@ struct IdentityTests {
         #expect(todo.id == todo.persistentModelID)
     }
 }
+
+@Suite("Random UUIDs")
+struct RandomUUIDTests {
+    @Test func generatedIdentifiersAreVersion4AndDistinct() {
+        let ids = (0..<10_000).map { _ in RandomUUID.next() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(600) {
+            let text = UUIDText.string(id)
+            #expect(Array(text)[14] == "4", "version nibble of \(text)")
+            #expect("89ab".contains(Array(text)[19]), "variant nibble of \(text)")
+        }
+    }
+}

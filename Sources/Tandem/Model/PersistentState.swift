@@ -29,7 +29,7 @@ public struct PersistentState {
     public var uuid: UUID {
         mutating get {
             if let storedUUID { return storedUUID }
-            let fresh = UUID()
+            let fresh = RandomUUID.next()
             storedUUID = fresh
             return fresh
         }
