@@ -11,6 +11,8 @@ public enum ModelMacro: ModelMacroImplementation {}
 public enum AttributeMacro: AttributeMacroImplementation {}
 /// `@Transient`.
 public enum TransientMacro: TransientMacroImplementation {}
+/// `@Relationship(...)`.
+public enum RelationshipMacro: RelationshipMacroImplementation {}
 /// `@_PersistedProperty(index:)`.
 public enum PersistedPropertyMacro: PersistedPropertyMacroImplementation {}
 /// `@ModelActor`.
@@ -22,6 +24,7 @@ struct TandemMacrosPlugin: CompilerPlugin {
         ModelMacro.self,
         AttributeMacro.self,
         TransientMacro.self,
+        RelationshipMacro.self,
         PersistedPropertyMacro.self,
         ModelActorMacro.self,
     ]

@@ -29,6 +29,23 @@ extension TransientMacroImplementation {
     }
 }
 
+/// The expansion of `@Relationship(...)`: nothing. `@Model` reads its `deleteRule:`,
+/// `inverse:` and `originalName:` arguments.
+public protocol RelationshipMacroImplementation: PeerMacro {}
+
+extension RelationshipMacroImplementation {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        []
+    }
+}
+
+/// `@Relationship`, as run by the tests. The compiler plugin declares its own type of that name.
+public enum RelationshipMacro: RelationshipMacroImplementation {}
+
 /// `@Attribute`, as run by the tests. The compiler plugin declares its own type of that name.
 public enum AttributeMacro: AttributeMacroImplementation {}
 

@@ -45,7 +45,7 @@ struct ModelMembers {
     }
 
     /// One `Tandem.PropertyMetadata(...)` entry; arguments in the order keyPath, name,
-    /// options, originalName, defaultValue, makeDefault.
+    /// options, originalName, deleteRule, inverse, defaultValue, makeDefault.
     private func metadata(for property: PersistedProperty) -> String {
         var arguments = [
             "\\\(model.typeName).\(property.identifier.text)",
@@ -56,6 +56,12 @@ struct ModelMembers {
         }
         if let originalName = property.originalName {
             arguments.append("originalName: \(originalName.trimmedDescription)")
+        }
+        if let deleteRule = property.deleteRule {
+            arguments.append("deleteRule: \(deleteRule.trimmedDescription)")
+        }
+        if let inverse = property.inverse {
+            arguments.append("inverse: \(inverse.trimmedDescription)")
         }
         if let initializer = property.initializer {
             arguments.append("defaultValue: \(initializer.trimmedDescription.swiftStringLiteral)")

@@ -10,8 +10,12 @@ public struct PersistedProperty {
     public let initializer: ExprSyntax?
     /// The unlabeled arguments of `@Attribute(...)`, verbatim.
     public let options: [ExprSyntax]
-    /// The `originalName:` argument of `@Attribute(...)`, verbatim.
+    /// The `originalName:` argument of `@Attribute(...)` or `@Relationship(...)`, verbatim.
     public let originalName: ExprSyntax?
+    /// The `deleteRule:` argument of `@Relationship(...)`, verbatim.
+    public var deleteRule: ExprSyntax? = nil
+    /// The `inverse:` argument of `@Relationship(...)`, verbatim.
+    public var inverse: ExprSyntax? = nil
 
     /// The property's name without backticks: the stored column name.
     public var name: String { identifier.unescapedText }

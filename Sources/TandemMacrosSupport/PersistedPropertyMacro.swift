@@ -6,8 +6,10 @@ import SwiftSyntaxBuilder
 /// property.
 ///
 /// - Accessor role: an `init` accessor that initializes the `_name` storage, a `get` that
-///   reports the access to the observation registrar, and a `set` that mutates through the
-///   registrar and then calls `persistentDidChange(N)`.
+///   reports the access to the observation registrar and lets the store load a relationship
+///   on first use (`persistentWillAccess(N, &_name)`), and a `set` that mutates through the
+///   registrar and then reports old and new value (`persistentDidSet(N, from:to:)`): change
+///   tracking for attributes, inverse maintenance for relationships.
 /// - Peer role: the storage itself, `private var _name: Type = initialValue`, with the
 ///   property's attributes and modifiers dropped.
 ///
@@ -37,15 +39,17 @@ extension PersistedPropertyMacroImplementation {
             """
             get {
                 _$observationRegistrar.access(self, keyPath: \(raw: keyPath))
+                persistentWillAccess(\(raw: index), &\(raw: storage))
                 return \(raw: storage)
             }
             """,
             """
             set {
+                let oldValue = \(raw: storage)
                 _$observationRegistrar.withMutation(of: self, keyPath: \(raw: keyPath)) {
                     \(raw: storage) = newValue
                 }
-                persistentDidChange(\(raw: index))
+                persistentDidSet(\(raw: index), from: oldValue, to: newValue)
             }
             """,
         ]

@@ -126,15 +126,17 @@ public struct PropertyDeclaration {
         if let type = binding.typeAnnotation?.type, let kind = UnstorableTypeKind.of(type) {
             return reject(type, .unstorableType(name: name, type: type.trimmedDescription, kind: kind))
         }
-        let attribute = declaration.attributes.attribute(named: "Attribute")
+        let attribute = declaration.attributes.attribute(named: "Attribute") ?? declaration.attributes.attribute(named: "Relationship")
         let arguments = attribute?.arguments?.as(LabeledExprListSyntax.self).map(Array.init) ?? []
-        return .persisted(
-            PersistedProperty(
-                identifier: identifier.trimmed,
-                type: binding.typeAnnotation?.type.trimmed,
-                initializer: binding.initializer?.value.trimmed,
-                options: arguments.filter { $0.label == nil }.map(\.expression.trimmed),
-                originalName: arguments.first { $0.label?.text == "originalName" }?.expression.trimmed))
+        var property = PersistedProperty(
+            identifier: identifier.trimmed,
+            type: binding.typeAnnotation?.type.trimmed,
+            initializer: binding.initializer?.value.trimmed,
+            options: arguments.filter { $0.label == nil }.map(\.expression.trimmed),
+            originalName: arguments.first { $0.label?.text == "originalName" }?.expression.trimmed)
+        property.deleteRule = arguments.first { $0.label?.text == "deleteRule" }?.expression.trimmed
+        property.inverse = arguments.first { $0.label?.text == "inverse" }?.expression.trimmed
+        return .persisted(property)
     }
 
     private func reject(_ node: some SyntaxProtocol, _ message: TandemDiagnostic) -> PropertyClassification {

@@ -27,6 +27,8 @@ public struct MigrationPlan: Sendable, Hashable {
         case addIndex(entity: String, attribute: Schema.Attribute)
         /// Drop the index of an attribute that is no longer `.indexed`.
         case dropIndex(entity: String, attribute: Schema.Attribute)
+        /// Add a relationship's storage: a foreign-key column or a join table.
+        case addRelationship(entity: String, Schema.Relationship)
     }
 
     /// A change that cannot be applied automatically.
@@ -103,6 +105,21 @@ public struct MigrationPlan: Sendable, Hashable {
             refusals.append(Refusal(entity: entity.name, attribute: attribute.name,
                                     change: "attribute was removed; its stored values would be lost (keep it, mark a renamed property with @Attribute(originalName: \"\(attribute.name)\"), or migrate by hand)"))
         }
+        for relationship in entity.relationships {
+            guard let previous = old.relationship(named: relationship.name) else {
+                steps.append(.addRelationship(entity: entity.name, relationship))
+                continue
+            }
+            if previous.destination != relationship.destination || previous.cardinality != relationship.cardinality
+                || previous.inverse != relationship.inverse {
+                refusals.append(Refusal(entity: entity.name, attribute: relationship.name,
+                                        change: "relationship changed from \(previous.summary) to \(relationship.summary); its stored links would not match"))
+            }
+        }
+        for relationship in old.relationships where entity.relationship(named: relationship.name) == nil {
+            refusals.append(Refusal(entity: entity.name, attribute: relationship.name,
+                                    change: "relationship was removed; its stored links would be lost (keep it, or migrate by hand)"))
+        }
     }
 
     private static func compare(entity: String, attribute: Schema.Attribute, previous: Schema.Attribute,
@@ -171,5 +188,12 @@ extension Schema.AttributeType {
         case .collection(let typeName): "collection \(typeName)"
         case .json(let typeName): "JSON \(typeName)"
         }
+    }
+}
+
+extension Schema.Relationship {
+    /// `to-many Article (inverse category)`.
+    public var summary: String {
+        "\(isToMany ? "to-many" : "to-one") \(destination)\(inverse.map { " (inverse \($0))" } ?? "")"
     }
 }

@@ -14,6 +14,8 @@ extension Schema {
             case value
             /// `1` when an optional composite is present, `NULL` when it is `nil`.
             case presence
+            /// A to-one relationship: the destination's UUID, or `NULL`.
+            case foreignKey
         }
 
         public var name: String

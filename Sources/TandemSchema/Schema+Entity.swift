@@ -10,10 +10,29 @@ extension Schema {
         public var name: String
         /// Persisted attributes in declaration order.
         public var attributes: [Attribute]
+        /// Relationships in declaration order.
+        public var relationships: [Relationship]
 
-        public init(name: String, attributes: [Attribute]) {
+        public init(name: String, attributes: [Attribute], relationships: [Relationship] = []) {
             self.name = name
             self.attributes = attributes
+            self.relationships = relationships
+        }
+
+        private enum CodingKeys: String, CodingKey { case name, attributes, relationships }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            attributes = try container.decode([Attribute].self, forKey: .attributes)
+            relationships = try container.decodeIfPresent([Relationship].self, forKey: .relationships) ?? []
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(attributes, forKey: .attributes)
+            if !relationships.isEmpty { try container.encode(relationships, forKey: .relationships) }
         }
 
         /// The attribute with this name, if any.
@@ -21,9 +40,10 @@ extension Schema {
             attributes.first { $0.name == name }
         }
 
-        /// Every column of the entity's table, the primary key first.
+        /// Every column of the entity's table: the primary key, the attributes' columns, then
+        /// one foreign-key column per to-one relationship.
         public var columns: [Column] {
-            [Column.primaryKey] + attributes.flatMap(\.columns)
+            [Column.primaryKey] + attributes.flatMap(\.columns) + foreignKeyColumns
         }
     }
 }

@@ -103,13 +103,15 @@ import Testing
                     }
                     get {
                         _$observationRegistrar.access(self, keyPath: \.name)
+                        persistentWillAccess(0, &_name)
                         return _name
                     }
                     set {
+                        let oldValue = _name
                         _$observationRegistrar.withMutation(of: self, keyPath: \.name) {
                             _name = newValue
                         }
-                        persistentDidChange(0)
+                        persistentDidSet(0, from: oldValue, to: newValue)
                     }
                 }
 
@@ -121,13 +123,15 @@ import Testing
                     }
                     get {
                         _$observationRegistrar.access(self, keyPath: \.uses)
+                        persistentWillAccess(1, &_uses)
                         return _uses
                     }
                     set {
+                        let oldValue = _uses
                         _$observationRegistrar.withMutation(of: self, keyPath: \.uses) {
                             _uses = newValue
                         }
-                        persistentDidChange(1)
+                        persistentDidSet(1, from: oldValue, to: newValue)
                     }
                 }
 

@@ -17,13 +17,15 @@ import Testing
                 }
                 get {
                     _$observationRegistrar.access(self, keyPath: \.title)
+                    persistentWillAccess(7, &_title)
                     return _title
                 }
                 set {
+                    let oldValue = _title
                     _$observationRegistrar.withMutation(of: self, keyPath: \.title) {
                         _title = newValue
                     }
-                    persistentDidChange(7)
+                    persistentDidSet(7, from: oldValue, to: newValue)
                 }
             }
 
@@ -49,13 +51,15 @@ import Testing
                 }
                 get {
                     _$observationRegistrar.access(self, keyPath: \\.\(name))
+                    persistentWillAccess(0, &_\(name))
                     return _\(name)
                 }
                 set {
+                    let oldValue = _\(name)
                     _$observationRegistrar.withMutation(of: self, keyPath: \\.\(name)) {
                         _\(name) = newValue
                     }
-                    persistentDidChange(0)
+                    persistentDidSet(0, from: oldValue, to: newValue)
                 }
             }
 
@@ -76,13 +80,15 @@ import Testing
                 }
                 get {
                     _$observationRegistrar.access(self, keyPath: \.code)
+                    persistentWillAccess(0, &_code)
                     return _code
                 }
                 set {
+                    let oldValue = _code
                     _$observationRegistrar.withMutation(of: self, keyPath: \.code) {
                         _code = newValue
                     }
-                    persistentDidChange(0)
+                    persistentDidSet(0, from: oldValue, to: newValue)
                 }
             }
 

@@ -12,8 +12,11 @@ enum Migrator {
                 for attribute in entity.attributes where attribute.isIndexed {
                     try db.execute(sql: DDL.createIndex(entity: entity.name, attribute: attribute))
                 }
+                for relationship in entity.relationships {
+                    try DDL.createStorage(of: relationship, in: entity, schema: schema, withColumn: false, db: db)
+                }
             case .addAttribute(let entityName, let attribute):
-                guard let mapping = byName[entityName], let index = mapping.entity.attributes.firstIndex(where: { $0.name == attribute.name }) else { continue }
+                guard let mapping = byName[entityName], let index = mapping.propertyIndex(named: attribute.name) else { continue }
                 for column in attribute.columns {
                     try db.execute(sql: "ALTER TABLE \(SQLName.quote(entityName)) ADD COLUMN \(DDL.columnDefinition(column, forAlter: true))")
                 }
@@ -34,6 +37,9 @@ enum Migrator {
                 try db.execute(sql: DDL.createUniqueIndex(entity: entityName, attribute: attribute))
             case .dropUniqueIndex(let entityName, let attribute):
                 try db.execute(sql: "DROP INDEX IF EXISTS \(SQLName.quote(DDL.uniqueIndexName(entity: entityName, attribute: attribute)))")
+            case .addRelationship(let entityName, let relationship):
+                guard let entity = schema.entity(named: entityName) else { continue }
+                try DDL.createStorage(of: relationship, in: entity, schema: schema, withColumn: true, db: db)
             case .addIndex(let entityName, let attribute):
                 try db.execute(sql: DDL.createIndex(entity: entityName, attribute: attribute))
             case .dropIndex(let entityName, let attribute):
@@ -47,7 +53,7 @@ enum Migrator {
     private static func fillDefault(mapping: EntityMapping, attribute index: Int, db: Database) throws {
         guard let makeDefault = mapping.properties[index].makeDefault else { return }
         let values = try PersistentRowWriter.databaseValues(of: makeDefault(), attribute: index, mapping: mapping, coders: CoderCache())
-        let columns = mapping.entity.attributes[index].columns
+        guard let columns = mapping.attribute(ofProperty: index)?.columns else { return }
         let assignments = columns.map { "\(SQLName.quote($0.name)) = ?" }.joined(separator: ", ")
         try db.execute(sql: "UPDATE \(mapping.quotedTable) SET \(assignments)", arguments: StatementArguments(values))
     }
@@ -83,6 +89,24 @@ enum DDL {
 
     static func uniqueIndexName(entity: String, attribute: Schema.Attribute) -> String {
         "\(entity).\(attribute.name).unique"
+    }
+
+    /// A relationship's storage: its foreign-key column (when `withColumn`, for an existing
+    /// table) and index, or its join table (created once for both sides).
+    static func createStorage(of relationship: Schema.Relationship, in entity: Schema.Entity, schema: Schema,
+                              withColumn: Bool, db: Database) throws {
+        switch schema.storage(of: relationship, in: entity) {
+        case .foreignKey(let column):
+            if withColumn {
+                try db.execute(sql: "ALTER TABLE \(SQLName.quote(entity.name)) ADD COLUMN \(SQLName.quote(column)) TEXT")
+            }
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(SQLName.quote("\(entity.name).\(column).index")) ON \(SQLName.quote(entity.name)) (\(SQLName.quote(column)))")
+        case .joinTable(let name, _):
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(SQLName.quote(name)) (source TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (source, target)) WITHOUT ROWID")
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(SQLName.quote("\(name).target")) ON \(SQLName.quote(name)) (target)")
+        case .inverseForeignKey:
+            break
+        }
     }
 
     static func indexName(entity: String, attribute: Schema.Attribute) -> String {

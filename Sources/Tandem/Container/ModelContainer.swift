@@ -53,8 +53,12 @@ public final class ModelContainer: Sendable {
     static func mappings(for types: [any PersistentModel.Type]) throws -> [EntityMapping] {
         var result: [EntityMapping] = []
         var seenTypes: Set<ObjectIdentifier> = []
-        for type in types where seenTypes.insert(ObjectIdentifier(type)).inserted {
-            let mapping = try EntityMapping(type)
+        let unique = types.filter { seenTypes.insert(ObjectIdentifier($0)).inserted }
+        for type in unique {
+            _ = try EntityMapping.checkedProperties(type)
+        }
+        for type in unique {
+            let mapping = try EntityMapping(type, relationships: try RelationshipResolver.relationships(of: type, among: unique))
             if let other = result.first(where: { $0.name == mapping.name }) {
                 throw StoreError(.invalidModel, "two model types are both named '\(mapping.name)' (\(String(reflecting: other.modelType)) and \(String(reflecting: type))); a container holds one version of each entity", entity: mapping.name)
             }

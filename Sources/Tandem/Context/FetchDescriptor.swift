@@ -17,6 +17,9 @@ public struct FetchDescriptor<T: PersistentModel> {
     /// Whether unsaved inserts, changes and deletes of the context are taken into account
     /// (predicates are then evaluated in memory for those objects). Default `true`.
     public var includePendingChanges = true
+    /// Relationships to load for every fetched object in one query each, instead of one query
+    /// per object on first access.
+    public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T>] = []
     /// A raw SQL condition (columns as named in the table), combined with `predicate` by AND.
     /// Pending changes other than deletes are not visible to it.
     public var sqlFilter: String?

@@ -12,10 +12,12 @@ extension ModelContext {
     ///   run in SQL, ``StoreError/Code/invalidValue`` for a stored value that does not decode.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         let mapping = try container.mapping(for: T.self)
-        let query = try Query(descriptor, mapping: mapping)
+        let query = try Query(descriptor, mapping: mapping, container: container)
         let pending = pendingObjects(of: T.self)
         guard descriptor.includePendingChanges, !pending.isEmpty else {
-            return try fetchRows(mapping, sql: query.sql(limit: descriptor.fetchLimit, offset: descriptor.fetchOffset), arguments: query.arguments, skipping: [])
+            let results: [T] = try fetchRows(mapping, sql: query.sql(limit: descriptor.fetchLimit, offset: descriptor.fetchOffset), arguments: query.arguments, skipping: [])
+            try prefetch(descriptor.relationshipKeyPathsForPrefetching, for: results, mapping: mapping)
+            return results
         }
         // Unsaved work: fetch the stored matches, then merge the pending objects in memory.
         var skipped = Set(deleted.values.compactMap { ($0 as? T)?.persistentState.uuid })
@@ -31,7 +33,9 @@ extension ModelContext {
         }
         let start = min(descriptor.fetchOffset ?? 0, results.count)
         let end = descriptor.fetchLimit.map { min(start + $0, results.count) } ?? results.count
-        return Array(results[start..<end])
+        let page = Array(results[start..<end])
+        try prefetch(descriptor.relationshipKeyPathsForPrefetching, for: page, mapping: mapping)
+        return page
     }
 
     /// The number of objects matching `descriptor`, counted in SQLite.
@@ -40,7 +44,7 @@ extension ModelContext {
         if descriptor.includePendingChanges, !pendingObjects(of: T.self).isEmpty {
             return try fetch(descriptor).count
         }
-        let query = try Query(descriptor, mapping: mapping)
+        let query = try Query(descriptor, mapping: mapping, container: container)
         let sql = "SELECT COUNT(*) FROM (\(query.sql(limit: descriptor.fetchLimit, offset: descriptor.fetchOffset, columns: "1")))"
         return try StoreErrorMapping.map(mapping: mapping) {
             try container.writer.read { db in try Int.fetchOne(db, sql: sql, arguments: StatementArguments(query.arguments)) ?? 0 }
@@ -57,18 +61,18 @@ extension ModelContext {
         if descriptor.includePendingChanges, !pendingObjects(of: T.self).isEmpty {
             return Dictionary(grouping: try fetch(descriptor), by: { $0[keyPath: keyPath] }).mapValues(\.count)
         }
-        let column = try PredicateCompiler(mapping: mapping).columnName(for: keyPath)
+        let column = try PredicateCompiler(mapping: mapping, container: container).columnName(for: keyPath)
         guard let columnIndex = mapping.columns.firstIndex(where: { $0.name == column }) else {
             throw StoreError(.unsupportedPredicate, "cannot group by \(keyPath)", entity: mapping.name)
         }
         let type = Self.columnType(mapping, columnIndex)
-        let query = try Query(descriptor, mapping: mapping)
+        let query = try Query(descriptor, mapping: mapping, container: container)
         let quoted = "t.\(SQLName.quote(column))"
         let sql = "SELECT \(quoted), COUNT(*) FROM \(mapping.quotedTable) AS t\(query.whereClause) GROUP BY \(quoted)"
         return try StoreErrorMapping.map(mapping: mapping) {
             try container.writer.read { db in
                 let statement = try db.makeStatement(sql: sql)
-                try statement.setArguments(StatementArguments(query.arguments))
+                try statement.setArguments(StatementArguments(query.whereArguments))
                 let sqlite = statement.sqliteStatement
                 let coders = CoderCache()
                 var counts: [Key: Int] = [:]
@@ -119,11 +123,19 @@ extension ModelContext {
     }
 
     private func materialize<T: PersistentModel>(statement: Statement, db: Database, mapping: EntityMapping, skipping: Set<UUID>) throws -> [T] {
+        try materializeWithOwners(statement: statement, db: db, mapping: mapping, skipping: skipping, ownerColumn: nil).map(\.model)
+    }
+
+    /// Turns rows into registered objects; with `ownerColumn`, also reads the UUID in that
+    /// column (the owner of a to-many relationship being loaded).
+    func materializeWithOwners<T: PersistentModel>(statement: Statement, db: Database, mapping: EntityMapping,
+                                                  skipping: Set<UUID>, ownerColumn: Int32?) throws -> [(model: T, owner: UUID?)] {
         let sqlite = statement.sqliteStatement
         let row = PersistentRow(statement: sqlite, mapping: mapping, coders: CoderCache())
         let dataset = container.dataset
-        var results: [T] = []
+        var results: [(model: T, owner: UUID?)] = []
         var fresh: [(UUID, T)] = []
+        let foreignKeyColumns = mapping.foreignKeyProperties
         // A context holding nothing yet (the common case for a one-off fetch) needs no lookups.
         let lookUp = !registered.isEmpty
         defer { registerBatch(fresh) }
@@ -139,16 +151,24 @@ extension ModelContext {
                 throw StoreError(.invalidValue, "a row has a malformed \"#id\" (not a UUID); the table was edited outside Tandem", entity: mapping.name)
             }
             if !skipping.isEmpty, skipping.contains(uuid) { continue }
+            let owner = ownerColumn.flatMap { column in
+                sqlite3_column_text(sqlite, column).flatMap { UUIDText.parse(UnsafeBufferPointer(start: $0, count: Int(sqlite3_column_bytes(sqlite, column)))) }
+            }
             if lookUp, let existing = registered[uuid]?.model {
                 guard let model = existing as? T else { continue }
                 if model.persistentState.status == .deleted { continue }
-                if model.persistentState.changes.isEmpty { try model.refreshPersistentValues(from: row) }
-                results.append(model)
+                if model.persistentState.changes.isEmpty {
+                    try model.refreshPersistentValues(from: row)
+                    if !foreignKeyColumns.isEmpty { Self.readForeignKeys(into: model, foreignKeyColumns, sqlite) }
+                    model.persistentState.loadedRelationships.removeAll()
+                }
+                results.append((model, owner))
             } else {
                 let model = try T(persistentRow: row)
                 model.persistentState.adopt(uuid: uuid, dataset: dataset, context: self, status: .registered)
+                if !foreignKeyColumns.isEmpty { Self.readForeignKeys(into: model, foreignKeyColumns, sqlite) }
                 fresh.append((uuid, model))
-                results.append(model)
+                results.append((model, owner))
             }
         }
         return results
@@ -159,7 +179,19 @@ extension ModelContext {
         try fetchOne(opened: type, uuid: uuid)
     }
 
-    private func fetchOne<T: PersistentModel>(opened type: T.Type, uuid: UUID) throws -> T? {
+    /// Records the row's foreign keys (to-one relationships load lazily from them).
+    static func readForeignKeys(into model: some PersistentModel, _ columns: [(property: Int, column: Int32)], _ sqlite: OpaquePointer) {
+        var keys: [Int: UUID] = [:]
+        for (property, column) in columns {
+            if let text = sqlite3_column_text(sqlite, column),
+               let uuid = UUIDText.parse(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(sqlite, column)))) {
+                keys[property] = uuid
+            }
+        }
+        model.persistentState.foreignKeys = keys
+    }
+
+    func fetchOne<T: PersistentModel>(opened type: T.Type, uuid: UUID) throws -> T? {
         let mapping = try container.mapping(for: T.self)
         let rows: [T] = try fetchRows(mapping, sql: "\(mapping.selectSQL) WHERE t.\"#id\" = ?", arguments: [UUIDText.string(uuid).databaseValue], skipping: [])
         return rows.first
@@ -176,11 +208,13 @@ struct Query {
     let mapping: EntityMapping
     let whereClause: String
     let orderClause: String
+    /// Arguments of the WHERE clause, then of the ORDER BY clause.
     let arguments: [DatabaseValue]
+    let whereArguments: [DatabaseValue]
 
-    init<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, mapping: EntityMapping) throws {
+    init<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, mapping: EntityMapping, container: ModelContainer) throws {
         self.mapping = mapping
-        var compiler = PredicateCompiler(mapping: mapping)
+        var compiler = PredicateCompiler(mapping: mapping, container: container)
         var conditions: [String] = []
         var arguments: [DatabaseValue] = []
         if let predicate = descriptor.predicate {
@@ -199,8 +233,10 @@ struct Query {
             arguments += descriptor.sqlArguments.map { ($0 as? any ColumnValue)?.sqlArgument ?? $0.databaseValue }
         }
         self.whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        self.orderClause = try compiler.orderBy(descriptor.sortBy).map { " ORDER BY \($0)" } ?? ""
-        self.arguments = arguments
+        let order = try compiler.orderBy(descriptor.sortBy)
+        self.orderClause = order.map { " ORDER BY \($0.sql)" } ?? ""
+        self.whereArguments = arguments
+        self.arguments = arguments + (order?.arguments ?? [])
     }
 
     func sql(limit: Int?, offset: Int?, columns: String? = nil) -> String {

@@ -25,24 +25,34 @@ extension ModelContext {
         let coders = CoderCache()
         let container = self.container
         var current: EntityMapping?
+        var deletedIDs: [UUID: EntityMapping] = [:]
         do {
             try container.writer.write { db in
-                for model in deletes {
-                    let mapping = try container.mapping(for: type(of: model))
+                // Deletes first (so a new record can take a deleted one's unique value), with
+                // their delete rules: cascade grows the set, deny refuses the whole save.
+                var roots: [(EntityMapping, UUID)] = []
+                for model in deletes { roots.append((try container.mapping(for: type(of: model)), model.persistentState.uuid)) }
+                deletedIDs = try DeleteRules.closure(of: roots, schema: container.schema, mappings: container.mappingsByName, db: db)
+                for (uuid, mapping) in deletedIDs {
                     current = mapping
                     let statement = try db.cachedStatement(sql: "DELETE FROM \(mapping.quotedTable) WHERE \"#id\" = ?")
-                    try Self.bindID(model, statement.sqliteStatement, at: 1)
+                    try statement.setArguments([UUIDText.string(uuid)])
                     try Self.step(statement, db)
                 }
                 for model in updates {
                     let mapping = try container.mapping(for: type(of: model))
                     current = mapping
                     let update = mapping.update(for: model.persistentState.changes)
-                    let statement = try db.cachedStatement(sql: update.sql)
-                    var writer = PersistentRowWriter(statement: statement.sqliteStatement, mapping: mapping, parameters: update.parameters, coders: coders)
-                    try model.encodePersistentValues(to: &writer)
-                    try Self.bindID(model, statement.sqliteStatement, at: Int32(sqlite3_bind_parameter_count(statement.sqliteStatement)))
-                    try Self.step(statement, db)
+                    if update.parameters.contains(where: { $0 != 0 }) {
+                        let statement = try db.cachedStatement(sql: update.sql)
+                        var writer = PersistentRowWriter(statement: statement.sqliteStatement, mapping: mapping, parameters: update.parameters, coders: coders)
+                        writer.foreignKeys = model.persistentState.foreignKeys
+                        writer.loadedRelationships = model.persistentState.loadedRelationships
+                        try model.encodePersistentValues(to: &writer)
+                        try Self.bindID(model, statement.sqliteStatement, at: Int32(sqlite3_bind_parameter_count(statement.sqliteStatement)))
+                        try Self.step(statement, db)
+                    }
+                    try JoinRows.write(model, mapping: mapping, schema: container.schema, only: model.persistentState.changes, db: db)
                 }
                 var lastType: ObjectIdentifier?
                 var statement: Statement?
@@ -60,9 +70,17 @@ extension ModelContext {
                     let sqlite = statement.sqliteStatement
                     try Self.bindID(model, sqlite, at: 1)
                     var writer = PersistentRowWriter(statement: sqlite, mapping: mapping, parameters: parameters, coders: coders)
+                    writer.foreignKeys = model.persistentState.foreignKeys
+                    writer.loadedRelationships = model.persistentState.loadedRelationships
                     try model.encodePersistentValues(to: &writer)
                     try Self.step(statement, db)
                 }
+                for model in inserts {
+                    let mapping = try container.mapping(for: type(of: model))
+                    try JoinRows.write(model, mapping: mapping, schema: container.schema, only: nil, db: db)
+                }
+                // Referential integrity: nothing may point at a deleted record any more.
+                try DeleteRules.clearReferences(to: deletedIDs, schema: container.schema, db: db)
             }
         } catch let error as DatabaseError {
             throw StoreErrorMapping.storeError(error, mapping: current)
@@ -72,9 +90,21 @@ extension ModelContext {
             model.persistentState.changes.removeAll()
         }
         for model in updates { model.persistentState.changes.removeAll() }
-        for model in deletes {
-            registered.removeValue(forKey: model.persistentState.uuid)
-            model.persistentState.context = nil
+        for model in deletes { model.persistentState.context = nil }
+        if !deletedIDs.isEmpty {
+            // Cascaded deletes and references to deleted records: forget them in memory, and
+            // let relationships reload on next access.
+            for (uuid, _) in deletedIDs {
+                if let model = registered.removeValue(forKey: uuid)?.model {
+                    model.persistentState.status = .deleted
+                    model.persistentState.context = nil
+                }
+            }
+            for entry in registered.values {
+                guard let model = entry.model else { continue }
+                model.persistentState.loadedRelationships.removeAll()
+                model.persistentState.foreignKeys = model.persistentState.foreignKeys.filter { deletedIDs[$0.value] == nil }
+            }
         }
         inserted = [:]
         insertionOrder = []

@@ -34,6 +34,20 @@ public macro Model() = #externalMacro(module: "TandemMacros", type: "ModelMacro"
 public macro Attribute(_ options: Schema.Attribute.Option..., originalName: String? = nil) =
     #externalMacro(module: "TandemMacros", type: "AttributeMacro")
 
+/// Declares a relationship's delete rule and inverse, as in SwiftData.
+///
+/// Properties whose type is a model (`var category: Category?`) or an array of models
+/// (`var articles: [Article] = []`) are relationships with or without this attribute; it
+/// names the inverse when it is ambiguous and picks the delete rule (default `.nullify`).
+///
+/// ```swift
+/// @Relationship(deleteRule: .cascade, inverse: \Article.category) var articles: [Article] = []
+/// ```
+@attached(peer)
+public macro Relationship(_ options: Schema.Attribute.Option..., deleteRule: Schema.Relationship.DeleteRule = .nullify,
+                          originalName: String? = nil, inverse: AnyKeyPath? = nil) =
+    #externalMacro(module: "TandemMacros", type: "RelationshipMacro")
+
 /// Keeps a property out of the store: it is neither saved nor fetched.
 ///
 /// ```swift

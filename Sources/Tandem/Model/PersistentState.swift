@@ -22,6 +22,12 @@ public struct PersistentState {
     weak var context: ModelContext?
     /// The persisted properties set since the last save or fetch.
     var changes = ChangeSet()
+    /// The destination UUID of each to-one relationship, by property index, as stored or set.
+    var foreignKeys: [Int: UUID] = [:]
+    /// Relationships whose storage is loaded (authoritative) on a registered object.
+    var loadedRelationships = ChangeSet()
+    /// Set while the store fills relationship storage, so setters do not track changes.
+    var isFilling = false
 
     public init() {}
 

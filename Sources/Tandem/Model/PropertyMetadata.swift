@@ -28,6 +28,12 @@ public struct PropertyMetadata: Sendable {
     let makeDefault: (@Sendable () -> Any)?
     /// How the value is stored; resolved once per type.
     let resolution: Result<ResolvedType, StoreError>
+    /// For a property whose type is a model, an optional model or an array of models.
+    let relationship: RelationshipTarget?
+    /// `@Relationship(deleteRule:)`.
+    public let deleteRule: Schema.Relationship.DeleteRule
+    /// `@Relationship(inverse:)`.
+    public nonisolated(unsafe) let inverse: AnyKeyPath?  // key paths are immutable
 
     /// Describes a persisted property.
     ///
@@ -41,7 +47,11 @@ public struct PropertyMetadata: Sendable {
     ///     attribute is added by a migration.
     public init<Root, Value>(_ keyPath: KeyPath<Root, Value>, name: String,
                              options: [Schema.Attribute.Option] = [], originalName: String? = nil,
+                             deleteRule: Schema.Relationship.DeleteRule = .nullify, inverse: AnyKeyPath? = nil,
                              defaultValue: String? = nil, makeDefault: (@Sendable () -> Value)? = nil) {
+        self.deleteRule = deleteRule
+        self.inverse = inverse
+        self.relationship = RelationshipTarget(Value.self)
         self.name = name
         self.keyPath = keyPath
         self.valueType = Value.self
@@ -54,6 +64,11 @@ public struct PropertyMetadata: Sendable {
             self.makeDefault = nil
         }
         do {
+            if relationship != nil {
+                // Relationships have no attribute type; this placeholder is never stored.
+                self.resolution = .success(ResolvedType(type: .scalar(.uuid), isOptional: true, sample: nil))
+                return
+            }
             self.resolution = .success(try AttributeTypeResolver.resolve(Value.self, path: "\(Root.self).\(name)"))
         } catch let error as StoreError {
             self.resolution = .failure(error)
@@ -70,4 +85,32 @@ struct ResolvedType: @unchecked Sendable {
     var type: Schema.AttributeType
     var isOptional: Bool
     var sample: Any?
+}
+
+/// The destination of a relationship property, read from its Swift type.
+struct RelationshipTarget: Sendable {
+    let destination: any PersistentModel.Type
+    let isToMany: Bool
+    let isOptional: Bool
+
+    init?(_ type: Any.Type) {
+        if let model = type as? any PersistentModel.Type {
+            self.destination = model; isToMany = false; isOptional = false
+        } else if let optional = type as? any OptionalMarker.Type, let model = optional.wrappedType as? any PersistentModel.Type {
+            self.destination = model; isToMany = false; isOptional = true
+        } else if let array = type as? any ModelArray.Type {
+            self.destination = array.modelType; isToMany = true; isOptional = false
+        } else {
+            return nil
+        }
+    }
+}
+
+/// `[Model]`, seen through an existential.
+protocol ModelArray {
+    static var modelType: any PersistentModel.Type { get }
+}
+
+extension Array: ModelArray where Element: PersistentModel {
+    static var modelType: any PersistentModel.Type { Element.self }
 }

@@ -13,12 +13,17 @@
 /// ``StoreError/Code/unsupportedPredicate`` naming the construct.
 struct PredicateCompiler {
     let mapping: EntityMapping
+    /// Every entity of the container, for relationships.
+    let mappings: [String: EntityMapping]
+    let schema: Schema
     /// What each predicate variable stands for.
     var variables: [PredicateExpressions.VariableID: SQLExpression] = [:]
     private var aliasCounter = 0
 
-    init(mapping: EntityMapping) {
+    init(mapping: EntityMapping, container: ModelContainer) {
         self.mapping = mapping
+        self.mappings = container.mappingsByName
+        self.schema = container.schema
     }
 
     func unsupported(_ what: String) -> StoreError {
@@ -71,6 +76,7 @@ struct PredicateCompiler {
         if let scalar = value as? any ColumnValue { return scalar.sqlArgument }
         if let raw = (value as? any RawRepresentable)?.rawValue as? any ColumnValue { return raw.sqlArgument }
         if let id = value as? PersistentIdentifier { return UUIDText.string(id.uuid).databaseValue }
+        if let model = value as? any PersistentModel { return UUIDText.string(model.uuidAssigningIfNeeded).databaseValue }
         throw StoreError(.unsupportedPredicate, "a captured value of type \(type(of: value)) cannot be compared in SQL; compare scalar fields instead")
     }
 
@@ -88,19 +94,25 @@ struct PredicateCompiler {
     func concrete(_ compiled: SQLExpression) throws -> SQLExpression {
         switch compiled.kind {
         case .captured(let value): return try capturedValue(value)
-        case .record, .composite: throw unsupported("comparing a whole record or composite")
+        case .toOne: return SQLExpression(compiled.sql, compiled.arguments, isNullable: true, isText: true)
+        case .record, .composite, .toMany: throw unsupported("comparing a whole record, composite or to-many relationship")
         default: return compiled
         }
     }
 
-    /// The SQL for an ORDER BY clause.
-    func orderBy<T>(_ sortBy: [SortDescriptor<T>]) throws -> String? {
+    /// The SQL for an ORDER BY clause and its arguments: attributes, composite leaves and
+    /// to-one key paths (`\Article.category?.name`, a correlated subquery).
+    mutating func orderBy<T>(_ sortBy: [SortDescriptor<T>]) throws -> (sql: String, arguments: [DatabaseValue])? {
         guard !sortBy.isEmpty else { return nil }
-        return try sortBy.map { descriptor in
+        var terms: [String] = []
+        var arguments: [DatabaseValue] = []
+        for descriptor in sortBy {
             guard let keyPath = descriptor.keyPath else { throw unsupported("a sort descriptor without a key path (comparator-only)") }
-            let column = try columnName(for: keyPath)
-            return "t.\(SQLName.quote(column)) \(descriptor.order == .forward ? "ASC" : "DESC")"
-        }.joined(separator: ", ")
+            let expression = try concrete(try member(of: SQLExpression("t", kind: .record(alias: "t", mapping: mapping)), keyPath: keyPath))
+            terms.append("\(expression.sql) \(descriptor.order == .forward ? "ASC" : "DESC")")
+            arguments += expression.arguments
+        }
+        return (terms.joined(separator: ", "), arguments)
     }
 
     /// The column a model key path (`\Todo.title`, `\Todo.people.age`) reads.
@@ -112,7 +124,7 @@ struct PredicateCompiler {
         if fields.isEmpty, mapping.columnCount[index] == 1 {
             return mapping.columns[Int(mapping.columnStart[index])].name
         }
-        let joined = ([mapping.entity.attributes[index].name] + fields).joined(separator: ".")
+        let joined = ([mapping.properties[index].name] + fields).joined(separator: ".")
         let range = Int(mapping.columnStart[index])..<Int(mapping.columnStart[index] + mapping.columnCount[index])
         guard let column = mapping.columns[range].first(where: { $0.name == joined && $0.role == .value }) else {
             throw unsupported("the key path \(keyPath) (it does not name a single stored column; sort by a leaf of the composite)")

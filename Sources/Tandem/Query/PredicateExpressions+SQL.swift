@@ -217,6 +217,16 @@ extension PredicateCompiler {
     /// `EXISTS` over the elements of a JSON collection column.
     mutating func exists(in sequence: Any, variable: PredicateExpressions.VariableID, test: Any, negated: Bool) throws -> SQLExpression {
         let container = try compile(sequence)
+        if case .toMany(_, _, let destination) = container.kind {
+            let alias = freshAlias()
+            let (from, link) = try walk(container, alias: alias)
+            variables[variable] = SQLExpression(alias, kind: .record(alias: alias, mapping: destination))
+            let condition = try self.condition(test)
+            let sql = negated
+                ? "NOT EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND NOT (\(condition.sql)))"
+                : "EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND \(condition.sql))"
+            return SQLExpression(sql, container.arguments + condition.arguments)
+        }
         guard case .jsonCollection = container.kind else {
             throw unsupported("contains(where:) / allSatisfy on something other than a stored collection")
         }
@@ -229,36 +239,90 @@ extension PredicateCompiler {
         return SQLExpression(sql, container.arguments + condition.arguments)
     }
 
-    /// A key path applied to a compiled expression: an attribute of the record, a field of a
-    /// composite, or `count` / `isEmpty` of a string or collection.
-    func member(of base: SQLExpression, keyPath: AnyKeyPath) throws -> SQLExpression {
+    /// A key path applied to a compiled expression: an attribute or relationship of a
+    /// record, a field of a composite, an attribute across a to-one relationship, or `count` /
+    /// `isEmpty` of a string, collection or to-many relationship.
+    mutating func member(of base: SQLExpression, keyPath: AnyKeyPath) throws -> SQLExpression {
         switch base.kind {
         case .record(let alias, let mapping):
             if mapping.identifierKeyPaths.contains(keyPath) {
                 return SQLExpression("\(alias).\"#id\"", isText: true)
             }
             guard let (index, fields) = mapping.resolve(keyPath) else {
-                throw unsupported("the key path \(keyPath) (not a stored attribute of \(mapping.name))")
+                throw unsupported("the key path \(keyPath) (not a stored property of \(mapping.name))")
             }
-            let attribute = mapping.entity.attributes[index]
-            let start = mapping.columnStart[index]
-            var result: SQLExpression
-            if let layout = mapping.composites[index] {
-                result = SQLExpression(alias, kind: .composite(alias: alias, mapping: mapping, layout: layout, base: start))
-            } else {
-                let column = "\(alias).\(SQLName.quote(mapping.columns[Int(start)].name))"
-                let kind: SQLExpression.Kind = if case .collection = attribute.type { .jsonCollection } else { .value }
-                result = SQLExpression(column, kind: kind, isNullable: attribute.isOptional, isText: attribute.type.sqlType == .text)
-            }
-            // A compound key path (`\Todo.people.age`) continues into the composite.
+            var result = try property(index, of: alias, mapping)
+            // A compound key path (`\Todo.people.age`, `\Article.category?.name`) continues.
             for component in fields { result = try field(component, of: result) }
             return result
         case .composite:
             var result = base
             for component in Self.components(keyPath) { result = try field(component, of: result) }
             return result
+        case .toOne(let destination):
+            if destination.identifierKeyPaths.contains(keyPath) {
+                return SQLExpression(base.sql, base.arguments, isNullable: true, isText: true)
+            }
+            let alias = freshAlias()
+            let inner = try member(of: SQLExpression(alias, kind: .record(alias: alias, mapping: destination)), keyPath: keyPath)
+            return try across(base, alias: alias, destination: destination, inner)
         default:
             return try field(Self.propertyName(of: keyPath), of: base)
+        }
+    }
+
+    /// Property `index` of the record `alias`.
+    private mutating func property(_ index: Int, of alias: String, _ mapping: EntityMapping) throws -> SQLExpression {
+        if let relationship = mapping.relationship(ofProperty: index) {
+            guard let destination = mappings[relationship.destination] else {
+                throw unsupported("the relationship \(mapping.name).\(relationship.name) (its destination is not in the container)")
+            }
+            if relationship.isToMany {
+                return SQLExpression("\(alias).\"#id\"", kind: .toMany(relationship: relationship, source: mapping, destination: destination))
+            }
+            return SQLExpression("\(alias).\(SQLName.quote(relationship.name))", kind: .toOne(destination: destination), isNullable: true, isText: true)
+        }
+        guard let attribute = mapping.attribute(ofProperty: index) else { throw unsupported("property \(index) of \(mapping.name)") }
+        let start = mapping.columnStart[index]
+        if let layout = mapping.composites[index] {
+            return SQLExpression(alias, kind: .composite(alias: alias, mapping: mapping, layout: layout, base: start))
+        }
+        let column = "\(alias).\(SQLName.quote(mapping.columns[Int(start)].name))"
+        let kind: SQLExpression.Kind = if case .collection = attribute.type { .jsonCollection } else { .value }
+        return SQLExpression(column, kind: kind, isNullable: attribute.isOptional, isText: attribute.type.sqlType == .text)
+    }
+
+    /// `inner`, read from the destination record `alias` of the to-one `link`, as a
+    /// correlated subquery (NULL when the relationship is nil).
+    private func across(_ link: SQLExpression, alias: String, destination: EntityMapping, _ inner: SQLExpression) throws -> SQLExpression {
+        let from = "FROM \(destination.quotedTable) AS \(alias) WHERE \(alias).\"#id\" = \(link.sql)"
+        switch inner.kind {
+        case .value, .jsonCollection:
+            return SQLExpression("(SELECT \(inner.sql) \(from))", inner.arguments + link.arguments, kind: inner.kind, isNullable: true, isText: inner.isText)
+        case .toOne(let next):
+            return SQLExpression("(SELECT \(inner.sql) \(from))", inner.arguments + link.arguments, kind: .toOne(destination: next), isNullable: true, isText: true)
+        case .toMany:
+            // The owner of the to-many is the to-one's destination: its UUID is the link itself.
+            return SQLExpression(link.sql, link.arguments, kind: inner.kind)
+        default:
+            throw unsupported("a composite across a to-one relationship (use one of its leaves)")
+        }
+    }
+
+    /// FROM and WHERE (without the condition) walking a to-many relationship from `owner`
+    /// to destination records named `alias`.
+    func walk(_ owner: SQLExpression, alias: String) throws -> (from: String, link: String) {
+        guard case .toMany(let relationship, let source, let destination) = owner.kind else { throw unsupported("a to-many walk") }
+        switch schema.storage(of: relationship, in: source.entity) {
+        case .inverseForeignKey:
+            guard let inverse = relationship.inverse else { throw unsupported("a to-many relationship without inverse") }
+            return ("\(destination.quotedTable) AS \(alias)", "\(alias).\(SQLName.quote(inverse)) = \(owner.sql)")
+        case .joinTable(let name, let sourceIsFirst):
+            let (mine, theirs) = sourceIsFirst ? ("source", "target") : ("target", "source")
+            return ("\(SQLName.quote(name)) AS \(alias)_j JOIN \(destination.quotedTable) AS \(alias) ON \(alias).\"#id\" = \(alias)_j.\(theirs)",
+                    "\(alias)_j.\(mine) = \(owner.sql)")
+        case .foreignKey:
+            throw unsupported("a to-one relationship used as a collection")
         }
     }
 
@@ -274,8 +338,20 @@ extension PredicateCompiler {
         return text.split(separator: ".").last.map(String.init) ?? text
     }
 
-    private func field(_ name: String, of base: SQLExpression) throws -> SQLExpression {
+    private mutating func field(_ name: String, of base: SQLExpression) throws -> SQLExpression {
         switch base.kind {
+        case .toOne(let destination):
+            guard let index = destination.componentIndex[name] else { throw unsupported("the property '\(name)' of \(destination.name)") }
+            let alias = freshAlias()
+            return try across(base, alias: alias, destination: destination, try property(index, of: alias, destination))
+        case .toMany:
+            let alias = freshAlias()
+            let (from, link) = try walk(base, alias: alias)
+            switch name {
+            case "count": return SQLExpression("(SELECT COUNT(*) FROM \(from) WHERE \(link))", base.arguments)
+            case "isEmpty": return SQLExpression("(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(link)))", base.arguments)
+            default: throw unsupported("the to-many property '\(name)' (predicates support count, isEmpty, contains(where:) and allSatisfy on relationships)")
+            }
         case .composite(let alias, let mapping, let layout, let start):
             switch layout.fields[name] {
             case .leaf(let offset, let type):

@@ -13,6 +13,10 @@ struct SQLExpression {
         case jsonCollection
         /// A captured Swift value (a sequence for IN, or a scalar).
         case captured(Any)
+        /// A to-one relationship: the SQL is the destination's UUID (its foreign key).
+        case toOne(destination: EntityMapping)
+        /// A to-many relationship: the SQL is the owner's UUID.
+        case toMany(relationship: Schema.Relationship, source: EntityMapping, destination: EntityMapping)
     }
 
     var sql: String

@@ -1,29 +1,46 @@
 internal import GRDBSQLite
 
+/// What a persisted property is in storage.
+enum PropertyKind: Sendable, Equatable {
+    /// An attribute: its index in ``Schema/Entity/attributes``.
+    case attribute(Int)
+    /// A relationship: its index in ``Schema/Entity/relationships``.
+    case relationship(Int)
+}
+
 /// Everything the store needs to move one model type in and out of its table, computed once
 /// per container: the schema entity, column positions, prepared SQL.
+///
+/// Arrays named per property are indexed by the property's position in
+/// ``PersistentModel/schemaMetadata`` — the index `@Model` passes to `decode(at:)`,
+/// `encode(_:at:)` and the change tracking.
 final class EntityMapping: Sendable {
     let modelType: any PersistentModel.Type
     let entity: Schema.Entity
     let properties: [PropertyMetadata]
+    let kinds: [PropertyKind]
     /// Columns in table order; column 0 is `#id`.
     let columns: [Schema.Column]
-    /// The statement column of each attribute's first column (also its INSERT parameter - 1).
+    /// Per property: the statement column of its first column (also its INSERT parameter - 1);
+    /// 0 for to-many relationships, which have no column.
     let columnStart: [Int32]
     let columnCount: [Int32]
-    /// The layout of composite attributes, by attribute index.
+    /// The layout of composite attributes, by property index.
     let composites: [Int: CompositeLayout]
-    /// How ``PersistentRow`` reads each attribute when its type is not one of the fast paths.
+    /// How ``PersistentRow`` reads each property when its type is not one of the fast paths.
     let readers: [AttributeReader]
     /// Each property's declared type (kept apart from `properties` so the per-row check does
     /// not copy a whole ``PropertyMetadata``).
     let valueTypes: [ObjectIdentifier]
-    /// Attribute index by the model key path.
+    /// Property index by the model key path.
     nonisolated(unsafe) let attributeIndex: [AnyKeyPath: Int]  // key paths are immutable
-    /// Each attribute key path's description, to resolve compound key paths such as
+    /// Each property key path's description, to resolve compound key paths such as
     /// `\Todo.people.age` (persisted properties are computed, so their description shows an
     /// accessor id, not a name; the id is the same in every key path through the property).
     let keyPathPrefixes: [(prefix: String, attribute: Int)]
+    /// Property index by the component a key path prints for it (`<computed 0x… (String)>`
+    /// or `name`), to follow compound key paths across a to-one relationship.
+    let componentIndex: [String: Int]
     /// `\Model.persistentModelID` and `\Model.id`.
     nonisolated(unsafe) let identifierKeyPaths: Set<AnyKeyPath>
     let quotedTable: String
@@ -32,47 +49,95 @@ final class EntityMapping: Sendable {
 
     var name: String { entity.name }
 
-    init(_ modelType: any PersistentModel.Type) throws {
-        self.modelType = modelType
+    /// To-one relationship properties and their foreign-key column.
+    var foreignKeyProperties: [(property: Int, column: Int32)] {
+        kinds.indices.compactMap { index in
+            if case .relationship(let r) = kinds[index], !entity.relationships[r].isToMany { return (index, columnStart[index]) }
+            return nil
+        }
+    }
+
+    /// The attribute a property stores, or `nil` for a relationship.
+    @inline(__always)
+    func attribute(ofProperty index: Int) -> Schema.Attribute? {
+        if case .attribute(let i) = kinds[index] { return entity.attributes[i] }
+        return nil
+    }
+
+    /// The relationship a property stores, or `nil` for an attribute.
+    func relationship(ofProperty index: Int) -> Schema.Relationship? {
+        if case .relationship(let i) = kinds[index] { return entity.relationships[i] }
+        return nil
+    }
+
+    /// The property index of the relationship named `name`.
+    func propertyIndex(named name: String) -> Int? {
+        properties.firstIndex { $0.name == name }
+    }
+
+    /// Validates a model type and describes its attributes (relationships come from
+    /// ``RelationshipResolver``, which needs every model of the container).
+    static func checkedProperties(_ modelType: any PersistentModel.Type) throws -> [PropertyMetadata] {
         let name = modelType.entityName
-        guard Self.isValidEntityName(name) else {
+        guard isValidEntityName(name) else {
             throw StoreError(.invalidModel, "'\(name)' cannot be an entity name: names starting with 'tandem_' (any case) are reserved for Tandem's own tables, and generic classes cannot be models", entity: name)
         }
         let properties = modelType.schemaMetadata
-        var attributes: [Schema.Attribute] = []
         var seen: Set<String> = []
         for property in properties {
             guard seen.insert(property.name).inserted else {
                 throw StoreError(.invalidModel, "property '\(property.name)' is listed twice in schemaMetadata", entity: name, attribute: property.name)
             }
-            let resolved: ResolvedType
-            switch property.resolution {
-            case .success(let value): resolved = value
-            case .failure(var error):
+            if case .failure(var error) = property.resolution {
                 error.entity = name
                 error.attribute = property.name
                 throw error
             }
+        }
+        return properties
+    }
+
+    init(_ modelType: any PersistentModel.Type, relationships: [Schema.Relationship]) throws {
+        self.modelType = modelType
+        let name = modelType.entityName
+        let properties = try Self.checkedProperties(modelType)
+        var attributes: [Schema.Attribute] = []
+        var kinds: [PropertyKind] = []
+        for property in properties {
+            if property.relationship != nil {
+                kinds.append(.relationship(kinds.filter { if case .relationship = $0 { true } else { false } }.count))
+                continue
+            }
+            guard case .success(let resolved) = property.resolution else { continue }
+            kinds.append(.attribute(attributes.count))
             attributes.append(Schema.Attribute(name: property.name, type: resolved.type, isOptional: resolved.isOptional,
                                                options: property.options, originalName: property.originalName,
                                                defaultValue: property.defaultValue))
         }
         self.properties = properties
-        self.entity = Schema.Entity(name: name, attributes: attributes)
+        self.kinds = kinds
+        self.entity = Schema.Entity(name: name, attributes: attributes, relationships: relationships)
         self.columns = entity.columns
-        var start: [Int32] = []
-        var count: [Int32] = []
+        var start = Array(repeating: Int32(0), count: properties.count)
+        var count = Array(repeating: Int32(0), count: properties.count)
         var composites: [Int: CompositeLayout] = [:]
         var next: Int32 = 1
-        for (index, attribute) in attributes.enumerated() {
-            start.append(next)
-            let n = Int32(attribute.columns.count)
-            count.append(n)
+        for (index, kind) in kinds.enumerated() {
+            guard case .attribute(let a) = kind else { continue }
+            let attribute = attributes[a]
+            start[index] = next
+            count[index] = Int32(attribute.columns.count)
             if case .composite(let composite) = attribute.type {
                 var offset: Int32 = 0
                 composites[index] = CompositeLayout(composite, optional: attribute.isOptional, next: &offset)
             }
-            next += n
+            next += count[index]
+        }
+        for (index, kind) in kinds.enumerated() {
+            guard case .relationship(let r) = kind, !relationships[r].isToMany else { continue }
+            start[index] = next
+            count[index] = 1
+            next += 1
         }
         self.readers = properties.map { AttributeReader($0.valueType) }
         self.valueTypes = properties.map { ObjectIdentifier($0.valueType) }
@@ -83,6 +148,12 @@ final class EntityMapping: Sendable {
         for (index, property) in properties.enumerated() { byKeyPath[property.keyPath] = index }
         self.attributeIndex = byKeyPath
         self.keyPathPrefixes = properties.enumerated().map { ($1.keyPath.debugDescription + ".", $0) }
+        var components: [String: Int] = [:]
+        for (index, property) in properties.enumerated() {
+            let text = property.keyPath.debugDescription
+            if let dot = text.firstIndex(of: ".") { components[String(text[text.index(after: dot)...])] = index }
+        }
+        self.componentIndex = components
         self.identifierKeyPaths = Self.identifierKeyPaths(modelType)
         self.quotedTable = SQLName.quote(name)
         let columnList = columns.map { SQLName.quote($0.name) }.joined(separator: ", ")
@@ -98,9 +169,9 @@ final class EntityMapping: Sendable {
     /// (0 for attributes not in the statement). The `#id` is the last parameter.
     func update(for changes: ChangeSet) -> (sql: String, parameters: [Int32]) {
         var assignments: [String] = []
-        var parameters = Array(repeating: Int32(0), count: entity.attributes.count)
+        var parameters = Array(repeating: Int32(0), count: properties.count)
         var next: Int32 = 1
-        for index in entity.attributes.indices where changes.contains(index) {
+        for index in properties.indices where changes.contains(index) && columnCount[index] > 0 {
             parameters[index] = next
             for column in 0..<Int(columnCount[index]) {
                 assignments.append("\(SQLName.quote(columns[Int(columnStart[index]) + column].name)) = ?")
@@ -111,9 +182,9 @@ final class EntityMapping: Sendable {
         return (sql, parameters)
     }
 
-    /// INSERT parameters: every attribute, in column order after `#id`.
+    /// INSERT parameters: every property with a column, in column order after `#id`.
     var insertParameters: [Int32] {
-        columnStart.map { $0 + 1 }
+        zip(columnStart, columnCount).map { $1 > 0 ? $0 + 1 : 0 }
     }
 
     /// The attribute for a top-level key path of the model.
@@ -125,7 +196,8 @@ final class EntityMapping: Sendable {
     /// `\Todo.people.age` → (index of `people`, ["age"]).
     func resolve(_ keyPath: AnyKeyPath) -> (attribute: Int, fields: [String])? {
         if let index = attributeIndex[keyPath] { return (index, []) }
-        let text = keyPath.debugDescription
+        // Optional chaining prints as `?` after a component; type names print as Optional<…>.
+        let text = keyPath.debugDescription.replacingOccurrences(of: "?", with: "").replacingOccurrences(of: "!", with: "")
         for (prefix, index) in keyPathPrefixes where text.hasPrefix(prefix) {
             return (index, text.dropFirst(prefix.count).split(separator: ".").map(String.init))
         }

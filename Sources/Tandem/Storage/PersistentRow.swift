@@ -25,7 +25,7 @@ public struct PersistentRow {
 
     private func failure(_ attribute: Int, _ reason: String) -> StoreError {
         StoreError(.invalidValue, "the stored value cannot be read: \(reason)",
-                   entity: mapping.name, attribute: mapping.entity.attributes[attribute].name)
+                   entity: mapping.name, attribute: mapping.properties[attribute].name)
     }
 
     /// Reads an attribute of any supported type; the type is inferred from the assignment.
@@ -87,7 +87,10 @@ public struct PersistentRow {
                 }
                 return none
             }
-            return try LeafCoding.read(T.self, as: mapping.entity.attributes[attribute].type, column: column,
+            guard let type = mapping.attribute(ofProperty: attribute)?.type else {
+                throw ColumnDecodingFailure("property \(attribute) is a relationship; decode it as a model or an array of models")
+            }
+            return try LeafCoding.read(T.self, as: type, column: column,
                                        statement: statement, coders: coders)
         } catch let error as StoreError {
             throw error

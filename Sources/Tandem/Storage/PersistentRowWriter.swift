@@ -18,10 +18,13 @@ public struct PersistentRowWriter {
     /// First parameter of each attribute, 0 when the attribute is not written.
     let parameters: [Int32]
     let coders: CoderCache
+    /// The encoded object's stored foreign keys and loaded relationships (for to-ones).
+    var foreignKeys: [Int: UUID] = [:]
+    var loadedRelationships = ChangeSet()
 
     private func failure(_ attribute: Int, _ reason: String) -> StoreError {
         StoreError(.invalidValue, "the value cannot be stored: \(reason)",
-                   entity: mapping.name, attribute: mapping.entity.attributes[attribute].name)
+                   entity: mapping.name, attribute: mapping.properties[attribute].name)
     }
 
     @inline(__always)
@@ -67,7 +70,9 @@ public struct PersistentRowWriter {
 
     /// The column values of an attribute value whose static type is not known.
     static func databaseValues(of value: Any, attribute: Int, mapping: EntityMapping, coders: CoderCache) throws -> [DatabaseValue] {
-        let type = mapping.entity.attributes[attribute].type
+        guard let type = mapping.attribute(ofProperty: attribute)?.type else {
+            throw StoreError(.misuse, "property \(attribute) of \(mapping.name) is a relationship, not an attribute", entity: mapping.name)
+        }
         do {
             if let layout = mapping.composites[attribute] {
                 guard let encodable = value as? any Encodable else {
@@ -78,7 +83,7 @@ public struct PersistentRowWriter {
             return [try LeafCoding.databaseValue(of: value, as: type, coders: coders)]
         } catch let error as ColumnDecodingFailure {
             throw StoreError(.invalidValue, "the value cannot be stored: \(error.reason)",
-                             entity: mapping.name, attribute: mapping.entity.attributes[attribute].name)
+                             entity: mapping.name, attribute: mapping.properties[attribute].name)
         }
     }
 }
