@@ -1,7 +1,7 @@
 internal import GRDBSQLite
 
 extension ModelContext {
-    /// Writes every pending delete, change and insert in one SQLite transaction.
+    /// Writes every pending change, delete and insert in one SQLite transaction.
     ///
     /// On error nothing is written and the context keeps its changes, so the caller can fix
     /// them and save again.
@@ -28,17 +28,6 @@ extension ModelContext {
         var deletedIDs: [UUID: EntityMapping] = [:]
         do {
             try container.writer.write { db in
-                // Deletes first (so a new record can take a deleted one's unique value), with
-                // their delete rules: cascade grows the set, deny refuses the whole save.
-                var roots: [(EntityMapping, UUID)] = []
-                for model in deletes { roots.append((try container.mapping(for: type(of: model)), model.persistentState.uuid)) }
-                deletedIDs = try DeleteRules.closure(of: roots, schema: container.schema, mappings: container.mappingsByName, db: db)
-                for (uuid, mapping) in deletedIDs {
-                    current = mapping
-                    let statement = try db.cachedStatement(sql: "DELETE FROM \(mapping.quotedTable) WHERE \"#id\" = ?")
-                    try statement.setArguments([UUIDText.string(uuid)])
-                    try Self.step(statement, db)
-                }
                 for model in updates {
                     let mapping = try container.mapping(for: type(of: model))
                     current = mapping
@@ -53,6 +42,18 @@ extension ModelContext {
                         try Self.step(statement, db)
                     }
                     try JoinRows.write(model, mapping: mapping, schema: container.schema, only: model.persistentState.changes, db: db)
+                }
+                // Deletes after updates (so the delete rules see relationships changed in this save)
+                // and before inserts (so a new record can take a deleted one's unique value):
+                // cascade grows the set, deny refuses the whole save.
+                var roots: [(EntityMapping, UUID)] = []
+                for model in deletes { roots.append((try container.mapping(for: type(of: model)), model.persistentState.uuid)) }
+                deletedIDs = try DeleteRules.closure(of: roots, schema: container.schema, mappings: container.mappingsByName, db: db)
+                for (uuid, mapping) in deletedIDs {
+                    current = mapping
+                    let statement = try db.cachedStatement(sql: "DELETE FROM \(mapping.quotedTable) WHERE \"#id\" = ?")
+                    try statement.setArguments([UUIDText.string(uuid)])
+                    try Self.step(statement, db)
                 }
                 var lastType: ObjectIdentifier?
                 var statement: Statement?

@@ -17,7 +17,10 @@ extension PersistentModel {
     public func persistentWillAccess<M: PersistentModel>(_ index: Int, _ storage: inout M?) {
         guard needsLoading(index) else { return }
         persistentState.loadedRelationships.insert(index)
-        guard let uuid = persistentState.foreignKeys[index], let context = persistentState.context else { return }
+        guard let uuid = persistentState.foreignKeys[index], let context = persistentState.context else {
+            storage = nil   // cleared in the store (its destination was deleted)
+            return
+        }
         storage = context.resolveToOne(M.self, uuid: uuid)
     }
 
