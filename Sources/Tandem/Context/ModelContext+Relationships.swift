@@ -85,6 +85,9 @@ extension ModelContext {
             guard let path = keyPath as? ReferenceWritableKeyPath<T, M?> else { return }
             let wanted = Set(pending.compactMap { $0.persistentState.foreignKeys[index] })
             let missing = wanted.filter { registered[$0]?.model == nil }
+            // The identity map holds objects weakly: keep the fetched ones alive until their
+            // owners hold them.
+            var fetched: [UUID: M] = [:]
             if !missing.isEmpty {
                 let destination = try container.mapping(for: M.self)
                 let ids = Array(missing)
@@ -93,11 +96,12 @@ extension ModelContext {
                     let chunk = ids[start..<min(start + 10_000, ids.count)]
                     start += chunk.count
                     let sql = "\(destination.selectSQL) WHERE t.\"#id\" IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))"
-                    let _: [M] = try fetchRows(destination, sql: sql, arguments: chunk.map { UUIDText.string($0).databaseValue }, skipping: [])
+                    let rows: [M] = try fetchRows(destination, sql: sql, arguments: chunk.map { UUIDText.string($0).databaseValue }, skipping: [])
+                    for row in rows { fetched[row.persistentState.uuid] = row }
                 }
             }
             for model in pending {
-                let target = model.persistentState.foreignKeys[index].flatMap { registered[$0]?.model as? M }
+                let target = model.persistentState.foreignKeys[index].flatMap { fetched[$0] ?? registered[$0]?.model as? M }
                 fill(model, path, with: target, index: index)
             }
         }

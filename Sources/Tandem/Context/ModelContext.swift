@@ -68,6 +68,22 @@ public final class ModelContext {
         inserted[key] = model
         insertionOrder.append(key)
         register(model, uuid: uuid)
+        insertRelated(of: model)
+    }
+
+    /// Inserts the objects `model` was related to before it was inserted (SwiftData inserts
+    /// the whole graph).
+    private func insertRelated<T: PersistentModel>(of model: T) {
+        guard let mapping = container.mappings[ObjectIdentifier(T.self)] else { return }
+        for (index, kind) in mapping.kinds.enumerated() {
+            guard case .relationship = kind else { continue }
+            let value = model[keyPath: mapping.properties[index].keyPath]
+            if let many = value as? [any PersistentModel] {
+                for member in many where member.persistentState.status == .transient { insert(member) }
+            } else if let one = value as? any PersistentModel, one.persistentState.status == .transient {
+                insert(one)
+            }
+        }
     }
 
     /// Deletes an object at the next ``save()``; deleting an unsaved insert just forgets it.
