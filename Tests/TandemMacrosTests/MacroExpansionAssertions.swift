@@ -9,6 +9,7 @@ import Testing
 let allMacros: [String: MacroSpec] = [
     "Model": MacroSpec(type: ModelMacro.self, conformances: ["PersistentModel", "Observable"]),
     "Attribute": MacroSpec(type: AttributeMacro.self),
+    "Relationship": MacroSpec(type: RelationshipMacro.self),
     "Transient": MacroSpec(type: TransientMacro.self),
     "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
     "ModelActor": MacroSpec(type: ModelActorMacro.self, conformances: ["ModelActor"]),

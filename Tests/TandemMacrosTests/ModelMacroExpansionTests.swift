@@ -294,6 +294,52 @@ import Testing
             macros: modelMacrosOnly)
     }
 
+    @Test func copiesRelationshipDeleteRuleAndInverseVerbatim() {
+        assertExpansion(
+            """
+            @Model final class Category {
+                @Relationship(deleteRule: .cascade, inverse: \\Article.category) var articles: [Article] = []
+                var parent: Category?
+            }
+            """,
+            expandedSource: #"""
+            final class Category {
+                @_PersistedProperty(index: 0) var articles: [Article] = []
+                @_PersistedProperty(index: 1)
+                var parent: Category?
+
+                public var persistentState = Tandem.PersistentState()
+
+                private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                public static var schemaMetadata: [Tandem.PropertyMetadata] {
+                    [
+                        Tandem.PropertyMetadata(\Category.articles, name: "articles", deleteRule: .cascade, inverse: \Article.category, defaultValue: "[]", makeDefault: { [] }),
+                        Tandem.PropertyMetadata(\Category.parent, name: "parent"),
+                    ]
+                }
+
+                public init(persistentRow row: Tandem.PersistentRow) throws {
+                    self._articles = try row.decode(at: 0)
+                    self._parent = try row.decode(at: 1)
+                }
+
+                public func encodePersistentValues(to row: inout Tandem.PersistentRowWriter) throws {
+                    try row.encode(self._articles, at: 0)
+                    try row.encode(self._parent, at: 1)
+                }
+
+                public func refreshPersistentValues(from row: Tandem.PersistentRow) throws {
+                    try _$observationRegistrar.withMutation(of: self, keyPath: \.articles) { self._articles = try row.decode(at: 0) }
+                    try _$observationRegistrar.withMutation(of: self, keyPath: \.parent) { self._parent = try row.decode(at: 1) }
+                }
+            }
+
+            extension Category: Tandem.PersistentModel, Observation.Observable {}
+            """#,
+            macros: modelMacrosOnly)
+    }
+
     @Test func copiesAttributeOptionsAndOriginalNameVerbatim() {
         assertExpansion(
             """

@@ -181,3 +181,47 @@ struct MigrationTests {
     var handle: Int?? = nil
     init() {}
 }
+
+enum R1 {
+    @Model final class Owner {
+        var name: String
+        init(name: String) { self.name = name }
+    }
+}
+
+enum R2 {
+    @Model final class Owner {
+        var name: String
+        var partner: Owner?
+        init(name: String) { self.name = name }
+    }
+}
+
+@Suite("Relationship migrations")
+struct RelationshipMigrationTests {
+    @Test func addingAToOneAddsItsForeignKeyColumnAndRemovingItIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let url = dir.file()
+        do {
+            let container = try ModelContainer(for: R1.Owner.self, configurations: ModelConfiguration(url: url))
+            let context = ModelContext(container)
+            context.insert(R1.Owner(name: "a"))
+            try context.save()
+        }
+        do {
+            let container = try ModelContainer(for: R2.Owner.self, configurations: ModelConfiguration(url: url))
+            let columns = try container.read { db in try db.columns(in: "Owner").map(\.name) }
+            #expect(columns == ["#id", "name", "partner"])
+            let context = ModelContext(container)
+            let a = try #require(try context.fetch(FetchDescriptor<R2.Owner>()).first)
+            #expect(a.partner == nil)
+            a.partner = R2.Owner(name: "b")
+            try context.save()
+        }
+        #expect {
+            _ = try ModelContainer(for: R1.Owner.self, configurations: ModelConfiguration(url: url))
+        } throws: { error in
+            (error as? StoreError)?.code == .schemaMismatch && (error as? StoreError)?.message.contains("Owner.partner: relationship was removed") == true
+        }
+    }
+}
