@@ -24,13 +24,18 @@ final class Benchmark {
         try checkLayout()
         // Read tests first: the insert test leaves the kernel writing back hundreds of MB.
         try fetchTests()
+        if options.includes("graph") {
+            try GraphBenchmark(collections: max(100, options.rows / 10), runs: options.runs, scratch: scratch).run(into: &report)
+        }
         let reads = report
         report.comparisons = []
         report.measurements = []
+        report.notes = []
         try insertTest()
         // Reported in the order of the issue: insert, fetch, group-by.
         report.comparisons += reads.comparisons
         report.measurements += reads.measurements
+        report.notes += reads.notes
         return report
     }
 

@@ -6,6 +6,8 @@ struct Report {
     var options: Options
     var comparisons: [Comparison] = []
     var measurements: [Measurement] = []
+    /// Lines printed under the table (figures that are not timings, such as query counts).
+    var notes: [String] = []
 
     func print() {
         let header = ["Operation", "Tandem", "Competitor", "Competitor time", "Tandem ÷ competitor", "Target", "Result"]
@@ -35,6 +37,7 @@ struct Report {
         let targets = comparisons.filter(\.hasTarget)
         let failed = targets.filter { !$0.passed }
         Swift.print(failed.isEmpty ? "All \(targets.count) targets met." : "FAIL: \(failed.count) of \(targets.count) targets missed.")
+        for note in notes { Swift.print(note) }
         Swift.print("Note: medians of \(options.runs) run\(options.runs == 1 ? "" : "s") after one warm-up, \(options.rows) rows, "
                     + "\(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(String(cString: sqlite3_libversion())); "
                     + "ratios from one run on a shared machine, not a controlled lab — expect noise of ±10–20%.")

@@ -208,6 +208,11 @@ extension PredicateCompiler {
             }
         }
         let l = try concrete(left), r = try concrete(right)
+        // `related?.x == value`: one uncorrelated IN subquery instead of one lookup per row.
+        if !negated, r.sql == "?", r.arguments.count == 1, r.arguments[0] != .null, let hop = l.hop {
+            return SQLExpression("(\(hop.link.sql) IN (SELECT \(hop.alias).\"#id\" FROM \(hop.table) AS \(hop.alias) WHERE \(hop.inner.sql) = ?))",
+                                 hop.link.arguments + hop.inner.arguments + r.arguments)
+        }
         if case .null = r.kind { return SQLExpression("(\(l.sql) IS \(negated ? "NOT " : "")NULL)", l.arguments) }
         if case .null = l.kind { return SQLExpression("(\(r.sql) IS \(negated ? "NOT " : "")NULL)", r.arguments) }
         let op = negated ? "IS NOT" : (l.isNullable || r.isNullable ? "IS" : "=")
@@ -218,13 +223,17 @@ extension PredicateCompiler {
     mutating func exists(in sequence: Any, variable: PredicateExpressions.VariableID, test: Any, negated: Bool) throws -> SQLExpression {
         let container = try compile(sequence)
         if case .toMany(_, _, let destination) = container.kind {
+            // A semi-join: `owner IN (SELECT link FROM … WHERE test)` — the same rows as
+            // `EXISTS (SELECT 1 FROM … WHERE link = owner AND test)`, but SQLite runs an
+            // uncorrelated test once instead of once per owner.
             let alias = freshAlias()
-            let (from, link) = try walk(container, alias: alias)
+            let (from, ownerColumn) = try semiJoin(container, alias: alias)
             variables[variable] = SQLExpression(alias, kind: .record(alias: alias, mapping: destination))
             let condition = try self.condition(test)
+            let members = "SELECT \(ownerColumn) FROM \(from) WHERE \(ownerColumn) IS NOT NULL AND "
             let sql = negated
-                ? "NOT EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND NOT (\(condition.sql)))"
-                : "EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND \(condition.sql))"
+                ? "(\(container.sql) NOT IN (\(members)NOT (\(condition.sql))))"
+                : "(\(container.sql) IN (\(members)\(condition.sql)))"
             return SQLExpression(sql, container.arguments + condition.arguments)
         }
         guard case .jsonCollection = container.kind else {
@@ -298,7 +307,9 @@ extension PredicateCompiler {
         let from = "FROM \(destination.quotedTable) AS \(alias) WHERE \(alias).\"#id\" = \(link.sql)"
         switch inner.kind {
         case .value, .jsonCollection:
-            return SQLExpression("(SELECT \(inner.sql) \(from))", inner.arguments + link.arguments, kind: inner.kind, isNullable: true, isText: inner.isText)
+            var result = SQLExpression("(SELECT \(inner.sql) \(from))", inner.arguments + link.arguments, kind: inner.kind, isNullable: true, isText: inner.isText)
+            result.hop = SQLExpression.Hop(link: link, table: destination.quotedTable, alias: alias, inner: inner)
+            return result
         case .toOne(let next):
             return SQLExpression("(SELECT \(inner.sql) \(from))", inner.arguments + link.arguments, kind: .toOne(destination: next), isNullable: true, isText: true)
         case .toMany:
@@ -306,6 +317,22 @@ extension PredicateCompiler {
             return SQLExpression(link.sql, link.arguments, kind: inner.kind)
         default:
             throw unsupported("a composite across a to-one relationship (use one of its leaves)")
+        }
+    }
+
+    /// FROM, and the column holding the owner's UUID, of a to-many relationship's members.
+    func semiJoin(_ owner: SQLExpression, alias: String) throws -> (from: String, ownerColumn: String) {
+        guard case .toMany(let relationship, let source, let destination) = owner.kind else { throw unsupported("a to-many walk") }
+        switch schema.storage(of: relationship, in: source.entity) {
+        case .inverseForeignKey:
+            guard let inverse = relationship.inverse else { throw unsupported("a to-many relationship without inverse") }
+            return ("\(destination.quotedTable) AS \(alias)", "\(alias).\(SQLName.quote(inverse))")
+        case .joinTable(let name, let sourceIsFirst):
+            let (mine, theirs) = sourceIsFirst ? ("source", "target") : ("target", "source")
+            return ("\(SQLName.quote(name)) AS \(alias)_j JOIN \(destination.quotedTable) AS \(alias) ON \(alias).\"#id\" = \(alias)_j.\(theirs)",
+                    "\(alias)_j.\(mine)")
+        case .foreignKey:
+            throw unsupported("a to-one relationship used as a collection")
         }
     }
 

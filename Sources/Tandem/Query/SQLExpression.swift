@@ -26,6 +26,24 @@ struct SQLExpression {
     var isNullable: Bool
     /// Whether it is a text value (for `contains` on strings).
     var isText: Bool
+    /// For a value read across a to-one relationship: the parts of its correlated subquery,
+    /// so `x?.name == value` can run as `fk IN (SELECT id … WHERE name = value)` — evaluated
+    /// once instead of once per row.
+    var hop: Hop?
+
+    /// A class: an expression holds the expressions it was made of.
+    final class Hop {
+        let link: SQLExpression
+        let table: String
+        let alias: String
+        let inner: SQLExpression
+        init(link: SQLExpression, table: String, alias: String, inner: SQLExpression) {
+            self.link = link
+            self.table = table
+            self.alias = alias
+            self.inner = inner
+        }
+    }
 
     init(_ sql: String, _ arguments: [DatabaseValue] = [], kind: Kind = .value, isNullable: Bool = false, isText: Bool = false) {
         self.sql = sql
