@@ -184,6 +184,22 @@ struct RelationshipTests {
         #expect(schema.storage(of: try #require(article.relationship(named: "tags")), in: article) == .joinTable(name: "Article.tags", sourceIsFirst: true))
     }
 
+    @Test func anUnambiguousInverseIsInferred() throws {
+        let schema = try Schema([PetOwner.self, Pet.self])
+        #expect(schema.entity(named: "PetOwner")?.relationship(named: "pets")?.inverse == "owner")
+        #expect(schema.entity(named: "Pet")?.relationship(named: "owner")?.inverse == "pets")
+        let container = try ModelContainer(for: PetOwner.self, Pet.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let ann = PetOwner(name: "Ann")
+        context.insert(ann)
+        let rex = Pet(name: "Rex")
+        rex.owner = ann
+        #expect(ann.pets.map(\.name) == ["Rex"])
+        try context.save()
+        let fresh = ModelContext(container)
+        #expect(try fresh.fetch(FetchDescriptor<PetOwner>()).first?.pets.map(\.name) == ["Rex"])
+    }
+
     @Test func aRelationshipToAModelOutsideTheContainerIsAClearError() throws {
         #expect {
             _ = try ModelContainer(for: Article.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))

@@ -50,3 +50,16 @@ import Tandem
 }
 
 let relationshipModels: [any PersistentModel.Type] = [Category.self, Article.self, ArticleCollection.self, Tag.self]
+
+/// No `@Relationship` on either side: the inverse is inferred (one relationship each way).
+@Model final class PetOwner {
+    var name: String
+    var pets: [Pet] = []
+    init(name: String) { self.name = name }
+}
+
+@Model final class Pet {
+    var name: String
+    var owner: PetOwner?
+    init(name: String) { self.name = name }
+}
