@@ -123,17 +123,18 @@ extension ModelContext {
     }
 
     private func materialize<T: PersistentModel>(statement: Statement, db: Database, mapping: EntityMapping, skipping: Set<UUID>) throws -> [T] {
-        try materializeWithOwners(statement: statement, db: db, mapping: mapping, skipping: skipping, ownerColumn: nil).map(\.model)
+        var owners: [UUID?] = []
+        return try materializeWithOwners(statement: statement, db: db, mapping: mapping, skipping: skipping, ownerColumn: nil, owners: &owners)
     }
 
     /// Turns rows into registered objects; with `ownerColumn`, also reads the UUID in that
     /// column (the owner of a to-many relationship being loaded).
     func materializeWithOwners<T: PersistentModel>(statement: Statement, db: Database, mapping: EntityMapping,
-                                                  skipping: Set<UUID>, ownerColumn: Int32?) throws -> [(model: T, owner: UUID?)] {
+                                                  skipping: Set<UUID>, ownerColumn: Int32?, owners: inout [UUID?]) throws -> [T] {
         let sqlite = statement.sqliteStatement
         let row = PersistentRow(statement: sqlite, mapping: mapping, coders: CoderCache())
         let dataset = container.dataset
-        var results: [(model: T, owner: UUID?)] = []
+        var results: [T] = []
         var fresh: [(UUID, T)] = []
         let foreignKeyColumns = mapping.foreignKeyProperties
         // A context holding nothing yet (the common case for a one-off fetch) needs no lookups.
@@ -151,7 +152,7 @@ extension ModelContext {
                 throw StoreError(.invalidValue, "a row has a malformed \"#id\" (not a UUID); the table was edited outside Tandem", entity: mapping.name)
             }
             if !skipping.isEmpty, skipping.contains(uuid) { continue }
-            let owner = ownerColumn.flatMap { column in
+            let owner: UUID? = ownerColumn.flatMap { column in
                 sqlite3_column_text(sqlite, column).flatMap { UUIDText.parse(UnsafeBufferPointer(start: $0, count: Int(sqlite3_column_bytes(sqlite, column)))) }
             }
             if lookUp, let existing = registered[uuid]?.model {
@@ -162,13 +163,15 @@ extension ModelContext {
                     if !foreignKeyColumns.isEmpty { Self.readForeignKeys(into: model, foreignKeyColumns, sqlite) }
                     model.persistentState.loadedRelationships.removeAll()
                 }
-                results.append((model, owner))
+                results.append(model)
+                if ownerColumn != nil { owners.append(owner) }
             } else {
                 let model = try T(persistentRow: row)
                 model.persistentState.adopt(uuid: uuid, dataset: dataset, context: self, status: .registered)
                 if !foreignKeyColumns.isEmpty { Self.readForeignKeys(into: model, foreignKeyColumns, sqlite) }
                 fresh.append((uuid, model))
-                results.append((model, owner))
+                results.append(model)
+                if ownerColumn != nil { owners.append(owner) }
             }
         }
         return results

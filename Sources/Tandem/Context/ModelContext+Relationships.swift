@@ -48,14 +48,15 @@ extension ModelContext {
             let chunk = owners[start..<min(start + 10_000, owners.count)]
             start += chunk.count
             let sql = table + "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
-            let rows: [(model: M, owner: UUID?)] = try StoreErrorMapping.map(mapping: destination) {
+            var owners: [UUID?] = []
+            let models: [M] = try StoreErrorMapping.map(mapping: destination) {
                 try container.writer.read { db in
                     let statement = try db.makeStatement(sql: sql)
                     try statement.setArguments(StatementArguments(chunk.map { UUIDText.string($0).databaseValue }))
-                    return try materializeWithOwners(statement: statement, db: db, mapping: destination, skipping: [], ownerColumn: ownerColumn)
+                    return try materializeWithOwners(statement: statement, db: db, mapping: destination, skipping: [], ownerColumn: ownerColumn, owners: &owners)
                 }
             }
-            for (model, owner) in rows where !model.isDeleted {
+            for (model, owner) in zip(models, owners) where !model.isDeleted {
                 if let owner { result[owner, default: []].append(model) }
             }
         }

@@ -22,8 +22,14 @@ public struct PersistentState {
     weak var context: ModelContext?
     /// The persisted properties set since the last save or fetch.
     var changes = ChangeSet()
-    /// The destination UUID of each to-one relationship, by property index, as stored or set.
-    var foreignKeys: [Int: UUID] = [:]
+    /// The destination UUID of each to-one relationship, by property index, as stored or set
+    /// (`nil` until a model has one, so plain models copy no reference).
+    var storedForeignKeys: [Int: UUID]?
+
+    var foreignKeys: [Int: UUID] {
+        get { storedForeignKeys ?? [:] }
+        set { storedForeignKeys = newValue.isEmpty ? nil : newValue }
+    }
     /// Relationships whose storage is loaded (authoritative) on a registered object.
     var loadedRelationships = ChangeSet()
     /// Set while the store fills relationship storage, so setters do not track changes.
@@ -69,21 +75,22 @@ extension PersistentModel {
 /// A set of attribute indexes, allocation-free below 64 attributes.
 struct ChangeSet: Hashable, Sendable {
     private var low: UInt64 = 0
-    private var high: Set<Int> = []
+    /// Indexes from 64 on; `nil` (no reference to copy) for nearly every model.
+    private var high: Set<Int>?
 
-    var isEmpty: Bool { low == 0 && high.isEmpty }
+    var isEmpty: Bool { low == 0 && (high?.isEmpty ?? true) }
 
     mutating func insert(_ index: Int) {
-        if index < 64 { low |= 1 << UInt64(index) } else { high.insert(index) }
+        if index < 64 { low |= 1 << UInt64(index) } else { high = (high ?? []).union([index]) }
     }
 
     func contains(_ index: Int) -> Bool {
-        index < 64 ? low & (1 << UInt64(index)) != 0 : high.contains(index)
+        index < 64 ? low & (1 << UInt64(index)) != 0 : high?.contains(index) ?? false
     }
 
     mutating func removeAll() {
         low = 0
-        high = []
+        high = nil
     }
 
     static func all(_ count: Int) -> ChangeSet {

@@ -57,6 +57,9 @@ final class EntityMapping: Sendable {
         }
     }
 
+    /// Whether the entity has to-one relationships (whose keys a fetch must read).
+    var hasForeignKeys: Bool { entity.relationships.contains { !$0.isToMany } }
+
     /// The attribute a property stores, or `nil` for a relationship.
     @inline(__always)
     func attribute(ofProperty index: Int) -> Schema.Attribute? {
