@@ -135,11 +135,14 @@ extension ModelContext {
         let row = PersistentRow(statement: sqlite, mapping: mapping, coders: CoderCache())
         let dataset = container.dataset
         var results: [T] = []
-        var fresh: [(UUID, T)] = []
-        let foreignKeyColumns = mapping.foreignKeyProperties
+        // New objects: their UUIDs and positions in `results` (plain values, no reference
+        // counting), registered in one batch at the end.
+        var freshIDs: [UUID] = []
+        var freshPositions: [Int] = []
+        let foreignKeyColumns = mapping.hasForeignKeys ? mapping.foreignKeyProperties : []
         // A context holding nothing yet (the common case for a one-off fetch) needs no lookups.
         let lookUp = !registered.isEmpty
-        defer { registerBatch(fresh) }
+        defer { registerBatch(ids: freshIDs, positions: freshPositions, in: results) }
         while true {
             let code = sqlite3_step(sqlite)
             if code == SQLITE_DONE { break }
@@ -169,7 +172,8 @@ extension ModelContext {
                 let model = try T(persistentRow: row)
                 model.persistentState.adopt(uuid: uuid, dataset: dataset, context: self, status: .registered)
                 if !foreignKeyColumns.isEmpty { Self.readForeignKeys(into: model, foreignKeyColumns, sqlite) }
-                fresh.append((uuid, model))
+                freshIDs.append(uuid)
+                freshPositions.append(results.count)
                 results.append(model)
                 if ownerColumn != nil { owners.append(owner) }
             }

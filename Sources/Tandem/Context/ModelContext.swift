@@ -144,11 +144,11 @@ public final class ModelContext {
     }
 
     /// Registers the objects a fetch created, growing the identity map once.
-    func registerBatch<T: PersistentModel>(_ models: [(UUID, T)]) {
-        guard !models.isEmpty else { return }
-        registered.reserveCapacity(registered.count + models.count)
-        for (uuid, model) in models { registered[uuid] = WeakModel(model: model) }
-        registrationsSinceSweep += models.count
+    func registerBatch<T: PersistentModel>(ids: [UUID], positions: [Int], in models: [T]) {
+        guard !ids.isEmpty else { return }
+        registered.reserveCapacity(registered.count + ids.count)
+        for (uuid, position) in zip(ids, positions) { registered[uuid] = WeakModel(model: models[position]) }
+        registrationsSinceSweep += ids.count
     }
 
     func register(_ model: any PersistentModel, uuid: UUID) {
