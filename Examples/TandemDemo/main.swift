@@ -18,6 +18,7 @@ enum Priority: Int, Codable, CaseIterable {
     var tags: [String] = []
     var priority: Priority = .normal
     var weight: Double?
+    @Relationship(deleteRule: .cascade, inverse: \Item.todo) var items: [Item] = []
 
     init(code: String, title: String, people: People, priority: Priority = .normal, tags: [String] = []) {
         self.code = code
@@ -28,13 +29,20 @@ enum Priority: Int, Codable, CaseIterable {
     }
 }
 
+@Model final class Item {
+    var name: String
+    var done = false
+    var todo: Todo?
+    init(name: String, done: Bool = false) { self.name = name; self.done = done }
+}
+
 let directory = URL(filePath: CommandLine.arguments.dropFirst().first ?? FileManager.default.temporaryDirectory.appending(path: "tandem-demo-\(UUID().uuidString)").path)
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 let storeURL = directory.appending(path: "todos.store")
 print("1. Create a store at \(storeURL.path)")
 let uri: URL
 do {
-    let container = try ModelContainer(for: Todo.self, configurations: ModelConfiguration(url: storeURL, dataset: "demo"))
+    let container = try ModelContainer(for: Todo.self, Item.self, configurations: ModelConfiguration(url: storeURL, dataset: "demo"))
     let context = ModelContext(container)
     let todos = [
         Todo(code: "T-1", title: "Write the docs", people: People(name: "Ann", age: 31), priority: .high, tags: ["work"]),
@@ -42,6 +50,7 @@ do {
         Todo(code: "T-3", title: "Ship 1.0", people: People(name: "Cid", age: 45), priority: .high, tags: ["work", "release"]),
     ]
     for todo in todos { context.insert(todo) }
+    todos[2].items = [Item(name: "tag the release", done: true), Item(name: "write notes")]   // inserted with their todo
     print("   inserted \(todos.count) objects; hasChanges = \(context.hasChanges); nothing stored until save")
     try context.save()
     print("2. Saved in one transaction; the table as sqlite3 shows it:")
@@ -56,6 +65,9 @@ do {
     let tagged = try context.fetch(FetchDescriptor<Todo>(predicate: #Predicate { $0.tags.contains("work") })).map(\.code).sorted()
     print("   tagged 'work': \(tagged)")
     print("   count per priority (GROUP BY in SQLite): \(try context.fetchCount(FetchDescriptor<Todo>(), groupedBy: \.priority).sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key): \($0.value)" })")
+
+    let withDoneItems = try context.fetch(FetchDescriptor<Todo>(predicate: #Predicate { $0.items.contains { $0.done } })).map(\.code)
+    print("   todos with a done item (one subquery across the relationship): \(withDoneItems)")
 
     let first = todos[0]
     uri = first.persistentModelID.uriRepresentation
@@ -73,11 +85,16 @@ do {
 }
 
 print("5. Reopen the file and resolve the URI")
-let container = try ModelContainer(for: Todo.self, configurations: ModelConfiguration(url: storeURL))
+let container = try ModelContainer(for: Todo.self, Item.self, configurations: ModelConfiguration(url: storeURL))
 let context = ModelContext(container)
 let id = try PersistentIdentifier(uriRepresentation: uri)
 guard let todo = context.model(for: id) as? Todo else { fatalError("the URI did not resolve after reopening") }
 print("   \(id) → \(todo.code) \"\(todo.title)\" (\(try context.fetchCount(FetchDescriptor<Todo>())) records, dataset \(container.dataset))")
+let release = try context.fetch(FetchDescriptor<Todo>(predicate: #Predicate { $0.code == "T-3" })).first!
+print("   T-3's items, loaded lazily from the file: \(release.items.map(\.name).sorted())")
+context.delete(release)
+try context.save()
+print("   deleting T-3 cascades to its items: \(try context.fetchCount(FetchDescriptor<Item>())) items left")
 do {
     _ = try PersistentIdentifier(uriRepresentation: URL(string: "tandem://demo/Todo/not-a-uuid")!)
 } catch let error as StoreError {
