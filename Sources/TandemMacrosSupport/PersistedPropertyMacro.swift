@@ -8,7 +8,8 @@ import SwiftSyntaxBuilder
 /// - Accessor role: an `init` accessor that initializes the `_name` storage, a `get` that
 ///   reports the access to the observation registrar and lets the store load a relationship
 ///   on first use (`persistentWillAccess(N, &_name)`), and a `set` that mutates through the
-///   registrar and then reports old and new value (`persistentDidSet(N, from:to:)`): change
+///   registrar and then reports old and new value (`persistentDidSet(N, from:to:)`; the old
+///   value of a relationship is loaded first, so replaced members are detached): change
 ///   tracking for attributes, inverse maintenance for relationships.
 /// - Peer role: the storage itself, `private var _name: Type = initialValue`, with the
 ///   property's attributes and modifiers dropped.
@@ -45,6 +46,7 @@ extension PersistedPropertyMacroImplementation {
             """,
             """
             set {
+                persistentWillAccess(\(raw: index), &\(raw: storage))
                 let oldValue = \(raw: storage)
                 _$observationRegistrar.withMutation(of: self, keyPath: \(raw: keyPath)) {
                     \(raw: storage) = newValue

@@ -107,6 +107,7 @@ import Testing
                         return _name
                     }
                     set {
+                        persistentWillAccess(0, &_name)
                         let oldValue = _name
                         _$observationRegistrar.withMutation(of: self, keyPath: \.name) {
                             _name = newValue
@@ -127,6 +128,7 @@ import Testing
                         return _uses
                     }
                     set {
+                        persistentWillAccess(1, &_uses)
                         let oldValue = _uses
                         _$observationRegistrar.withMutation(of: self, keyPath: \.uses) {
                             _uses = newValue

@@ -21,6 +21,7 @@ import Testing
                     return _title
                 }
                 set {
+                    persistentWillAccess(7, &_title)
                     let oldValue = _title
                     _$observationRegistrar.withMutation(of: self, keyPath: \.title) {
                         _title = newValue
@@ -55,6 +56,7 @@ import Testing
                     return _\(name)
                 }
                 set {
+                    persistentWillAccess(0, &_\(name))
                     let oldValue = _\(name)
                     _$observationRegistrar.withMutation(of: self, keyPath: \\.\(name)) {
                         _\(name) = newValue
@@ -84,6 +86,7 @@ import Testing
                     return _code
                 }
                 set {
+                    persistentWillAccess(0, &_code)
                     let oldValue = _code
                     _$observationRegistrar.withMutation(of: self, keyPath: \.code) {
                         _code = newValue

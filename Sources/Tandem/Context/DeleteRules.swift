@@ -32,6 +32,36 @@ enum DeleteRules {
         return set
     }
 
+    /// Applies the delete rules to objects inserted in the same save: a new object whose
+    /// to-one points into the deleted set is deleted with it under `.cascade` (never written),
+    /// and refuses the save under `.deny`. Repeats until nothing changes.
+    static func extend(_ set: inout [UUID: EntityMapping], withPendingInserts inserts: [any PersistentModel],
+                       container: ModelContainer) throws {
+        guard !set.isEmpty else { return }
+        var grew = true
+        while grew {
+            grew = false
+            for model in inserts where set[model.persistentState.uuid] == nil {
+                let mapping = try container.mapping(for: type(of: model))
+                for (index, target) in model.persistentState.foreignKeys {
+                    guard let destination = set[target], let relationship = mapping.relationship(ofProperty: index),
+                          let inverseName = relationship.inverse, let inverse = destination.entity.relationship(named: inverseName) else { continue }
+                    switch inverse.deleteRule {
+                    case .cascade:
+                        set[model.persistentState.uuid] = mapping
+                        grew = true
+                    case .deny:
+                        throw StoreError(.constraintViolation, "cannot delete: \(destination.name).\(inverse.name) has the delete rule .deny and a new \(mapping.name) relates to it in this save; nothing was saved",
+                                         entity: destination.name, attribute: inverse.name)
+                    case .nullify, .noAction:
+                        continue
+                    }
+                    break
+                }
+            }
+        }
+    }
+
     /// The UUIDs `uuid` relates to through `relationship`.
     static func relatedIDs(of uuid: UUID, _ relationship: Schema.Relationship, in mapping: EntityMapping,
                            schema: Schema, db: Database) throws -> [UUID] {

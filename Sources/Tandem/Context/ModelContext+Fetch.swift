@@ -22,14 +22,18 @@ extension ModelContext {
         // Unsaved work: fetch the stored matches, then merge the pending objects in memory.
         var skipped = Set(deleted.values.compactMap { ($0 as? T)?.persistentState.uuid })
         let changedOfType = changed.values.compactMap { $0 as? T }
-        for model in changedOfType { skipped.insert(model.persistentState.uuid) }
+        // Changed objects are matched in memory instead, unless a raw SQL filter (which
+        // cannot run in memory) decides: then their stored rows stand.
+        if descriptor.sqlFilter == nil {
+            for model in changedOfType { skipped.insert(model.persistentState.uuid) }
+        }
         var results: [T] = try fetchRows(mapping, sql: query.sql(limit: nil, offset: nil), arguments: query.arguments, skipping: skipped)
         if descriptor.sqlFilter == nil {
             for model in changedOfType + insertionOrder.compactMap({ inserted[$0] as? T })
             where try descriptor.predicate?.evaluate(model) ?? true {
                 results.append(model)
             }
-            if !descriptor.sortBy.isEmpty { results.sort(using: descriptor.sortBy) }
+            if !descriptor.sortBy.isEmpty { results.sort { SQLOrdering.areInIncreasingOrder($0, $1, by: descriptor.sortBy) } }
         }
         let start = min(descriptor.fetchOffset ?? 0, results.count)
         let end = descriptor.fetchLimit.map { min(start + $0, results.count) } ?? results.count

@@ -7,7 +7,7 @@ extension ModelContext {
         do {
             return try fetchOne(opened: M.self, uuid: uuid)
         } catch {
-            pendingErrors.append(error as? StoreError ?? StoreError(.sqlite, "loading \(M.entityName) \(uuid) failed: \(error)", underlying: error))
+            loadErrors.append(error as? StoreError ?? StoreError(.sqlite, "loading \(M.entityName) \(uuid) failed: \(error)", underlying: error))
             return nil
         }
     }
@@ -19,7 +19,7 @@ extension ModelContext {
             let uuid = owner.uuidAssigningIfNeeded
             return try related(M.self, ownerMapping: mapping, property: property, owners: [uuid])[uuid] ?? []
         } catch {
-            pendingErrors.append(error as? StoreError ?? StoreError(.sqlite, "loading \(O.entityName).\(O.schemaMetadata[property].name) failed: \(error)", underlying: error))
+            loadErrors.append(error as? StoreError ?? StoreError(.sqlite, "loading \(O.entityName).\(O.schemaMetadata[property].name) failed: \(error)", underlying: error))
             return []
         }
     }

@@ -14,9 +14,15 @@ extension ModelContext {
     /// - Throws: ``StoreError`` (``StoreError/Code/uniqueViolation``, ``StoreError/Code/busy``,
     ///   ``StoreError/Code/invalidValue``, ``StoreError/Code/misuse``…).
     public func save() throws {
+        // Misuse (objects of another context related or inserted) stays an error until
+        // rollback(): saving anyway could write a reference to a record this store lacks.
         if let error = pendingErrors.first {
-            pendingErrors.removeAll()
             throw error
+        }
+        if let error = loadErrors.first {
+            loadErrors.removeAll()
+            throw StoreError(error.code, "a relationship failed to load earlier, so it may have looked empty: \(error.message). Nothing was saved; check the objects and save again",
+                             entity: error.entity, attribute: error.attribute, underlying: error)
         }
         guard hasChanges else { return }
         let inserts = insertionOrder.compactMap { inserted[$0] }
@@ -49,6 +55,7 @@ extension ModelContext {
                 var roots: [(EntityMapping, UUID)] = []
                 for model in deletes { roots.append((try container.mapping(for: type(of: model)), model.persistentState.uuid)) }
                 deletedIDs = try DeleteRules.closure(of: roots, schema: container.schema, mappings: container.mappingsByName, db: db)
+                try DeleteRules.extend(&deletedIDs, withPendingInserts: inserts, container: container)
                 for (uuid, mapping) in deletedIDs {
                     current = mapping
                     let statement = try db.cachedStatement(sql: "DELETE FROM \(mapping.quotedTable) WHERE \"#id\" = ?")
@@ -58,7 +65,7 @@ extension ModelContext {
                 var lastType: ObjectIdentifier?
                 var statement: Statement?
                 var parameters: [Int32] = []
-                for model in inserts {
+                for model in inserts where deletedIDs[model.persistentState.uuid] == nil {
                     let typeID = ObjectIdentifier(type(of: model))
                     if typeID != lastType {
                         let mapping = try container.mapping(for: type(of: model))
@@ -76,7 +83,7 @@ extension ModelContext {
                     try model.encodePersistentValues(to: &writer)
                     try Self.step(statement, db)
                 }
-                for model in inserts {
+                for model in inserts where deletedIDs[model.persistentState.uuid] == nil {
                     let mapping = try container.mapping(for: type(of: model))
                     try JoinRows.write(model, mapping: mapping, schema: container.schema, only: nil, db: db)
                 }

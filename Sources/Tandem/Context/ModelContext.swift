@@ -24,6 +24,8 @@ public final class ModelContext {
     var deleted: [ObjectIdentifier: any PersistentModel] = [:]
     /// Misuse noticed by non-throwing calls (insert of a foreign object), thrown by save().
     var pendingErrors: [StoreError] = []
+    /// Failures of lazy relationship loads (getters cannot throw), thrown once by the next save.
+    var loadErrors: [StoreError] = []
     private var registrationsSinceSweep = 0
 
     public init(_ container: ModelContainer) {
@@ -53,6 +55,7 @@ public final class ModelContext {
         case .deleted:
             if model.persistentState.context === self, deleted.removeValue(forKey: ObjectIdentifier(model)) != nil {
                 model.persistentState.status = .registered   // undo a pending delete
+                if !model.persistentState.changes.isEmpty { changed[ObjectIdentifier(model)] = model }
             }
             return
         case .transient:
@@ -93,6 +96,7 @@ public final class ModelContext {
         switch model.persistentState.status {
         case .inserted:
             inserted.removeValue(forKey: key)
+            insertionOrder.removeAll { $0 == key }
             registered.removeValue(forKey: model.persistentState.uuid)
             model.persistentState.status = .transient
             model.persistentState.context = nil
@@ -114,12 +118,13 @@ public final class ModelContext {
             model.persistentState.changes.removeAll()
         }
         for model in deleted.values { model.persistentState.status = .registered }
-        let toReload = Array(changed.values)
+        let toReload = Array(changed.values) + deleted.values.filter { !$0.persistentState.changes.isEmpty }
         inserted = [:]
         insertionOrder = []
         deleted = [:]
         changed = [:]
         pendingErrors = []
+        loadErrors = []
         for model in toReload {
             model.persistentState.changes.removeAll()
             try? reload(model)

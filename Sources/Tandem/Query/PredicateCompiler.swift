@@ -80,6 +80,14 @@ struct PredicateCompiler {
         throw StoreError(.unsupportedPredicate, "a captured value of type \(type(of: value)) cannot be compared in SQL; compare scalar fields instead")
     }
 
+    /// For `collection.contains(x)` with a captured `x`: `[x]` as JSON text, encoded as the
+    /// store encodes collections, or `nil` when `x` is not a captured value.
+    func jsonElement(_ expression: Any) throws -> DatabaseValue? {
+        guard let value = (expression as? any CapturedValue)?.capturedValue as? any Encodable else { return nil }
+        func encodeArray<E: Encodable>(_ element: E) throws -> String { try CoderCache().jsonText([element]) }
+        return try encodeArray(value).databaseValue
+    }
+
     static func elements(of sequence: any Sequence) -> [Any] {
         func open<S: Sequence>(_ s: S) -> [Any] { s.map { $0 as Any } }
         return open(sequence)
@@ -108,6 +116,9 @@ struct PredicateCompiler {
         var arguments: [DatabaseValue] = []
         for descriptor in sortBy {
             guard let keyPath = descriptor.keyPath else { throw unsupported("a sort descriptor without a key path (comparator-only)") }
+            if let index = mapping.attribute(for: keyPath), case .scalar(.decimal)? = mapping.attribute(ofProperty: index)?.type {
+                throw unsupported("sorting by the Decimal \(mapping.properties[index].name) (stored as exact text, which does not order numerically)")
+            }
             let expression = try concrete(try member(of: SQLExpression("t", kind: .record(alias: "t", mapping: mapping)), keyPath: keyPath))
             terms.append("\(expression.sql) \(descriptor.order == .forward ? "ASC" : "DESC")")
             arguments += expression.arguments
@@ -140,4 +151,13 @@ struct PredicateCompiler {
             String(component).replacingOccurrences(of: "?", with: "").replacingOccurrences(of: "!", with: "")
         }
     }
+}
+
+/// A `PredicateExpressions.Value`, seen through an existential.
+protocol CapturedValue {
+    var capturedValue: Any { get }
+}
+
+extension PredicateExpressions.Value: CapturedValue {
+    var capturedValue: Any { value }
 }

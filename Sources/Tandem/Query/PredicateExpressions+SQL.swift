@@ -38,6 +38,9 @@ extension PredicateExpressions.NotEqual: SQLCompilable {
 
 extension PredicateExpressions.Comparison: SQLCompilable {
     func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
+        if LHS.Output.self == Decimal.self || LHS.Output.self == Decimal?.self {
+            throw compiler.unsupported("ordering comparisons (<, >) on Decimal (stored as exact text, which does not order numerically; compare with ==, or store a Double)")
+        }
         let symbol = switch op {
         case .lessThan: "<"
         case .lessThanOrEqual: "<="
@@ -162,13 +165,25 @@ extension PredicateExpressions.SequenceContains: SQLCompilable {
         case .captured(let value):
             guard let values = value as? any Sequence else { throw compiler.unsupported("contains on a captured \(type(of: value))") }
             var arguments: [DatabaseValue] = []
-            for element in PredicateCompiler.elements(of: values) { arguments.append(try PredicateCompiler.databaseValue(element)) }
+            var containsNil = false
+            for element in PredicateCompiler.elements(of: values) {
+                let value = try PredicateCompiler.databaseValue(element)
+                if value.isNull { containsNil = true } else { arguments.append(value) }
+            }
             let item = try compiler.operand(element)
-            if arguments.isEmpty { return SQLExpression("0") }
+            // Swift semantics: `[nil].contains(x)` is true for a nil x, and never NULL.
+            let nilTest = containsNil ? "\(item.sql) IS NULL OR " : ""
+            let nilArguments = containsNil ? item.arguments : []
+            if arguments.isEmpty { return containsNil ? SQLExpression("(\(item.sql) IS NULL)", item.arguments) : SQLExpression("0") }
             let list = Array(repeating: "?", count: arguments.count).joined(separator: ", ")
-            return SQLExpression("(\(item.sql) IN (\(list)))", item.arguments + arguments)
+            return SQLExpression("(\(nilTest)COALESCE(\(item.sql) IN (\(list)), 0))", nilArguments + item.arguments + arguments)
         case .jsonCollection:
             let item = try compiler.operand(element)
+            if let json = try compiler.jsonElement(element) {
+                // The captured value, encoded as the column's JSON encodes it (dates,
+                // UUIDs, enums…), then read back by SQLite's JSON functions.
+                return SQLExpression("EXISTS (SELECT 1 FROM json_each(\(container.sql)) WHERE value = json_extract(?, '$[0]'))", container.arguments + [json])
+            }
             return SQLExpression("EXISTS (SELECT 1 FROM json_each(\(container.sql)) WHERE value = \(item.sql))", container.arguments + item.arguments)
         default:
             guard container.isText else { throw compiler.unsupported("contains on a non-collection value") }
@@ -210,7 +225,8 @@ extension PredicateCompiler {
         let l = try concrete(left), r = try concrete(right)
         // `related?.x == value`: one uncorrelated IN subquery instead of one lookup per row.
         if !negated, r.sql == "?", r.arguments.count == 1, r.arguments[0] != .null, let hop = l.hop {
-            return SQLExpression("(\(hop.link.sql) IN (SELECT \(hop.alias).\"#id\" FROM \(hop.table) AS \(hop.alias) WHERE \(hop.inner.sql) = ?))",
+            // COALESCE: a nil relationship makes IN yield NULL; Swift says false (and `!` true).
+            return SQLExpression("COALESCE(\(hop.link.sql) IN (SELECT \(hop.alias).\"#id\" FROM \(hop.table) AS \(hop.alias) WHERE \(hop.inner.sql) = ?), 0)",
                                  hop.link.arguments + hop.inner.arguments + r.arguments)
         }
         if case .null = r.kind { return SQLExpression("(\(l.sql) IS \(negated ? "NOT " : "")NULL)", l.arguments) }

@@ -149,3 +149,13 @@ enum V4Bad {
         init(title: String) { self.title = title }
     }
 }
+
+/// Collections of dates and UUIDs, a Decimal and an optional string, for predicate edge cases.
+@Model final class Schedule {
+    var name: String
+    var dates: [Date] = []
+    var ids: [UUID] = []
+    var price: Decimal = 0
+    var nickname: String?
+    init(name: String) { self.name = name }
+}
