@@ -225,9 +225,10 @@ extension PredicateCompiler {
         let l = try concrete(left), r = try concrete(right)
         // `related?.x == value`: one uncorrelated IN subquery instead of one lookup per row.
         if !negated, r.sql == "?", r.arguments.count == 1, r.arguments[0] != .null, let hop = l.hop {
-            // COALESCE: a nil relationship makes IN yield NULL; Swift says false (and `!` true).
-            return SQLExpression("COALESCE(\(hop.link.sql) IN (SELECT \(hop.alias).\"#id\" FROM \(hop.table) AS \(hop.alias) WHERE \(hop.inner.sql) = ?), 0)",
-                                 hop.link.arguments + hop.inner.arguments + r.arguments)
+            // `link IS NOT NULL AND …`: a nil relationship would make IN yield NULL, where Swift
+            // says false (and `!` true); written this way SQLite still uses the link's index.
+            return SQLExpression("(\(hop.link.sql) IS NOT NULL AND \(hop.link.sql) IN (SELECT \(hop.alias).\"#id\" FROM \(hop.table) AS \(hop.alias) WHERE \(hop.inner.sql) = ?))",
+                                 hop.link.arguments + hop.link.arguments + hop.inner.arguments + r.arguments)
         }
         if case .null = r.kind { return SQLExpression("(\(l.sql) IS \(negated ? "NOT " : "")NULL)", l.arguments) }
         if case .null = l.kind { return SQLExpression("(\(r.sql) IS \(negated ? "NOT " : "")NULL)", r.arguments) }
