@@ -29,8 +29,9 @@ extension Schema {
             case foreignKey(column: String)
             /// The inverse to-one's foreign key (one-to-many).
             case inverseForeignKey
-            /// A join table with `source` and `target` UUID columns.
-            case joinTable(name: String, sourceIsFirst: Bool)
+            /// A join table with `source` and `target` UUID columns: `ownerColumn` holds this
+            /// side's UUID, `memberColumn` the related record's.
+            case joinTable(name: String, ownerColumn: String, memberColumn: String)
         }
 
         public var name: String
@@ -86,8 +87,10 @@ extension Schema {
             return .inverseForeignKey
         }
         let mine = "\(entity.name).\(relationship.name)"
-        guard let inverseName = relationship.inverse else { return .joinTable(name: mine, sourceIsFirst: true) }
-        let theirs = "\(relationship.destination).\(inverseName)"
-        return mine <= theirs ? .joinTable(name: mine, sourceIsFirst: true) : .joinTable(name: theirs, sourceIsFirst: false)
+        let theirs = relationship.inverse.map { "\(relationship.destination).\($0)" }
+        if let theirs, theirs < mine {
+            return .joinTable(name: theirs, ownerColumn: "target", memberColumn: "source")
+        }
+        return .joinTable(name: mine, ownerColumn: "source", memberColumn: "target")
     }
 }

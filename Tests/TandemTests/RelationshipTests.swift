@@ -181,7 +181,10 @@ struct RelationshipTests {
         #expect(json.contains(#""deleteRule" : "cascade""#))
         #expect(try Schema(canonicalJSON: Data(json.utf8)) == schema)
         #expect(schema.storage(of: category, in: article) == .foreignKey(column: "category"))
-        #expect(schema.storage(of: try #require(article.relationship(named: "tags")), in: article) == .joinTable(name: "Article.tags", sourceIsFirst: true))
+        #expect(schema.storage(of: try #require(article.relationship(named: "tags")), in: article) == .joinTable(name: "Article.tags", ownerColumn: "source", memberColumn: "target"))
+        let tagSide = try #require(schema.entity(named: "Tag"))
+        #expect(schema.storage(of: try #require(tagSide.relationship(named: "articles")), in: tagSide)
+                == .joinTable(name: "Article.tags", ownerColumn: "target", memberColumn: "source"))
     }
 
     @Test func anUnambiguousInverseIsInferred() throws {

@@ -101,7 +101,7 @@ enum DDL {
                 try db.execute(sql: "ALTER TABLE \(SQLName.quote(entity.name)) ADD COLUMN \(SQLName.quote(column)) TEXT")
             }
             try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(SQLName.quote("\(entity.name).\(column).index")) ON \(SQLName.quote(entity.name)) (\(SQLName.quote(column)))")
-        case .joinTable(let name, _):
+        case .joinTable(let name, _, _):
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(SQLName.quote(name)) (source TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (source, target)) WITHOUT ROWID")
             try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(SQLName.quote("\(name).target")) ON \(SQLName.quote(name)) (target)")
         case .inverseForeignKey:

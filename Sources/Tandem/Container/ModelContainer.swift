@@ -54,11 +54,9 @@ public final class ModelContainer: Sendable {
         var result: [EntityMapping] = []
         var seenTypes: Set<ObjectIdentifier> = []
         let unique = types.filter { seenTypes.insert(ObjectIdentifier($0)).inserted }
-        for type in unique {
-            _ = try EntityMapping.checkedProperties(type)
-        }
-        for type in unique {
-            let mapping = try EntityMapping(type, relationships: try RelationshipResolver.relationships(of: type, among: unique))
+        let checked = try unique.map { try EntityMapping.checkedProperties($0) }
+        for (type, properties) in zip(unique, checked) {
+            let mapping = EntityMapping(type, properties: properties, relationships: try RelationshipResolver.relationships(of: type, among: unique))
             if let other = result.first(where: { $0.name == mapping.name }) {
                 throw StoreError(.invalidModel, "two model types are both named '\(mapping.name)' (\(String(reflecting: other.modelType)) and \(String(reflecting: type))); a container holds one version of each entity", entity: mapping.name)
             }

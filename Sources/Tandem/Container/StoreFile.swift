@@ -45,12 +45,14 @@ enum StoreFile {
             }
             writer = try StoreErrorMapping.map(path: path) { try DatabasePool(path: path, configuration: config) }
         }
-        let dataset = stored?.dataset ?? configuration.dataset ?? ModelConfiguration.defaultDataset
+        var dataset = stored?.dataset ?? configuration.dataset ?? ModelConfiguration.defaultDataset
         try StoreErrorMapping.map {
             try writer.write { db in
-                // Re-read inside the write transaction: another process may have migrated meanwhile.
+                // Re-read inside the write transaction: another process may have created or
+                // migrated the store meanwhile.
                 let current = try readMetadata(db)
                 if let current {
+                    dataset = current.dataset
                     try Migrator.apply(try plan(from: current.schema, to: schema), schema: schema, mappings: mappings, db: db)
                 } else {
                     try db.execute(sql: "CREATE TABLE tandem_metadata (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
@@ -60,11 +62,7 @@ enum StoreFile {
                 }
             }
         }
-        return Opened(writer: writer, dataset: current(dataset: dataset, writer: writer))
-    }
-
-    private static func current(dataset: String, writer: any DatabaseWriter) -> String {
-        (try? writer.read { db in try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'dataset'") }) ?? dataset
+        return Opened(writer: writer, dataset: dataset)
     }
 
     static func plan(from stored: Schema, to schema: Schema) throws -> MigrationPlan {

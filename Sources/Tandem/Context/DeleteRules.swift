@@ -73,8 +73,7 @@ enum DeleteRules {
         case .inverseForeignKey:
             guard let inverse = relationship.inverse else { return [] }
             texts = try String.fetchAll(db, sql: "SELECT \"#id\" FROM \(SQLName.quote(relationship.destination)) WHERE \(SQLName.quote(inverse)) = ?", arguments: [id])
-        case .joinTable(let name, let sourceIsFirst):
-            let (mine, theirs) = sourceIsFirst ? ("source", "target") : ("target", "source")
+        case .joinTable(let name, let mine, let theirs):
             texts = try String.fetchAll(db, sql: "SELECT \(theirs) FROM \(SQLName.quote(name)) WHERE \(mine) = ?", arguments: [id])
         }
         return texts.compactMap { $0.flatMap(UUIDText.parse) }
@@ -94,8 +93,7 @@ enum DeleteRules {
                         try db.execute(sql: "UPDATE \(SQLName.quote(entity.name)) SET \(SQLName.quote(column)) = NULL WHERE \(SQLName.quote(column)) IN (\(placeholders(chunk.count)))",
                                        arguments: StatementArguments(chunk))
                     }
-                case .joinTable(let name, let sourceIsFirst):
-                    let mine = sourceIsFirst ? "source" : "target", theirs = sourceIsFirst ? "target" : "source"
+                case .joinTable(let name, let mine, let theirs):
                     for (column, owner) in [(mine, entity.name), (theirs, relationship.destination)] {
                         guard let ids = byEntity[owner] else { continue }
                         for chunk in ids.chunked(500) {
@@ -129,10 +127,9 @@ enum JoinRows {
             guard case .relationship(let r) = kind else { continue }
             let relationship = mapping.entity.relationships[r]
             guard relationship.isToMany, only?.contains(index) ?? true,
-                  case .joinTable(let name, let sourceIsFirst) = schema.storage(of: relationship, in: mapping.entity),
+                  case .joinTable(let name, let mine, let theirs) = schema.storage(of: relationship, in: mapping.entity),
                   model.persistentState.status != .registered || model.persistentState.loadedRelationships.contains(index),
                   let members = members(of: model, keyPath: mapping.properties[index].keyPath) else { continue }
-            let (mine, theirs) = sourceIsFirst ? ("source", "target") : ("target", "source")
             let owner = UUIDText.string(model.persistentState.uuid)
             if only != nil {
                 try db.execute(sql: "DELETE FROM \(SQLName.quote(name)) WHERE \(mine) = ?", arguments: [owner])

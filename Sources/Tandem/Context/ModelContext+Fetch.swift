@@ -143,7 +143,7 @@ extension ModelContext {
         // counting), registered in one batch at the end.
         var freshIDs: [UUID] = []
         var freshPositions: [Int] = []
-        let foreignKeyColumns = mapping.hasForeignKeys ? mapping.foreignKeyProperties : []
+        let foreignKeyColumns = mapping.foreignKeyProperties
         // A context holding nothing yet (the common case for a one-off fetch) needs no lookups.
         let lookUp = !registered.isEmpty
         defer { registerBatch(ids: freshIDs, positions: freshPositions, in: results) }
@@ -154,14 +154,11 @@ extension ModelContext {
                 throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)),
                                     message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
             }
-            guard let text = sqlite3_column_text(sqlite, 0),
-                  let uuid = UUIDText.parse(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(sqlite, 0)))) else {
+            guard let uuid = UUIDText.column(0, of: sqlite) else {
                 throw StoreError(.invalidValue, "a row has a malformed \"#id\" (not a UUID); the table was edited outside Tandem", entity: mapping.name)
             }
             if !skipping.isEmpty, skipping.contains(uuid) { continue }
-            let owner: UUID? = ownerColumn.flatMap { column in
-                sqlite3_column_text(sqlite, column).flatMap { UUIDText.parse(UnsafeBufferPointer(start: $0, count: Int(sqlite3_column_bytes(sqlite, column)))) }
-            }
+            let owner = ownerColumn.flatMap { UUIDText.column($0, of: sqlite) }
             if lookUp, let existing = registered[uuid]?.model {
                 guard let model = existing as? T else { continue }
                 if model.persistentState.status == .deleted { continue }
@@ -194,10 +191,7 @@ extension ModelContext {
     static func readForeignKeys(into model: some PersistentModel, _ columns: [(property: Int, column: Int32)], _ sqlite: OpaquePointer) {
         var keys: [Int: UUID] = [:]
         for (property, column) in columns {
-            if let text = sqlite3_column_text(sqlite, column),
-               let uuid = UUIDText.parse(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(sqlite, column)))) {
-                keys[property] = uuid
-            }
+            keys[property] = UUIDText.column(column, of: sqlite)
         }
         model.persistentState.foreignKeys = keys
     }

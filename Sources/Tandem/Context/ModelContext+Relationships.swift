@@ -35,8 +35,7 @@ extension ModelContext {
             guard let inverse = relationship.inverse, let index = destination.propertyIndex(named: inverse) else { return [:] }
             ownerColumn = destination.columnStart[index]
             table = "\(destination.selectSQL) WHERE t.\(SQLName.quote(inverse)) IN "
-        case .joinTable(let name, let sourceIsFirst):
-            let (mine, theirs) = sourceIsFirst ? ("source", "target") : ("target", "source")
+        case .joinTable(let name, let mine, let theirs):
             ownerColumn = Int32(destination.columns.count)
             table = "\(destination.selectSQL.replacingOccurrences(of: " FROM ", with: ", j.\(mine) FROM ")) JOIN \(SQLName.quote(name)) AS j ON j.\(theirs) = t.\"#id\" WHERE j.\(mine) IN "
         case .foreignKey:

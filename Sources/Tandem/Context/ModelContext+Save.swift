@@ -121,7 +121,7 @@ extension ModelContext {
     }
 
     private static func bindID(_ model: any PersistentModel, _ statement: OpaquePointer, at index: Int32) throws {
-        let code = UUIDText.withText(model.persistentState.uuid) { sqlite3_bind_text(statement, index, $0, 36, sqliteTransient) }
+        let code = try model.persistentState.uuid.sqliteBind(to: statement, at: index)
         if code != SQLITE_OK { throw StoreError(.sqlite, "binding the record id failed with code \(code)") }
     }
 

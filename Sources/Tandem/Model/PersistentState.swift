@@ -92,10 +92,4 @@ struct ChangeSet: Hashable, Sendable {
         low = 0
         high = nil
     }
-
-    static func all(_ count: Int) -> ChangeSet {
-        var set = ChangeSet()
-        for i in 0..<count { set.insert(i) }
-        return set
-    }
 }

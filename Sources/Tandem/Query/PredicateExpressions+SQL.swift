@@ -344,27 +344,9 @@ extension PredicateCompiler {
         case .inverseForeignKey:
             guard let inverse = relationship.inverse else { throw unsupported("a to-many relationship without inverse") }
             return ("\(destination.quotedTable) AS \(alias)", "\(alias).\(SQLName.quote(inverse))")
-        case .joinTable(let name, let sourceIsFirst):
-            let (mine, theirs) = sourceIsFirst ? ("source", "target") : ("target", "source")
+        case .joinTable(let name, let mine, let theirs):
             return ("\(SQLName.quote(name)) AS \(alias)_j JOIN \(destination.quotedTable) AS \(alias) ON \(alias).\"#id\" = \(alias)_j.\(theirs)",
                     "\(alias)_j.\(mine)")
-        case .foreignKey:
-            throw unsupported("a to-one relationship used as a collection")
-        }
-    }
-
-    /// FROM and WHERE (without the condition) walking a to-many relationship from `owner`
-    /// to destination records named `alias`.
-    func walk(_ owner: SQLExpression, alias: String) throws -> (from: String, link: String) {
-        guard case .toMany(let relationship, let source, let destination) = owner.kind else { throw unsupported("a to-many walk") }
-        switch schema.storage(of: relationship, in: source.entity) {
-        case .inverseForeignKey:
-            guard let inverse = relationship.inverse else { throw unsupported("a to-many relationship without inverse") }
-            return ("\(destination.quotedTable) AS \(alias)", "\(alias).\(SQLName.quote(inverse)) = \(owner.sql)")
-        case .joinTable(let name, let sourceIsFirst):
-            let (mine, theirs) = sourceIsFirst ? ("source", "target") : ("target", "source")
-            return ("\(SQLName.quote(name)) AS \(alias)_j JOIN \(destination.quotedTable) AS \(alias) ON \(alias).\"#id\" = \(alias)_j.\(theirs)",
-                    "\(alias)_j.\(mine) = \(owner.sql)")
         case .foreignKey:
             throw unsupported("a to-one relationship used as a collection")
         }
@@ -390,7 +372,8 @@ extension PredicateCompiler {
             return try across(base, alias: alias, destination: destination, try property(index, of: alias, destination))
         case .toMany:
             let alias = freshAlias()
-            let (from, link) = try walk(base, alias: alias)
+            let (from, ownerColumn) = try semiJoin(base, alias: alias)
+            let link = "\(ownerColumn) = \(base.sql)"
             switch name {
             case "count": return SQLExpression("(SELECT COUNT(*) FROM \(from) WHERE \(link))", base.arguments)
             case "isEmpty": return SQLExpression("(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(link)))", base.arguments)

@@ -39,6 +39,15 @@ func readText(_ statement: OpaquePointer, _ index: Int32) -> String {
     return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
 }
 
+extension UUIDText {
+    /// The UUID in text column `index` of the current row; `nil` for NULL or malformed text.
+    @inline(__always)
+    static func column(_ index: Int32, of statement: OpaquePointer) -> UUID? {
+        guard let text = sqlite3_column_text(statement, index) else { return nil }
+        return parse(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index))))
+    }
+}
+
 @inline(__always)
 func bindText(_ value: String, _ statement: OpaquePointer, _ index: Int32) -> Int32 {
     var value = value
@@ -158,9 +167,7 @@ extension UUID: ColumnValue {
     public static var scalarType: Schema.ScalarType { .uuid }
     public static var placeholder: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     public init(sqliteColumn index: Int32, of statement: OpaquePointer) throws(ColumnDecodingFailure) {
-        guard let text = sqlite3_column_text(statement, index),
-              let uuid = UUIDText.parse(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index))))
-        else { throw ColumnDecodingFailure("'\(readText(statement, index))' is not a UUID") }
+        guard let uuid = UUIDText.column(index, of: statement) else { throw ColumnDecodingFailure("'\(readText(statement, index))' is not a UUID") }
         self = uuid
     }
     public func sqliteBind(to statement: OpaquePointer, at index: Int32) throws(ColumnDecodingFailure) -> Int32 {

@@ -49,16 +49,8 @@ final class EntityMapping: Sendable {
 
     var name: String { entity.name }
 
-    /// To-one relationship properties and their foreign-key column.
-    var foreignKeyProperties: [(property: Int, column: Int32)] {
-        kinds.indices.compactMap { index in
-            if case .relationship(let r) = kinds[index], !entity.relationships[r].isToMany { return (index, columnStart[index]) }
-            return nil
-        }
-    }
-
-    /// Whether the entity has to-one relationships (whose keys a fetch must read).
-    var hasForeignKeys: Bool { entity.relationships.contains { !$0.isToMany } }
+    /// To-one relationship properties and their foreign-key column (a fetch reads them).
+    let foreignKeyProperties: [(property: Int, column: Int32)]
 
     /// The attribute a property stores, or `nil` for a relationship.
     @inline(__always)
@@ -100,10 +92,10 @@ final class EntityMapping: Sendable {
         return properties
     }
 
-    init(_ modelType: any PersistentModel.Type, relationships: [Schema.Relationship]) throws {
+    /// - Parameter properties: `modelType`'s ``checkedProperties(_:)``.
+    init(_ modelType: any PersistentModel.Type, properties: [PropertyMetadata], relationships: [Schema.Relationship]) {
         self.modelType = modelType
         let name = modelType.entityName
-        let properties = try Self.checkedProperties(modelType)
         var attributes: [Schema.Attribute] = []
         var kinds: [PropertyKind] = []
         for property in properties {
@@ -141,6 +133,10 @@ final class EntityMapping: Sendable {
             start[index] = next
             count[index] = 1
             next += 1
+        }
+        self.foreignKeyProperties = kinds.indices.compactMap { index in
+            if case .relationship(let r) = kinds[index], !relationships[r].isToMany { return (index, start[index]) }
+            return nil
         }
         self.readers = properties.map { AttributeReader($0.valueType) }
         self.valueTypes = properties.map { ObjectIdentifier($0.valueType) }
