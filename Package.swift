@@ -67,6 +67,13 @@ let package = Package(
             path: "Benchmarks/TandemBench",
             swiftSettings: strict),
 
+        // Writes random changes until killed: the journal's crash test runs it as a process.
+        .executableTarget(
+            name: "JournalCrashWriter",
+            dependencies: ["Tandem"],
+            path: "Tests/JournalCrashWriter",
+            swiftSettings: strict),
+
         .testTarget(name: "TandemSchemaTests", dependencies: ["TandemSchema"], swiftSettings: strict),
         .testTarget(
             name: "TandemMacrosTests",

@@ -211,7 +211,7 @@ struct RelationshipMigrationTests {
         do {
             let container = try ModelContainer(for: R2.Owner.self, configurations: ModelConfiguration(url: url))
             let columns = try container.read { db in try db.columns(in: "Owner").map(\.name) }
-            #expect(columns == ["#id", "name", "partner"])
+            #expect(columns == ["#id", "name", "#hlc", "partner"])
             let context = ModelContext(container)
             let a = try #require(try context.fetch(FetchDescriptor<R2.Owner>()).first)
             #expect(a.partner == nil)

@@ -90,9 +90,9 @@ struct StorageMappingTests {
     @Test func columnsAreReadableAndCompositeLeavesAreDotted() throws {
         let container = try memoryContainer(Todo.self)
         let columns = try container.read { db in try db.columns(in: "Todo").map(\.name) }
-        #expect(columns == ["#id", "code", "title", "people.name", "people.age", "tags", "priority", "weight", "done", "timestamp"])
+        #expect(columns == ["#id", "code", "title", "people.name", "people.age", "tags", "priority", "weight", "done", "timestamp", "#hlc"])
         let types = try container.read { db in try db.columns(in: "Todo").map(\.type) }
-        #expect(types == ["TEXT", "TEXT", "TEXT", "TEXT", "INTEGER", "TEXT", "INTEGER", "REAL", "INTEGER", "REAL"])
+        #expect(types == ["TEXT", "TEXT", "TEXT", "TEXT", "INTEGER", "TEXT", "INTEGER", "REAL", "INTEGER", "REAL", "TEXT"])
     }
 
     @Test func valuesAreStoredInTheDocumentedForms() throws {

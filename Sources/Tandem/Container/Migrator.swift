@@ -2,6 +2,10 @@
 enum Migrator {
     static func apply(_ plan: MigrationPlan, schema: Schema, mappings: [EntityMapping], db: Database) throws {
         let byName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
+        // Journal triggers name every column: rebuild them around the reshaping, which also
+        // keeps migration's own row updates (defaults) out of the journal.
+        let reshapes = !plan.steps.isEmpty
+        if reshapes { try JournalDDL.dropTriggers(db) }
         for step in plan.steps {
             switch step {
             case .createEntity(let entity):
@@ -46,6 +50,7 @@ enum Migrator {
                 try db.execute(sql: "DROP INDEX IF EXISTS \(SQLName.quote(DDL.indexName(entity: entityName, attribute: attribute)))")
             }
         }
+        if reshapes { try JournalDDL.createTriggers(for: schema, db) }
         try StoreFile.setMetadata("schema", String(decoding: try schema.canonicalJSON(), as: UTF8.self), db)
     }
 
@@ -67,7 +72,8 @@ enum DDL {
                 ? "\(SQLName.quote(column.name)) TEXT NOT NULL PRIMARY KEY"
                 : columnDefinition(column, forAlter: false)
         }
-        return "CREATE TABLE \(SQLName.quote(entity.name)) (\(columns.joined(separator: ", ")))"
+        let stamps = "\(SQLName.quote(JournalDDL.stampColumn)) TEXT"
+        return "CREATE TABLE \(SQLName.quote(entity.name)) (\((columns + [stamps]).joined(separator: ", ")))"
     }
 
     /// A column definition. Added columns that are NOT NULL need a constant default for the

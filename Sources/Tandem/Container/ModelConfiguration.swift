@@ -17,6 +17,11 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// How long a write waits for another connection's lock before throwing
     /// ``StoreError/Code/busy``.
     public var busyTimeout: TimeInterval = 5
+    /// The wall clock of the change journal (timestamps and HLC stamps).
+    public var clock: WallClock = .system
+    /// How often a ``ModelContainer/historyTransactions(after:)`` sequence looks for
+    /// transactions committed by other processes (its own container's commits too).
+    public var historyPollInterval: Duration = .milliseconds(100)
 
     /// A store in the file at `url`.
     public init(url: URL, dataset: String? = nil) {
@@ -30,6 +35,18 @@ public struct ModelConfiguration: Sendable, Hashable {
         self.isStoredInMemoryOnly = isStoredInMemoryOnly
         self.url = isStoredInMemoryOnly ? nil : URL(filePath: FileManager.default.currentDirectoryPath).appending(path: "default.store")
         self.dataset = dataset
+    }
+
+    public static func == (lhs: ModelConfiguration, rhs: ModelConfiguration) -> Bool {
+        lhs.url == rhs.url && lhs.isStoredInMemoryOnly == rhs.isStoredInMemoryOnly && lhs.dataset == rhs.dataset
+            && lhs.busyTimeout == rhs.busyTimeout && lhs.historyPollInterval == rhs.historyPollInterval
+    }
+
+    /// Hashes the store's identity (the clock is not part of it).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(isStoredInMemoryOnly)
+        hasher.combine(dataset)
     }
 
     /// The dataset of a new store when none is given.

@@ -20,6 +20,7 @@ public final class ModelContainer: Sendable {
     /// The dataset of the store, used in record URIs.
     public let dataset: String
     let writer: any DatabaseWriter
+    let journal: JournalContext
     let mappings: [ObjectIdentifier: EntityMapping]
     let mappingsByName: [String: EntityMapping]
 
@@ -46,6 +47,7 @@ public final class ModelContainer: Sendable {
         self.configurations = [configuration]
         self.dataset = opened.dataset
         self.writer = opened.writer
+        self.journal = opened.journal
         self.mappings = Dictionary(uniqueKeysWithValues: mappings.map { (ObjectIdentifier($0.modelType), $0) })
         self.mappingsByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
     }
@@ -84,9 +86,20 @@ public final class ModelContainer: Sendable {
 
     /// Runs `body` in a write transaction with a GRDB `Database`: the escape hatch for raw SQL.
     ///
-    /// Throwing from `body` rolls the transaction back.
-    public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try StoreErrorMapping.map { try writer.write(body) }
+    /// Every row it inserts, updates or deletes is journaled like a model save, as one history
+    /// transaction with `author` (`nil` by default). Throwing from `body` rolls the
+    /// transaction back, journal included.
+    ///
+    /// ```swift
+    /// try container.write(author: "importer") { db in
+    ///     try db.execute(sql: #"UPDATE "Todo" SET "done" = 1 WHERE "code" LIKE 'T-%'"#)
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (``StoreError/Code/busy`` when another writer holds the lock
+    ///   longer than the busy timeout), or what `body` throws.
+    public func write<T>(author: String? = nil, _ body: (Database) throws -> T) throws -> T {
+        try StoreErrorMapping.map { try Journal.write(writer, journal: journal, origin: .init(author: author), body: body) }
     }
 }
 

@@ -2,31 +2,40 @@
 ///
 /// A Tandem store keeps its metadata in `tandem_metadata` (key/value): `formatVersion` (the
 /// store file format, see ``StoreFile/formatVersion``), `dataset`, and `schema` (the
-/// canonical schema JSON). Entity tables are named after entities.
+/// canonical schema JSON), `node` (the store's HLC node id, 16 hex digits) and `hlc` (the
+/// latest HLC stamp issued). Entity tables are named after entities; the change journal's
+/// tables and triggers are described in ``JournalDDL``.
+///
+/// Format history: 1 — tables and metadata; 2 — the change journal (history tables, the
+/// `"#hlc"` column, triggers). Opening a format 1 file upgrades it in place.
 enum StoreFile {
     /// The version of the store file layout. Bump it when the layout of Tandem's own tables
     /// or the column scheme changes.
-    static let formatVersion = 1
+    static let formatVersion = 2
 
     struct Opened {
         var writer: any DatabaseWriter
         var dataset: String
+        var journal: JournalContext
     }
 
     struct Stored {
         var schema: Schema
         var dataset: String
+        var formatVersion: Int
     }
 
     static func open(configuration: ModelConfiguration, schema: Schema, mappings: [EntityMapping]) throws -> Opened {
         if let dataset = configuration.dataset, !DatasetName.isValid(dataset) {
             throw StoreError(.misuse, "dataset '\(dataset)' must be 1–128 letters, digits, '-', '_' or '.'")
         }
+        let state = JournalState()
         var config = Configuration()
         config.busyMode = .timeout(configuration.busyTimeout)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             SQLFunctions.register(in: db)
+            try state.register(in: db)
         }
         let writer: any DatabaseWriter
         var stored: Stored?
@@ -46,23 +55,55 @@ enum StoreFile {
             writer = try StoreErrorMapping.map(path: path) { try DatabasePool(path: path, configuration: config) }
         }
         var dataset = stored?.dataset ?? configuration.dataset ?? ModelConfiguration.defaultDataset
+        var node: UInt64 = 0
         try StoreErrorMapping.map {
-            try writer.write { db in
-                // Re-read inside the write transaction: another process may have created or
-                // migrated the store meanwhile.
-                let current = try readMetadata(db)
-                if let current {
-                    dataset = current.dataset
-                    try Migrator.apply(try plan(from: current.schema, to: schema), schema: schema, mappings: mappings, db: db)
-                } else {
-                    try db.execute(sql: "CREATE TABLE tandem_metadata (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
+            try writer.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    // Re-read inside the write transaction: another process may have created or
+                    // migrated the store meanwhile.
+                    let current = try readMetadata(db)
+                    if let current {
+                        dataset = current.dataset
+                        if current.formatVersion < 2 { try upgradeToJournal(current.schema, db) }
+                        try Migrator.apply(try plan(from: current.schema, to: schema), schema: schema, mappings: mappings, db: db)
+                    } else {
+                        try db.execute(sql: "CREATE TABLE tandem_metadata (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
+                        try setMetadata("dataset", dataset, db)
+                        try createJournal(db)
+                        try Migrator.apply(try plan(from: Schema(entities: []), to: schema), schema: schema, mappings: mappings, db: db)
+                    }
                     try setMetadata("formatVersion", String(formatVersion), db)
-                    try setMetadata("dataset", dataset, db)
-                    try Migrator.apply(try plan(from: Schema(entities: []), to: schema), schema: schema, mappings: mappings, db: db)
+                    node = try readNode(db)
+                    return .commit
                 }
             }
         }
-        return Opened(writer: writer, dataset: dataset)
+        return Opened(writer: writer, dataset: dataset, journal: JournalContext(state: state, node: node, clock: configuration.clock))
+    }
+
+    /// The journal tables and this file's HLC node id.
+    private static func createJournal(_ db: Database) throws {
+        for sql in JournalDDL.createTables { try db.execute(sql: sql) }
+        var node: UInt64 = 0
+        while node == 0 { node = UInt64.random(in: 1...UInt64.max) }
+        try setMetadata("node", HLCTimestamp(physical: 0, counter: 0, node: node).description.suffix(16).description, db)
+    }
+
+    /// Format 1 → 2: adds the journal. Existing rows have no stamps (older than any change).
+    private static func upgradeToJournal(_ schema: Schema, _ db: Database) throws {
+        try createJournal(db)
+        for entity in schema.entities {
+            try db.execute(sql: "ALTER TABLE \(SQLName.quote(entity.name)) ADD COLUMN \(SQLName.quote(JournalDDL.stampColumn)) TEXT")
+        }
+        try JournalDDL.createTriggers(for: schema, db)
+    }
+
+    private static func readNode(_ db: Database) throws -> UInt64 {
+        guard let text = try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'"),
+              let node = UInt64(text, radix: 16), node != 0 else {
+            throw StoreError(.corruptFile, "the store's tandem_metadata has no valid HLC node id")
+        }
+        return node
     }
 
     static func plan(from stored: Schema, to schema: Schema) throws -> MigrationPlan {
@@ -119,7 +160,7 @@ enum StoreFile {
         } else {
             schema = Schema(entities: [])
         }
-        return Stored(schema: schema, dataset: dataset)
+        return Stored(schema: schema, dataset: dataset, formatVersion: version)
     }
 
     static func setMetadata(_ key: String, _ value: String, _ db: Database) throws {

@@ -33,7 +33,7 @@ extension ModelContext {
         var current: EntityMapping?
         var deletedIDs: [UUID: EntityMapping] = [:]
         do {
-            try container.writer.write { db in
+            try Journal.write(container.writer, journal: container.journal, origin: .init(author: author, context: name)) { db in
                 for model in updates {
                     let mapping = try container.mapping(for: type(of: model))
                     current = mapping

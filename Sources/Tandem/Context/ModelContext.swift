@@ -12,8 +12,12 @@
 /// ```
 public final class ModelContext {
     public let container: ModelContainer
-    /// Recorded with the changes this context saves (the change journal uses it).
+    /// Recorded as the author of the history transactions this context saves.
+    ///
+    /// The sync engine saves what it pulls with the author `sync`, and never pushes it back.
     public var author: String?
+    /// Recorded as the context of the history transactions this context saves.
+    public var name: String?
 
     /// Identity map: every object this context handed out, by UUID.
     var registered: [UUID: WeakModel] = [:]

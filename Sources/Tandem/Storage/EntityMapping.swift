@@ -157,7 +157,9 @@ final class EntityMapping: Sendable {
         self.quotedTable = SQLName.quote(name)
         let columnList = columns.map { SQLName.quote($0.name) }.joined(separator: ", ")
         self.selectSQL = "SELECT \(columns.map { "t.\(SQLName.quote($0.name))" }.joined(separator: ", ")) FROM \(quotedTable) AS t"
-        self.insertSQL = "INSERT INTO \(quotedTable) (\(columnList)) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        // The journal's stamp column gets the transaction's stamp in the statement itself
+        // (otherwise the insert trigger would have to update the row again).
+        self.insertSQL = "INSERT INTO \(quotedTable) (\(columnList), \"#hlc\") VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")), tandem_journal_stamps())"
     }
 
     static func isValidEntityName(_ name: String) -> Bool {

@@ -1,0 +1,71 @@
+/// The change journal, read through the container (usable from any task).
+extension ModelContainer {
+    /// Committed history transactions matching `descriptor`, oldest first, with their changes.
+    ///
+    /// ```swift
+    /// let recent = try container.fetchHistory(HistoryDescriptor(after: lastToken))
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (``StoreError/Code/corruptFile`` for an unreadable entry).
+    public func fetchHistory(_ descriptor: HistoryDescriptor) throws -> [HistoryTransaction] {
+        try StoreErrorMapping.map { try writer.read { db in try Journal.fetch(db, dataset: dataset, descriptor: descriptor) } }
+    }
+
+    /// The token of the latest committed history transaction (``HistoryToken/start`` when
+    /// there is none).
+    public func currentHistoryToken() throws -> HistoryToken {
+        try StoreErrorMapping.map { HistoryToken(rawValue: try writer.read(Journal.latestToken)) }
+    }
+
+    /// Deletes history transactions before `token`, except those a registered reader has not
+    /// acknowledged yet. Returns how many transactions were deleted.
+    ///
+    /// ```swift
+    /// try container.deleteHistory(before: tokenFromLastWeek)
+    /// ```
+    @discardableResult
+    public func deleteHistory(before token: HistoryToken) throws -> Int {
+        try StoreErrorMapping.map { try writer.write { db in try Journal.deleteHistory(db, before: token) } }
+    }
+
+    /// Registers a reader whose unacknowledged history ``deleteHistory(before:)`` keeps.
+    /// Registering an existing reader changes nothing.
+    ///
+    /// - Parameter token: What the reader has already processed (`nil`: nothing, so all
+    ///   current history is kept for it).
+    public func registerHistoryReader(_ name: String, acknowledged token: HistoryToken? = nil) throws {
+        try StoreErrorMapping.map { try writer.write { db in try Journal.registerReader(db, name: name, from: token) } }
+    }
+
+    /// Records that `reader` processed every transaction up to `token` (never moves back).
+    ///
+    /// - Throws: ``StoreError/Code/misuse`` when no such reader is registered.
+    public func acknowledgeHistory(through token: HistoryToken, reader: String) throws {
+        try StoreErrorMapping.map { try writer.write { db in try Journal.acknowledge(db, reader: reader, through: token) } }
+    }
+
+    /// Removes a reader: its unacknowledged history may be deleted from now on.
+    public func unregisterHistoryReader(_ name: String) throws {
+        try StoreErrorMapping.map { try writer.write { db in try db.execute(sql: "DELETE FROM tandem_history_reader WHERE name = ?", arguments: [name]) } }
+    }
+
+    /// The registered history readers.
+    public func historyReaders() throws -> [HistoryReader] {
+        try StoreErrorMapping.map { try writer.read(Journal.readers) }
+    }
+
+    /// Committed history transactions as they happen — this container's and other
+    /// processes' writes to the same file — starting after `token` (`nil`: from now on).
+    ///
+    /// The sequence checks the journal every ``ModelConfiguration/historyPollInterval`` and
+    /// ends when the consuming task is cancelled.
+    ///
+    /// ```swift
+    /// for await transaction in container.historyTransactions() {
+    ///     print("committed", transaction.token, transaction.changes.count, "changes")
+    /// }
+    /// ```
+    public func historyTransactions(after token: HistoryToken? = nil) -> HistoryTransactions {
+        HistoryTransactions(container: self, after: token, interval: configurations[0].historyPollInterval)
+    }
+}

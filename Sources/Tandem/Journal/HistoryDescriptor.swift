@@ -1,0 +1,27 @@
+/// Which history to fetch: transactions after a token, optionally only some authors or
+/// entities.
+///
+/// ```swift
+/// var descriptor = HistoryDescriptor(after: lastToken)
+/// descriptor.excludedAuthors = ["sync"]     // what this replica wrote itself
+/// descriptor.entityNames = ["Todo"]
+/// descriptor.fetchLimit = 100               // transactions
+/// let transactions = try context.fetchHistory(descriptor)
+/// ```
+public struct HistoryDescriptor: Sendable, Hashable {
+    /// Only transactions with a larger token (`nil`: from the start).
+    public var after: HistoryToken?
+    /// Only transactions by these authors.
+    public var authors: Set<String>?
+    /// No transactions by these authors (transactions without an author are kept).
+    public var excludedAuthors: Set<String>?
+    /// Only changes to these entities (many-to-many links count as their source entity's);
+    /// transactions left without changes are skipped.
+    public var entityNames: Set<String>?
+    /// At most this many transactions.
+    public var fetchLimit: Int?
+
+    public init(after: HistoryToken? = nil) {
+        self.after = after
+    }
+}

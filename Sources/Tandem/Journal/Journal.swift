@@ -1,0 +1,196 @@
+/// The change journal's operations on a database: journaled writes, reading and trimming
+/// history, and the reader registry. ``ModelContainer`` and ``ModelContext`` wrap these.
+enum Journal {
+    /// Who is writing: recorded on the history transaction.
+    struct Origin: Sendable {
+        var author: String?
+        var context: String?
+    }
+
+    /// The process that writes, recorded on every history transaction.
+    static let process: String = {
+        let info = ProcessInfo.processInfo
+        return "\(info.processName)[\(info.processIdentifier)]"
+    }()
+
+    /// Runs `body` in an immediate write transaction whose changes the triggers journal; the
+    /// history transaction row is added before commit when anything changed.
+    static func write<T>(_ writer: any DatabaseWriter, journal: JournalContext, origin: Origin,
+                         body: (Database) throws -> T) throws -> T {
+        try writer.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.immediate) {
+                let before = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM tandem_history_change")) ?? 0
+                let token = try nextToken(db)
+                let stamp = try tick(db, journal: journal)
+                journal.state.begin(token: token, stamp: stamp)
+                defer { journal.state.end() }
+                result = try body(db)
+                let after = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM tandem_history_change")) ?? 0
+                if after > before {
+                    try db.cachedStatement(sql: """
+                        INSERT INTO tandem_history_transaction (token, author, timestamp, stamp, context, process, first_change, last_change)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        """).execute(arguments: [token, origin.author, journal.clock.now().timeIntervalSince1970, stamp.description,
+                                                 origin.context, process, before + 1, after])
+                    try StoreFile.setMetadata("hlc", stamp.description, db)
+                }
+                return .commit
+            }
+            return result!
+        }
+    }
+
+    /// The next token: above every token ever issued (AUTOINCREMENT keeps deleted ones used).
+    static func nextToken(_ db: Database) throws -> Int64 {
+        let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tandem_history_transaction'")) ?? 0
+        let latest = try latestToken(db)
+        return max(sequence, latest) + 1
+    }
+
+    static func latestToken(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(token) FROM tandem_history_transaction")) ?? 0
+    }
+
+    /// A new HLC stamp for this write, after the last one persisted by any process.
+    static func tick(_ db: Database, journal: JournalContext) throws -> HLCTimestamp {
+        let last = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM tandem_metadata WHERE key = 'hlc'")).flatMap { HLCTimestamp($0) }
+        var clock = HybridLogicalClock(node: journal.node, last: last)
+        let milliseconds = UInt64(max(0, journal.clock.now().timeIntervalSince1970 * 1000))
+        return clock.tick(now: milliseconds)
+    }
+
+    // MARK: Reading
+
+    static let transactionColumns = "token, author, timestamp, stamp, context, process, first_change, last_change"
+
+    /// History transactions after the descriptor's token, with their changes.
+    static func fetch(_ db: Database, dataset: String, descriptor: HistoryDescriptor) throws -> [HistoryTransaction] {
+        var sql = "SELECT \(transactionColumns) FROM tandem_history_transaction WHERE token > ?"
+        var arguments: [any DatabaseValueConvertible] = [descriptor.after?.rawValue ?? 0]
+        if let authors = descriptor.authors {
+            sql += " AND author IN (\(authors.map { _ in "?" }.joined(separator: ", ")))"
+            arguments += authors.sorted() as [any DatabaseValueConvertible]
+        }
+        if let excluded = descriptor.excludedAuthors, !excluded.isEmpty {
+            sql += " AND (author IS NULL OR author NOT IN (\(excluded.map { _ in "?" }.joined(separator: ", "))))"
+            arguments += excluded.sorted() as [any DatabaseValueConvertible]
+        }
+        sql += " ORDER BY token"
+        if let limit = descriptor.fetchLimit { sql += " LIMIT \(max(0, limit))" }
+        let rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments.map { $0.databaseValue }))
+        var result: [HistoryTransaction] = []
+        result.reserveCapacity(rows.count)
+        for row in rows {
+            var transaction = transaction(from: row)
+            let first: Int64 = row["first_change"], last: Int64 = row["last_change"]
+            transaction.changes = try changes(db, dataset: dataset, from: first, through: last, entities: descriptor.entityNames)
+            if descriptor.entityNames != nil && transaction.changes.isEmpty { continue }
+            result.append(transaction)
+        }
+        return result
+    }
+
+    static func transaction(from row: Row) -> HistoryTransaction {
+        let stampText: String = row["stamp"]
+        return HistoryTransaction(token: HistoryToken(rawValue: row["token"]), author: row["author"],
+                                  timestamp: Date(timeIntervalSince1970: row["timestamp"]),
+                                  stamp: HLCTimestamp(stampText) ?? .zero, contextName: row["context"],
+                                  processName: row["process"], changes: [])
+    }
+
+    /// Changes with ids in `first...last`, decoded through SQLite's own JSON reader.
+    static func changes(_ db: Database, dataset: String, from first: Int64, through last: Int64,
+                        entities: Set<String>?) throws -> [HistoryChange] {
+        let statement = try db.cachedStatement(sql: """
+            SELECT c.id, c.kind, c.entity, c.record, j.key, j.type, j.atom,
+                   CASE j.type WHEN 'object' THEN json_extract(j.value, '$."$blob"') END,
+                   coalesce(json_extract(c.stamps, '$."' || j.key || '"'), json_extract(c.stamps, '$."*"')),
+                   c.stamps
+            FROM tandem_history_change c LEFT JOIN json_each(c."values") j
+            WHERE c.id BETWEEN ? AND ? ORDER BY c.id
+            """)
+        var result: [HistoryChange] = []
+        let cursor = try Row.fetchCursor(statement, arguments: [first, last])
+        var skipping: Int64?
+        while let row = try cursor.next() {
+            let id: Int64 = row[0]
+            if id == skipping { continue }
+            if result.last?.id != id {
+                let entity: String = row[2]
+                if let entities, !entities.contains(entity) { skipping = id; continue }
+                let kindText: String = row[1], record: String = row[3]
+                guard let kind = HistoryChange.Kind(rawValue: kindText), let uuid = UUIDText.parse(record) else {
+                    throw StoreError(.corruptFile, "history change \(id) is unreadable (kind '\(kindText)', record '\(record)')")
+                }
+                let stamps: String = row[9]
+                result.append(HistoryChange(id: id, kind: kind, entityName: entity,
+                                            persistentModelID: PersistentIdentifier(dataset: dataset, entityName: entity, uuid: uuid),
+                                            values: [:], stamps: [:], defaultStamp: defaultStamp(stamps)))
+            }
+            guard let key = row[4] as String? else { continue }
+            let type: String = row[5]
+            let value: HistoryValue
+            switch type {
+            case "null": value = .null
+            case "integer", "true", "false": value = .integer(row[6])
+            case "real": value = .real(row[6])
+            case "text": value = .text(row[6])
+            case "object":
+                guard let hex = row[7] as String?, let data = Data(hexString: hex) else {
+                    throw StoreError(.corruptFile, "history change \(id) has an unreadable value for '\(key)'")
+                }
+                value = .blob(data)
+            default:
+                throw StoreError(.corruptFile, "history change \(id) has a \(type) value for '\(key)'")
+            }
+            result[result.count - 1].values[key] = value
+            if let stampText = row[8] as String?, let stamp = HLCTimestamp(stampText) {
+                result[result.count - 1].stamps[key] = stamp
+            }
+        }
+        return result
+    }
+
+    private static func defaultStamp(_ json: String) -> HLCTimestamp? {
+        // {"*":"<34 chars>"} is what Tandem writes for whole-record stamps.
+        guard json.hasPrefix("{\"*\":\""), json.utf8.count >= 41 else { return nil }
+        let start = json.index(json.startIndex, offsetBy: 6)
+        return HLCTimestamp(json[start..<json.index(start, offsetBy: 34)])
+    }
+
+    // MARK: Retention
+
+    /// Deletes transactions before `token` that every registered reader has acknowledged.
+    /// Returns the number of transactions deleted.
+    static func deleteHistory(_ db: Database, before token: HistoryToken) throws -> Int {
+        let acknowledged = try Int64.fetchOne(db, sql: "SELECT min(acknowledged) FROM tandem_history_reader")
+        let through = min(token.rawValue - 1, acknowledged ?? .max)
+        guard let lastChange = try Int64.fetchOne(db, sql: "SELECT max(last_change) FROM tandem_history_transaction WHERE token <= ?", arguments: [through]) else {
+            return 0
+        }
+        try db.execute(sql: "DELETE FROM tandem_history_transaction WHERE token <= ?", arguments: [through])
+        let deleted = db.changesCount
+        try db.execute(sql: "DELETE FROM tandem_history_change WHERE id <= ?", arguments: [lastChange])
+        return deleted
+    }
+
+    static func registerReader(_ db: Database, name: String, from token: HistoryToken?) throws {
+        guard !name.isEmpty else { throw StoreError(.misuse, "a history reader needs a non-empty name") }
+        try db.execute(sql: "INSERT INTO tandem_history_reader (name, acknowledged) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+                       arguments: [name, token?.rawValue ?? 0])
+    }
+
+    static func acknowledge(_ db: Database, reader name: String, through token: HistoryToken) throws {
+        try db.execute(sql: "UPDATE tandem_history_reader SET acknowledged = max(acknowledged, ?) WHERE name = ?", arguments: [token.rawValue, name])
+        if db.changesCount == 0 {
+            throw StoreError(.misuse, "no history reader named '\(name)' is registered; call registerHistoryReader(\"\(name)\") first")
+        }
+    }
+
+    static func readers(_ db: Database) throws -> [HistoryReader] {
+        try Row.fetchAll(db, sql: "SELECT name, acknowledged FROM tandem_history_reader ORDER BY name").map {
+            HistoryReader(name: $0["name"], acknowledged: HistoryToken(rawValue: $0["acknowledged"]))
+        }
+    }
+}

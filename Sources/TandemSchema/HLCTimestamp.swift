@@ -1,0 +1,79 @@
+/// A hybrid logical clock (HLC) stamp: physical milliseconds, a counter and a node id.
+///
+/// Stamps order changes across replicas: by physical time, then counter, then node id, so
+/// two different nodes never produce equal stamps and every replica compares them the same
+/// way. The text form, `<ms:12 hex>-<counter:4 hex>-<node:16 hex>`, sorts like the stamps
+/// themselves, so SQL can compare stamps as strings.
+///
+/// ```swift
+/// let stamp = HLCTimestamp(physical: 1_760_000_000_000, counter: 0, node: 0xABCD)
+/// stamp.description            // "0199cc5a4000-0000-000000000000abcd"
+/// HLCTimestamp(stamp.description) == stamp   // true
+/// ```
+public struct HLCTimestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// Milliseconds since 1970 (the physical part; may run ahead of the wall clock).
+    public var physical: UInt64
+    /// Orders stamps that share a physical millisecond.
+    public var counter: UInt16
+    /// The writer's node id (one per store file).
+    public var node: UInt64
+
+    public init(physical: UInt64, counter: UInt16, node: UInt64) {
+        self.physical = physical
+        self.counter = counter
+        self.node = node
+    }
+
+    /// The stamp older than every real stamp (for values written before journaling existed).
+    public static let zero = HLCTimestamp(physical: 0, counter: 0, node: 0)
+
+    /// Parses the text form; `nil` when malformed.
+    public init?(_ text: some StringProtocol) {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 34, utf8[12] == UInt8(ascii: "-"), utf8[17] == UInt8(ascii: "-"),
+              let physical = Self.hex(utf8[0..<12]), let counter = Self.hex(utf8[13..<17]),
+              let node = Self.hex(utf8[18..<34]) else { return nil }
+        self.init(physical: physical, counter: UInt16(counter), node: node)
+    }
+
+    public var description: String {
+        Self.pad(physical, 12) + "-" + Self.pad(UInt64(counter), 4) + "-" + Self.pad(node, 16)
+    }
+
+    public static func < (lhs: HLCTimestamp, rhs: HLCTimestamp) -> Bool {
+        (lhs.physical, lhs.counter, lhs.node) < (rhs.physical, rhs.counter, rhs.node)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let stamp = HLCTimestamp(text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not an HLC stamp (<12 hex>-<4 hex>-<16 hex>)")
+        }
+        self = stamp
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+
+    private static func pad(_ value: UInt64, _ width: Int) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
+    private static func hex(_ bytes: ArraySlice<UInt8>) -> UInt64? {
+        var value: UInt64 = 0
+        for byte in bytes {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt64(digit)
+        }
+        return value
+    }
+}
