@@ -27,6 +27,9 @@ final class Benchmark {
         if options.includes("graph") {
             try GraphBenchmark(collections: max(100, options.rows / 10), runs: options.runs, scratch: scratch).run(into: &report)
         }
+        if options.includes("journal") {
+            try JournalBenchmark(rows: options.rows, runs: options.runs, scratch: scratch).run(into: &report)
+        }
         let reads = report
         report.comparisons = []
         report.measurements = []
@@ -69,7 +72,7 @@ final class Benchmark {
 
     private func insertTest() throws {
         guard options.includes("insert") else { return }
-        var tandem = Measurement("Tandem")
+        var tandem = Measurement("Tandem, journal on")
         var grdb = Measurement("GRDB Encodable insert")
         var raw = Measurement("raw C bind/step")
         try rounds { measured in

@@ -84,7 +84,8 @@ enum RawCompetitor {
     static func makeCopy(of tandemPath: String, at path: String) throws {
         let db = try open(path, createTable: true)
         try db.execute("ATTACH DATABASE '\(tandemPath.replacingOccurrences(of: "'", with: "''"))' AS source")
-        try db.execute(#"INSERT INTO main."BenchTodo" SELECT * FROM source."BenchTodo""#)
+        let columns = BenchSchema.columns.map { "\"\($0)\"" }.joined(separator: ", ")
+        try db.execute(#"INSERT INTO main."BenchTodo" SELECT "# + columns + #" FROM source."BenchTodo""#)
         try db.execute("DETACH DATABASE source")
         try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }

@@ -100,6 +100,25 @@ struct JournalTests {
         #expect(delete.stamp > .zero)
     }
 
+    @Test func wideEntitiesAreJournaledPastSQLitesArgumentLimit() throws {
+        let container = try container(AllTypes.self)
+        let context = ModelContext(container)
+        let model = AllTypes()
+        context.insert(model)
+        try context.save()
+        model.optionalString = "set"
+        model.address.geo.lat = 1.5
+        try context.save()
+        let history = try context.fetchHistory(HistoryDescriptor())
+        let columns = try container.read { db in try db.columns(in: "AllTypes").count }
+        #expect(history.first?.changes.only?.values.count == columns - 2)   // all but #id and #hlc
+        let update = try #require(history.last?.changes.only)
+        #expect(update.values["optionalString"] == .text("set"))
+        #expect(update.values["address.geo.lat"] == .real(1.5))
+        #expect(update.values["address.city"] == .text(""))      // the whole composite
+        #expect(update.values["int"] == nil)
+    }
+
     @Test func realsAndBlobsRoundTripExactly() throws {
         let container = try container(LedgerEntry.self)
         let context = ModelContext(container)

@@ -81,6 +81,7 @@ extension ModelContext {
                     writer.foreignKeys = model.persistentState.foreignKeys
                     writer.loadedRelationships = model.persistentState.loadedRelationships
                     try model.encodePersistentValues(to: &writer)
+                    container.journal.state.bindStamps(to: sqlite, at: Int32(mapping.columns.count + 1))
                     try Self.step(statement, db)
                 }
                 for model in inserts where deletedIDs[model.persistentState.uuid] == nil {

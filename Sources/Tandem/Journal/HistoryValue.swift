@@ -1,8 +1,7 @@
 /// A column value recorded in the change journal: exactly what the SQLite column held.
 ///
-/// In the journal's `values` JSON, integers and text are JSON numbers and strings, reals are
-/// written with 17 significant digits (so they read back bit for bit), and BLOBs are
-/// `{"$blob": "<hex>"}`.
+/// The journal stores values in a compact binary form (see the store format in
+/// `docs/journal.md`); they read back bit for bit, REALs included.
 ///
 /// ```swift
 /// if case .text(let title)? = change.values["title"] { print("new title", title) }

@@ -84,7 +84,7 @@ enum Journal {
         for row in rows {
             var transaction = transaction(from: row)
             let first: Int64 = row["first_change"], last: Int64 = row["last_change"]
-            transaction.changes = try changes(db, dataset: dataset, from: first, through: last, entities: descriptor.entityNames)
+            transaction.changes = try changes(db, dataset: dataset, from: first, through: last, stamp: transaction.stamp, entities: descriptor.entityNames)
             if descriptor.entityNames != nil && transaction.changes.isEmpty { continue }
             result.append(transaction)
         }
@@ -99,64 +99,42 @@ enum Journal {
                                   processName: row["process"], changes: [])
     }
 
-    /// Changes with ids in `first...last`, decoded through SQLite's own JSON reader.
+    /// Changes with ids in `first...last` (one transaction's, stamped `stamp` by default).
     static func changes(_ db: Database, dataset: String, from first: Int64, through last: Int64,
-                        entities: Set<String>?) throws -> [HistoryChange] {
+                        stamp: HLCTimestamp, entities: Set<String>?) throws -> [HistoryChange] {
         let statement = try db.cachedStatement(sql: """
-            SELECT c.id, c.kind, c.entity, c.record, j.key, j.type, j.atom,
-                   CASE j.type WHEN 'object' THEN json_extract(j.value, '$."$blob"') END,
-                   coalesce(json_extract(c.stamps, '$."' || j.key || '"'), json_extract(c.stamps, '$."*"')),
-                   c.stamps
-            FROM tandem_history_change c LEFT JOIN json_each(c."values") j
-            WHERE c.id BETWEEN ? AND ? ORDER BY c.id
+            SELECT id, kind, entity, record, "values", stamps FROM tandem_history_change WHERE id BETWEEN ? AND ? ORDER BY id
             """)
         var result: [HistoryChange] = []
+        result.reserveCapacity(Int(last - first + 1))
         let cursor = try Row.fetchCursor(statement, arguments: [first, last])
-        var skipping: Int64?
         while let row = try cursor.next() {
             let id: Int64 = row[0]
-            if id == skipping { continue }
-            if result.last?.id != id {
-                let entity: String = row[2]
-                if let entities, !entities.contains(entity) { skipping = id; continue }
-                let kindText: String = row[1], record: String = row[3]
-                guard let kind = HistoryChange.Kind(rawValue: kindText), let uuid = UUIDText.parse(record) else {
-                    throw StoreError(.corruptFile, "history change \(id) is unreadable (kind '\(kindText)', record '\(record)')")
+            let entity: String = row[2]
+            if let entities, !entities.contains(entity) { continue }
+            let kindText: String = row[1], record: String = row[3]
+            guard let kind = HistoryChange.Kind(rawValue: kindText), let uuid = UUIDText.parse(record),
+                  let blob = row[4] as Data?, let values = JournalValueCoding.decode(blob) else {
+                throw StoreError(.corruptFile, "history change \(id) is unreadable (kind '\(kindText)', record '\(record)')")
+            }
+            var stamps: [String: HLCTimestamp] = [:]
+            stamps.reserveCapacity(values.count)
+            if let json = row[5] as String? {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String] else {
+                    throw StoreError(.corruptFile, "history change \(id) has unreadable stamps")
                 }
-                let stamps: String = row[9]
-                result.append(HistoryChange(id: id, kind: kind, entityName: entity,
-                                            persistentModelID: PersistentIdentifier(dataset: dataset, entityName: entity, uuid: uuid),
-                                            values: [:], stamps: [:], defaultStamp: defaultStamp(stamps)))
-            }
-            guard let key = row[4] as String? else { continue }
-            let type: String = row[5]
-            let value: HistoryValue
-            switch type {
-            case "null": value = .null
-            case "integer", "true", "false": value = .integer(row[6])
-            case "real": value = .real(row[6])
-            case "text": value = .text(row[6])
-            case "object":
-                guard let hex = row[7] as String?, let data = Data(hexString: hex) else {
-                    throw StoreError(.corruptFile, "history change \(id) has an unreadable value for '\(key)'")
+                let fallback = object["*"].flatMap { HLCTimestamp($0) }
+                for column in values.keys {
+                    stamps[column] = object[column].flatMap { HLCTimestamp($0) } ?? fallback
                 }
-                value = .blob(data)
-            default:
-                throw StoreError(.corruptFile, "history change \(id) has a \(type) value for '\(key)'")
+            } else {
+                for column in values.keys { stamps[column] = stamp }
             }
-            result[result.count - 1].values[key] = value
-            if let stampText = row[8] as String?, let stamp = HLCTimestamp(stampText) {
-                result[result.count - 1].stamps[key] = stamp
-            }
+            result.append(HistoryChange(id: id, kind: kind, entityName: entity,
+                                        persistentModelID: PersistentIdentifier(dataset: dataset, entityName: entity, uuid: uuid),
+                                        values: values, stamps: stamps, defaultStamp: stamp))
         }
         return result
-    }
-
-    private static func defaultStamp(_ json: String) -> HLCTimestamp? {
-        // {"*":"<34 chars>"} is what Tandem writes for whole-record stamps.
-        guard json.hasPrefix("{\"*\":\""), json.utf8.count >= 41 else { return nil }
-        let start = json.index(json.startIndex, offsetBy: 6)
-        return HLCTimestamp(json[start..<json.index(start, offsetBy: 34)])
     }
 
     // MARK: Retention

@@ -7,9 +7,10 @@
 ///   data. `token` is `AUTOINCREMENT`, so tokens never repeat, even after history is deleted.
 ///   The transaction's changes are the rows `first_change...last_change` of the change table.
 /// - `tandem_history_change(id, token, kind, entity, record, values, stamps)`: one row per
-///   record change, in commit order. `values` is a JSON object from column name to the new
-///   value (see ``HistoryValue`` for the encoding); `stamps` a JSON object from column name
-///   to HLC stamp, where `"*"` stamps every column not named.
+///   record change, in commit order. `values` holds the column names and new values in the
+///   binary form of ``JournalValueCoding``; `stamps` is `NULL` when every column carries the
+///   transaction's stamp, else a JSON object from column name to HLC stamp, where `"*"`
+///   stamps every column not named.
 /// - `tandem_history_reader(name, acknowledged)`: registered readers and the last token each
 ///   has processed; ``ModelContext/deleteHistory(before:)`` keeps what they still need.
 ///
@@ -41,8 +42,8 @@ enum JournalDDL {
             kind TEXT NOT NULL,
             entity TEXT NOT NULL,
             record TEXT NOT NULL,
-            "values" TEXT NOT NULL,
-            stamps TEXT NOT NULL)
+            "values" BLOB NOT NULL,
+            stamps TEXT)
         """,
         "CREATE TABLE IF NOT EXISTS tandem_history_reader (name TEXT NOT NULL PRIMARY KEY, acknowledged INTEGER NOT NULL)",
     ]
@@ -72,22 +73,23 @@ enum JournalDDL {
         let stamp = SQLName.quote(stampColumn)
         let columns = entity.columns.filter { $0.role != .primaryKey }
         let id = "\"#id\""
-        let newValues = columns.map { "\(literal($0.name)), \(value("NEW.\(SQLName.quote($0.name))"))" }.joined(separator: ", ")
+        let newValues = JournalValueCoding.sql("tandem_journal_values", columns.map { "\(literal($0.name)), NEW.\(SQLName.quote($0.name))" })
         let insert = """
             CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".insert")) AFTER INSERT ON \(table) BEGIN
             UPDATE \(table) SET \(stamp) = tandem_journal_stamps() WHERE NEW.\(stamp) IS NULL AND \(id) = NEW.\(id);
             INSERT INTO tandem_history_change (token, kind, entity, record, "values", stamps)
-            VALUES (tandem_journal_token(), 'insert', \(name), NEW.\(id), json_object(\(newValues)), coalesce(NEW.\(stamp), tandem_journal_stamps()));
+            VALUES (tandem_journal_token(), 'insert', \(name), NEW.\(id), \(newValues),
+                    CASE WHEN NEW.\(stamp) IS NULL OR NEW.\(stamp) = tandem_journal_stamps() THEN NULL ELSE NEW.\(stamp) END);
             END
             """
         let tombstoneColumns = entity.attributes
             .filter { $0.isUnique || $0.options.contains(.preserveValueOnDeletion) }
             .flatMap(\.columns)
-        let tombstone = tombstoneColumns.map { "\(literal($0.name)), \(value("OLD.\(SQLName.quote($0.name))"))" }.joined(separator: ", ")
+        let tombstone = JournalValueCoding.sql("tandem_journal_values", tombstoneColumns.map { "\(literal($0.name)), OLD.\(SQLName.quote($0.name))" })
         let delete = """
             CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".delete")) AFTER DELETE ON \(table) BEGIN
             INSERT INTO tandem_history_change (token, kind, entity, record, "values", stamps)
-            VALUES (tandem_journal_token(), 'delete', \(name), OLD.\(id), json_object(\(tombstone)), tandem_journal_stamps());
+            VALUES (tandem_journal_token(), 'delete', \(name), OLD.\(id), \(tombstone), NULL);
             END
             """
         guard !columns.isEmpty else { return [insert, delete] }
@@ -101,16 +103,19 @@ enum JournalDDL {
             let group = columns.filter { attributeOf($0) == attributeOf(column) }
             return group.count == 1 ? differs(column) : "(" + group.map(differs).joined(separator: " OR ") + ")"
         }
-        // json_remove drops the unchanged columns; a changed one gets a path that matches nothing.
-        let unchangedPaths = columns.map { "CASE WHEN \(changed($0)) THEN '$.\"#\"' ELSE \(literal("$.\"\($0.name)\"")) END" }.joined(separator: ", ")
-        let stampObject = columns.map { "\(literal($0.name)), tandem_journal_stamp()" }.joined(separator: ", ")
+        let changedValues = JournalValueCoding.sql("tandem_journal_changes", columns.map { "\(changed($0)), \(literal($0.name)), NEW.\(SQLName.quote($0.name))" })
+        var restamp = "OLD.\(stamp)"
+        for start in stride(from: 0, to: columns.count, by: JournalValueCoding.columnsPerCall) {
+            let chunk = columns[start..<min(columns.count, start + JournalValueCoding.columnsPerCall)]
+            restamp = "tandem_journal_restamp(\(([restamp] + chunk.map { "\(changed($0)), \(literal($0.name))" }).joined(separator: ", ")))"
+        }
         let update = """
             CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".update")) AFTER UPDATE ON \(table)
             WHEN \(columns.map(differs).joined(separator: " OR ")) BEGIN
-            UPDATE \(table) SET \(stamp) = json_patch(coalesce(OLD.\(stamp), '{}'), json_remove(json_object(\(stampObject)), \(unchangedPaths)))
+            UPDATE \(table) SET \(stamp) = \(restamp)
                 WHERE NEW.\(stamp) IS OLD.\(stamp) AND \(id) = NEW.\(id);
             INSERT INTO tandem_history_change (token, kind, entity, record, "values", stamps)
-            VALUES (tandem_journal_token(), 'update', \(name), NEW.\(id), json_remove(json_object(\(newValues)), \(unchangedPaths)),
+            VALUES (tandem_journal_token(), 'update', \(name), NEW.\(id), \(changedValues),
                     (SELECT \(stamp) FROM \(table) WHERE \(id) = NEW.\(id)));
             END
             """
@@ -123,15 +128,10 @@ enum JournalDDL {
             """
             CREATE TRIGGER \(SQLName.quote(triggerPrefix + table + "." + kind)) AFTER \(event.0) ON \(SQLName.quote(table)) BEGIN
             INSERT INTO tandem_history_change (token, kind, entity, record, "values", stamps)
-            VALUES (tandem_journal_token(), '\(kind)', \(literal(entity)), \(event.1).source, json_object(\(literal(relationship)), \(event.1).target), tandem_journal_stamps());
+            VALUES (tandem_journal_token(), '\(kind)', \(literal(entity)), \(event.1).source, tandem_journal_values(NULL, \(literal(relationship)), \(event.1).target), NULL);
             END
             """
         }
-    }
-
-    /// A column value as JSON: REAL with 17 significant digits (exact), BLOB as `{"$blob": hex}`.
-    static func value(_ expression: String) -> String {
-        "CASE typeof(\(expression)) WHEN 'real' THEN CASE WHEN abs(\(expression)) < 9e999 THEN json(printf('%!.17g', \(expression))) ELSE \(expression) END WHEN 'blob' THEN json_object('$blob', hex(\(expression))) ELSE \(expression) END"
     }
 
     static func literal(_ text: String) -> String {

@@ -26,6 +26,11 @@ final class JournalState: @unchecked Sendable {
 
     func end() { token = nil }
 
+    /// Binds the `{"*": stamp}` object of the current transaction to a statement parameter.
+    func bindStamps(to statement: OpaquePointer, at index: Int32) {
+        stampsText.withUnsafeBufferPointer { _ = sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count - 1), sqliteTransient) }
+    }
+
     static let outsideMessage = "this Tandem store journals every change: write through ModelContext.save() or ModelContainer.write(author:_:), not a bare SQLite connection"
 
     /// Defines the journal functions on a connection.
@@ -47,8 +52,35 @@ final class JournalState: @unchecked Sendable {
             guard state.token != nil else { return sqlite3_result_error(context, JournalState.outsideMessage, -1) }
             state.stampsText.withUnsafeBufferPointer { sqlite3_result_text(context, $0.baseAddress, Int32($0.count - 1), sqliteTransient) }
         }
-        for (name, function) in [("tandem_journal_token", token), ("tandem_journal_stamp", stamp), ("tandem_journal_stamps", stamps)] {
-            let code = sqlite3_create_function_v2(db.sqliteConnection, name, 0, flags, pointer, function, nil, nil, nil)
+        // tandem_journal_restamp(stamps, changed1, name1, …): `stamps` (JSON or NULL) with
+        // the changed columns set to the transaction's stamp.
+        let restamp: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, count, arguments in
+            let state = Unmanaged<JournalState>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+            guard state.token != nil, let arguments, count >= 1, (count - 1) % 2 == 0 else {
+                return sqlite3_result_error(context, JournalState.outsideMessage, -1)
+            }
+            var object: [String: String] = [:]
+            if let text = sqlite3_value_text(arguments[0]) {
+                let json = String(cString: text)
+                guard let parsed = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String] else {
+                    return sqlite3_result_error(context, "the row's \"#hlc\" stamps are not a JSON object of stamps", -1)
+                }
+                object = parsed
+            }
+            var index = 1
+            while index < Int(count) {
+                if sqlite3_value_int(arguments[index]) != 0, let name = sqlite3_value_text(arguments[index + 1]) {
+                    object[String(cString: name)] = state.stamp
+                }
+                index += 2
+            }
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+            data.withUnsafeBytes { sqlite3_result_text(context, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), sqliteTransient) }
+        }
+        let functions = [("tandem_journal_restamp", -1, restamp), ("tandem_journal_token", 0, token), ("tandem_journal_stamp", 0, stamp), ("tandem_journal_stamps", 0, stamps),
+                         ("tandem_journal_values", -1, JournalValueCoding.pack), ("tandem_journal_changes", -1, JournalValueCoding.packChanged)]
+        for (name, arguments, function) in functions {
+            let code = sqlite3_create_function_v2(db.sqliteConnection, name, Int32(arguments), flags, pointer, function, nil, nil, nil)
             if code != SQLITE_OK { throw StoreError(.sqlite, "defining the SQL function \(name) failed with code \(code)") }
         }
     }

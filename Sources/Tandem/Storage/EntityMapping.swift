@@ -157,9 +157,10 @@ final class EntityMapping: Sendable {
         self.quotedTable = SQLName.quote(name)
         let columnList = columns.map { SQLName.quote($0.name) }.joined(separator: ", ")
         self.selectSQL = "SELECT \(columns.map { "t.\(SQLName.quote($0.name))" }.joined(separator: ", ")) FROM \(quotedTable) AS t"
-        // The journal's stamp column gets the transaction's stamp in the statement itself
-        // (otherwise the insert trigger would have to update the row again).
-        self.insertSQL = "INSERT INTO \(quotedTable) (\(columnList), \"#hlc\") VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")), tandem_journal_stamps())"
+        // The journal's stamp column is the last parameter, bound to the transaction's stamps
+        // by the save (else the insert trigger would update the row again). No SQL function
+        // in the statement itself: SQLite then keeps a statement journal per row.
+        self.insertSQL = "INSERT INTO \(quotedTable) (\(columnList), \"#hlc\") VALUES (\(Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")))"
     }
 
     static func isValidEntityName(_ name: String) -> Bool {
