@@ -13,6 +13,20 @@ struct JournalBenchmark {
         try historyReadTest(into: &report)
     }
 
+    /// Runs `a` then `b` back to back, one warm-up round and `runs` measured rounds.
+    private func measurePair(_ aName: String, _ a: () throws -> Duration,
+                             _ bName: String, _ b: () throws -> Duration) throws -> (Measurement, Measurement) {
+        var first = Measurement(aName), second = Measurement(bName)
+        for round in 0...runs {
+            let aTime = try a(), bTime = try b()
+            if round > 0 {
+                first.samples.append(aTime)
+                second.samples.append(bTime)
+            }
+        }
+        return (first, second)
+    }
+
     // MARK: Update one attribute on every object, journal on vs off
 
     private func updateTest(into report: inout Report) throws {
@@ -36,16 +50,8 @@ struct JournalBenchmark {
         try queue.close()
         let on = try TandemCompetitor.open(onPath)
         let off = try TandemCompetitor.open(offPath)
-        var journaled = Measurement("update, journal on")
-        var plain = Measurement("update, journal off")
-        for round in 0...runs {
-            let onTime = try Self.updateScores(on)
-            let offTime = try Self.updateScores(off)
-            if round > 0 {
-                journaled.samples.append(onTime)
-                plain.samples.append(offTime)
-            }
-        }
+        let (journaled, plain) = try measurePair("update, journal on", { try Self.updateScores(on) },
+                                                 "update, journal off", { try Self.updateScores(off) })
         let entries = try on.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tandem_history_change WHERE kind = 'update'") ?? 0 }
         guard entries == rows * (runs + 1) else { throw BenchError("journal: \(entries) update entries, expected \(rows * (runs + 1))") }
         let offEntries = try off.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tandem_history_change WHERE kind = 'update'") ?? 0 }
@@ -77,16 +83,8 @@ struct JournalBenchmark {
         let smallStore = try TandemCompetitor.open(smallPath)
         try Self.fill(largeStore, entries: large)
         try Self.fill(smallStore, entries: small)
-        var largeRead = Measurement("read \(Self.entriesRead) entries, \(large) in store")
-        var smallRead = Measurement("read \(Self.entriesRead) entries, \(small) in store")
-        for round in 0...runs {
-            let largeTime = try Self.readLatest(largeStore)
-            let smallTime = try Self.readLatest(smallStore)
-            if round > 0 {
-                largeRead.samples.append(largeTime)
-                smallRead.samples.append(smallTime)
-            }
-        }
+        let (largeRead, smallRead) = try measurePair("read \(Self.entriesRead) entries, \(large) in store", { try Self.readLatest(largeStore) },
+                                                     "read \(Self.entriesRead) entries, \(small) in store", { try Self.readLatest(smallStore) })
         let operation = "history after a token, \(large) vs \(small) entries in store"
         report.comparisons.append(Comparison(operation: operation, tandem: largeRead, competitor: smallRead, target: .ratioAtMost(1.5)))
         report.measurements += [largeRead, smallRead].map { $0.labelled("history read") }

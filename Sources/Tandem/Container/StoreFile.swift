@@ -86,7 +86,7 @@ enum StoreFile {
         for sql in JournalDDL.createTables { try db.execute(sql: sql) }
         var node: UInt64 = 0
         while node == 0 { node = UInt64.random(in: 1...UInt64.max) }
-        try setMetadata("node", HLCTimestamp(physical: 0, counter: 0, node: node).description.suffix(16).description, db)
+        try setMetadata("node", String(node, radix: 16), db)
     }
 
     /// Format 1 → 2: adds the journal. Existing rows have no stamps (older than any change).

@@ -1,8 +1,8 @@
 /// An `AsyncSequence` of committed history transactions, from this process or others; see
 /// ``ModelContainer/historyTransactions(after:)``.
 ///
-/// Each iterator polls the journal (one primary-key lookup when nothing changed) and yields
-/// new transactions in token order, each exactly once.
+/// Each iterator polls the journal (one primary-key range query, empty when nothing
+/// changed) and yields new transactions in token order, each exactly once.
 public struct HistoryTransactions: AsyncSequence, Sendable {
     public typealias Element = HistoryTransaction
 
@@ -35,9 +35,7 @@ public struct HistoryTransactions: AsyncSequence, Sendable {
                     if last == nil { last = try container.currentHistoryToken() }
                     var descriptor = HistoryDescriptor(after: last)
                     descriptor.fetchLimit = 64
-                    if try container.currentHistoryToken() > last! {
-                        buffer = try container.fetchHistory(descriptor)
-                    }
+                    buffer = try container.fetchHistory(descriptor)
                 } catch {
                     return nil
                 }

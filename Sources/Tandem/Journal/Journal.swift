@@ -41,11 +41,10 @@ enum Journal {
         }
     }
 
-    /// The next token: above every token ever issued (AUTOINCREMENT keeps deleted ones used).
+    /// The next token: above every token ever issued, deleted ones included (AUTOINCREMENT
+    /// keeps the largest in `sqlite_sequence`).
     static func nextToken(_ db: Database) throws -> Int64 {
-        let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tandem_history_transaction'")) ?? 0
-        let latest = try latestToken(db)
-        return max(sequence, latest) + 1
+        try (Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tandem_history_transaction'")) ?? 0) + 1
     }
 
     static func latestToken(_ db: Database) throws -> Int64 {
@@ -67,18 +66,18 @@ enum Journal {
     /// History transactions after the descriptor's token, with their changes.
     static func fetch(_ db: Database, dataset: String, descriptor: HistoryDescriptor) throws -> [HistoryTransaction] {
         var sql = "SELECT \(transactionColumns) FROM tandem_history_transaction WHERE token > ?"
-        var arguments: [any DatabaseValueConvertible] = [descriptor.after?.rawValue ?? 0]
+        var arguments: StatementArguments = [descriptor.after?.rawValue ?? 0]
         if let authors = descriptor.authors {
             sql += " AND author IN (\(authors.map { _ in "?" }.joined(separator: ", ")))"
-            arguments += authors.sorted() as [any DatabaseValueConvertible]
+            arguments += StatementArguments(authors.sorted())
         }
         if let excluded = descriptor.excludedAuthors, !excluded.isEmpty {
             sql += " AND (author IS NULL OR author NOT IN (\(excluded.map { _ in "?" }.joined(separator: ", "))))"
-            arguments += excluded.sorted() as [any DatabaseValueConvertible]
+            arguments += StatementArguments(excluded.sorted())
         }
         sql += " ORDER BY token"
         if let limit = descriptor.fetchLimit { sql += " LIMIT \(max(0, limit))" }
-        let rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments.map { $0.databaseValue }))
+        let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
         var result: [HistoryTransaction] = []
         result.reserveCapacity(rows.count)
         for row in rows {

@@ -104,11 +104,7 @@ enum JournalDDL {
             return group.count == 1 ? differs(column) : "(" + group.map(differs).joined(separator: " OR ") + ")"
         }
         let changedValues = JournalValueCoding.sql("tandem_journal_changes", columns.map { "\(changed($0)), \(literal($0.name)), NEW.\(SQLName.quote($0.name))" })
-        var restamp = "OLD.\(stamp)"
-        for start in stride(from: 0, to: columns.count, by: JournalValueCoding.columnsPerCall) {
-            let chunk = columns[start..<min(columns.count, start + JournalValueCoding.columnsPerCall)]
-            restamp = "tandem_journal_restamp(\(([restamp] + chunk.map { "\(changed($0)), \(literal($0.name))" }).joined(separator: ", ")))"
-        }
+        let restamp = JournalValueCoding.sql("tandem_journal_restamp", columns.map { "\(changed($0)), \(literal($0.name))" }, seed: "OLD.\(stamp)")
         let update = """
             CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".update")) AFTER UPDATE ON \(table)
             WHEN \(columns.map(differs).joined(separator: " OR ")) BEGIN

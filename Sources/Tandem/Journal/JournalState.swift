@@ -1,8 +1,8 @@
 internal import GRDBSQLite
 
 /// The journal state of a container's write transaction, read by the SQL functions the
-/// journal triggers call (`tandem_journal_token()`, `tandem_journal_stamp()`,
-/// `tandem_journal_stamps()`).
+/// journal triggers call (`tandem_journal_token()`, `tandem_journal_stamps()`,
+/// `tandem_journal_restamp(…)`).
 ///
 /// `@unchecked Sendable`: the fields are written only by ``Journal/write(_:state:author:context:body:)``
 /// inside the container's write transaction, and read only by the SQL functions that the
@@ -14,13 +14,11 @@ final class JournalState: @unchecked Sendable {
     /// `nil` outside a journaled write: the functions then raise an error.
     private(set) var token: Int64?
     private(set) var stamp = ""
-    private(set) var stampText: ContiguousArray<CChar> = []
     private(set) var stampsText: ContiguousArray<CChar> = []
 
     func begin(token: Int64, stamp: HLCTimestamp) {
         self.token = token
         self.stamp = stamp.description
-        stampText = ContiguousArray(self.stamp.utf8CString)
         stampsText = ContiguousArray("{\"*\":\"\(self.stamp)\"}".utf8CString)
     }
 
@@ -41,11 +39,6 @@ final class JournalState: @unchecked Sendable {
             let state = Unmanaged<JournalState>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
             guard let token = state.token else { return sqlite3_result_error(context, JournalState.outsideMessage, -1) }
             sqlite3_result_int64(context, token)
-        }
-        let stamp: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, _ in
-            let state = Unmanaged<JournalState>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
-            guard state.token != nil else { return sqlite3_result_error(context, JournalState.outsideMessage, -1) }
-            state.stampText.withUnsafeBufferPointer { sqlite3_result_text(context, $0.baseAddress, Int32($0.count - 1), sqliteTransient) }
         }
         let stamps: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, _ in
             let state = Unmanaged<JournalState>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
@@ -77,7 +70,7 @@ final class JournalState: @unchecked Sendable {
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
             data.withUnsafeBytes { sqlite3_result_text(context, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), sqliteTransient) }
         }
-        let functions = [("tandem_journal_restamp", -1, restamp), ("tandem_journal_token", 0, token), ("tandem_journal_stamp", 0, stamp), ("tandem_journal_stamps", 0, stamps),
+        let functions = [("tandem_journal_restamp", -1, restamp), ("tandem_journal_token", 0, token), ("tandem_journal_stamps", 0, stamps),
                          ("tandem_journal_values", -1, JournalValueCoding.pack), ("tandem_journal_changes", -1, JournalValueCoding.packChanged)]
         for (name, arguments, function) in functions {
             let code = sqlite3_create_function_v2(db.sqliteConnection, name, Int32(arguments), flags, pointer, function, nil, nil, nil)

@@ -67,10 +67,11 @@ enum JournalValueCoding {
         bytes.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), sqliteTransient) }
     }
 
-    /// The SQL that packs `arguments` (one group of SQL expressions per column), chaining
-    /// calls of `function` to stay under SQLite's argument limit.
-    static func sql(_ function: String, _ arguments: [String]) -> String {
-        var expression = "NULL"
+    /// The SQL that calls `function` over `arguments` (one group of SQL expressions per
+    /// column), chaining calls to stay under SQLite's argument limit; the first call's first
+    /// argument is `seed`.
+    static func sql(_ function: String, _ arguments: [String], seed: String = "NULL") -> String {
+        var expression = seed
         var start = 0
         repeat {
             let chunk = arguments[start..<min(arguments.count, start + columnsPerCall)]

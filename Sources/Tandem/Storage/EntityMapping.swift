@@ -160,7 +160,7 @@ final class EntityMapping: Sendable {
         // The journal's stamp column is the last parameter, bound to the transaction's stamps
         // by the save (else the insert trigger would update the row again). No SQL function
         // in the statement itself: SQLite then keeps a statement journal per row.
-        self.insertSQL = "INSERT INTO \(quotedTable) (\(columnList), \"#hlc\") VALUES (\(Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")))"
+        self.insertSQL = "INSERT INTO \(quotedTable) (\(columnList), \(SQLName.quote(JournalDDL.stampColumn))) VALUES (\(Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")))"
     }
 
     static func isValidEntityName(_ name: String) -> Bool {
