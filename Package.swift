@@ -13,10 +13,13 @@ let package = Package(
     products: [
         .library(name: "Tandem", targets: ["Tandem"]),
         .library(name: "TandemSchema", targets: ["TandemSchema"]),
+        .library(name: "TandemSchemaExtract", targets: ["TandemSchemaExtract"]),
+        .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // No I/O: entity/attribute descriptions, canonical JSON, migration planning.
@@ -48,6 +51,28 @@ let package = Package(
                 "TandemMacros",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
+
+        // Reads @Model classes from Swift sources (swift-syntax) into a Schema, like the runtime.
+        .target(
+            name: "TandemSchemaExtract",
+            dependencies: [
+                "TandemSchema",
+                "TandemMacrosSupport",
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+                .product(name: "SwiftParserDiagnostics", package: "swift-syntax"),
+            ],
+            swiftSettings: strict),
+
+        // The `tandem` command line tool.
+        .executableTarget(
+            name: "TandemCLI",
+            dependencies: [
+                "TandemSchema",
+                "TandemSchemaExtract",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
 
@@ -83,7 +108,8 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "TandemTests", dependencies: ["Tandem"], swiftSettings: strict),
+        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemSchemaExtract"], swiftSettings: strict),
+        .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -74,6 +74,7 @@ final class Benchmark {
         guard options.includes("insert") else { return }
         var tandem = Measurement("Tandem, journal on")
         var grdb = Measurement("GRDB Encodable insert")
+        var grdbSameCache = Measurement("GRDB Encodable, Tandem's writer cache")
         var raw = Measurement("raw C bind/step")
         try rounds { measured in
             do {
@@ -85,15 +86,18 @@ final class Benchmark {
                 try expect(try TandemCompetitor.count(container), "Tandem insert")
                 if measured { tandem.samples.append(elapsed) }
             }
-            do {
+            // GRDB with SQLite's default page cache, then with the cache Tandem's writer has.
+            for cacheSize in [nil, ModelConfiguration(isStoredInMemoryOnly: true).writerCacheSize] {
                 let path = scratch.freshPath("grdb-insert")
                 defer { scratch.remove(path) }
-                let pool = try GRDBCompetitor.open(path, createTable: true)
+                let pool = try GRDBCompetitor.open(path, createTable: true, cacheSize: cacheSize)
                 settle()
                 let elapsed = try GRDBCompetitor.insert(seeds, into: pool)
                 try expect(try GRDBCompetitor.count(pool), "GRDB insert")
                 try pool.close()
-                if measured { grdb.samples.append(elapsed) }
+                if measured {
+                    if cacheSize == nil { grdb.samples.append(elapsed) } else { grdbSameCache.samples.append(elapsed) }
+                }
             }
             do {
                 let path = scratch.freshPath("raw-insert")
@@ -107,8 +111,9 @@ final class Benchmark {
         }
         let operation = "insert \(options.rows), one save / transaction"
         report.comparisons.append(Comparison(operation: operation, tandem: tandem, competitor: grdb, target: .ratioAtMost(1.0)))
+        report.comparisons.append(Comparison(operation: operation, tandem: tandem, competitor: grdbSameCache, target: .ratioAtMost(1.0)))
         report.comparisons.append(Comparison(operation: operation, tandem: tandem, competitor: raw, target: .ratioAtMost(4.0)))
-        report.measurements += [tandem, grdb, raw].map { $0.labelled("insert") }
+        report.measurements += [tandem, grdb, grdbSameCache, raw].map { $0.labelled("insert") }
     }
 
     // MARK: 2. Fetch and 3. group-by count

@@ -2,9 +2,14 @@ import Tandem
 
 /// GRDB: a `DatabasePool` (WAL, like Tandem's) with `synchronous = NORMAL`.
 enum GRDBCompetitor {
-    static func open(_ path: String, createTable: Bool) throws -> DatabasePool {
+    /// Opens the pool; `cacheSize` (bytes) gives its writer the page cache Tandem's writer
+    /// has (`ModelConfiguration.writerCacheSize`), `nil` keeps SQLite's default.
+    static func open(_ path: String, createTable: Bool, cacheSize: Int? = nil) throws -> DatabasePool {
         var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            if let cacheSize, !db.configuration.readonly { try db.execute(sql: "PRAGMA cache_size = \(-cacheSize / 1024)") }
+        }
         let pool = try DatabasePool(path: path, configuration: configuration)
         if createTable { try pool.write { db in try db.execute(sql: BenchSchema.createTableAndIndex) } }
         return pool

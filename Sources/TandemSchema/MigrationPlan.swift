@@ -154,7 +154,7 @@ public struct MigrationPlan: Sendable, Hashable {
 
     /// Describes why a stored type cannot become the new type, or `nil` when it can.
     static func typeChange(from old: Schema.AttributeType, to new: Schema.AttributeType) -> String? {
-        switch (old, new) {
+        switch (old.storageIdentity, new.storageIdentity) {
         case (.enumeration(let a), .enumeration(let b)):
             if a.rawType != b.rawType {
                 return "enum \(b.typeName) raw type changed from \(a.rawType.rawValue) to \(b.rawType.rawValue); stored raw values would not decode"
@@ -169,7 +169,7 @@ public struct MigrationPlan: Sendable, Hashable {
         case (.composite(let a), .composite(let b)):
             return a.fields == b.fields ? nil : "composite \(b.typeName) was reshaped (fields \(describe(a)) → \(describe(b))); its columns no longer match"
         default:
-            return old == new ? nil : "type changed from \(old.summary) to \(new.summary)"
+            return old.storageIdentity == new.storageIdentity ? nil : "type changed from \(old.summary) to \(new.summary)"
         }
     }
 
@@ -185,8 +185,8 @@ extension Schema.AttributeType {
         case .scalar(let scalar): scalar.rawValue
         case .enumeration(let e): "enum \(e.typeName)(\(e.rawType.rawValue))"
         case .composite(let c): "composite \(c.typeName)"
-        case .collection(let typeName): "collection \(typeName)"
-        case .json(let typeName): "JSON \(typeName)"
+        case .collection(let typeName, _): "collection \(typeName)"
+        case .json(let typeName, _): "JSON \(typeName)"
         }
     }
 }

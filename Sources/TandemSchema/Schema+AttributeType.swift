@@ -8,9 +8,34 @@ extension Schema {
         /// An enum with a raw value, stored by raw value, queryable by case.
         case enumeration(Enumeration)
         /// An Array / Set / Dictionary of Codable values, stored as one JSON column.
-        case collection(typeName: String)
+        ///
+        /// `element` is how one element (a dictionary's value) is shaped, for the
+        /// compatibility checker; the storage depends on `typeName` alone.
+        case collection(typeName: String, element: AttributeType? = nil)
         /// Any other Codable value (an enum with payloads or without raw values), stored as JSON.
-        case json(typeName: String)
+        ///
+        /// `shape` is the declaration's coded form when it is known from Swift sources
+        /// (`tandem schema extract` writes it for enums without raw values, e.g.
+        /// `"cases: done, snoozed(until: Date)"`); a running app cannot see it, so it is `nil` in
+        /// the schema a store records. The checker compares shapes when both sides have one.
+        case json(typeName: String, shape: String? = nil)
+
+        /// The type without the details that do not change storage (a collection's element,
+        /// a JSON type's shape): what a store compares to decide whether a column still fits.
+        public var storageIdentity: AttributeType {
+            switch self {
+            case .scalar, .enumeration: return self
+            case .composite(var composite):
+                composite.fields = composite.fields.map { field in
+                    var field = field
+                    field.type = field.type.storageIdentity
+                    return field
+                }
+                return .composite(composite)
+            case .collection(let typeName, _): return .collection(typeName: typeName)
+            case .json(let typeName, _): return .json(typeName: typeName)
+            }
+        }
 
         /// The SQLite type of the single column that holds a non-composite value.
         public var sqlType: SQLType {

@@ -79,7 +79,7 @@ extension Schema.Attribute {
 
 extension Schema.AttributeType: Codable {
     private enum CodingKeys: String, CodingKey {
-        case kind, scalar, composite, enumeration, typeName
+        case kind, scalar, composite, enumeration, typeName, shape, element
     }
 
     private enum Kind: String, Codable {
@@ -92,8 +92,10 @@ extension Schema.AttributeType: Codable {
         case .scalar: self = .scalar(try container.decode(Schema.ScalarType.self, forKey: .scalar))
         case .composite: self = .composite(try container.decode(Schema.Composite.self, forKey: .composite))
         case .enumeration: self = .enumeration(try container.decode(Schema.Enumeration.self, forKey: .enumeration))
-        case .collection: self = .collection(typeName: try container.decode(String.self, forKey: .typeName))
-        case .json: self = .json(typeName: try container.decode(String.self, forKey: .typeName))
+        case .collection: self = .collection(typeName: try container.decode(String.self, forKey: .typeName),
+                                              element: try container.decodeIfPresent(Schema.AttributeType.self, forKey: .element))
+        case .json: self = .json(typeName: try container.decode(String.self, forKey: .typeName),
+                                  shape: try container.decodeIfPresent(String.self, forKey: .shape))
         }
     }
 
@@ -109,12 +111,14 @@ extension Schema.AttributeType: Codable {
         case .enumeration(let enumeration):
             try container.encode(Kind.enumeration, forKey: .kind)
             try container.encode(enumeration, forKey: .enumeration)
-        case .collection(let typeName):
+        case .collection(let typeName, let element):
             try container.encode(Kind.collection, forKey: .kind)
             try container.encode(typeName, forKey: .typeName)
-        case .json(let typeName):
+            try container.encodeIfPresent(element, forKey: .element)
+        case .json(let typeName, let shape):
             try container.encode(Kind.json, forKey: .kind)
             try container.encode(typeName, forKey: .typeName)
+            try container.encodeIfPresent(shape, forKey: .shape)
         }
     }
 }

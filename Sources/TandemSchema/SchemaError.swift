@@ -17,6 +17,10 @@ public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unsupportedFormatVersion = Code(rawValue: "unsupportedFormatVersion")
         /// A stored schema cannot be migrated to the current one automatically.
         public static let incompatibleChange = Code(rawValue: "incompatibleChange")
+        /// An ignore file (`.tandem-schema.json`) or `// tandem:allow` comment is malformed.
+        public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
+        /// Swift sources cannot be turned into a schema (a syntax error, an unknown type).
+        public static let invalidSource = Code(rawValue: "invalidSource")
         /// The models themselves are invalid (duplicate names, reserved names…).
         public static let invalidModel = Code(rawValue: "invalidModel")
     }
@@ -31,6 +35,9 @@ public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
         self.changes = changes
     }
+
+    /// Where the problem is, when it is in a file.
+    public var location: SourceLocation?
 
     public var description: String { "SchemaError(\(code)): \(message)" }
 }

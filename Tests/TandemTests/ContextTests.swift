@@ -201,6 +201,15 @@ struct ContextTests {
             #expect(!titles.contains("in flight"))
         }
     }
+
+    @Test func theWriterGetsTheConfiguredPageCacheAndReadersKeepSQLitesDefault() throws {
+        let dir = TemporaryDirectory()
+        var configuration = ModelConfiguration(url: dir.file())
+        configuration.writerCacheSize = 8 << 20
+        let container = try ModelContainer(for: Todo.self, configurations: configuration)
+        #expect(try container.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") } == -8192)
+        #expect(try container.read { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") } == -2000)
+    }
 }
 
 @ModelActor actor Importer {

@@ -34,6 +34,9 @@ enum StoreFile {
         config.busyMode = .timeout(configuration.busyTimeout)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA cache_size = \(-max(configuration.writerCacheSize / 1024, 1))")
+            }
             SQLFunctions.register(in: db)
             try state.register(in: db)
         }

@@ -5,13 +5,19 @@
 /// whose `init(from:)` reads a keyed container field by field is a composite; anything else
 /// (an enum with payloads, a single-value wrapper) is stored as JSON.
 enum AttributeTypeResolver {
-    static func resolve(_ type: Any.Type, path: String) throws -> ResolvedType {
+    /// How many collections deep element shapes are recorded (a type can contain itself
+    /// through a collection, `struct Node { var children: [Node] }`, so there must be a bound).
+    /// `tandem schema extract` applies the same bound.
+    static let elementDepth = 2
+
+    /// - Parameter collections: how many collections enclose `type` (element shapes stop at ``elementDepth``).
+    static func resolve(_ type: Any.Type, path: String, collections: Int = 0) throws -> ResolvedType {
         if let optional = type as? any OptionalMarker.Type {
             let wrapped = optional.wrappedType
             if wrapped is any OptionalMarker.Type {
                 throw StoreError(.invalidModel, "\(path) has a nested optional type \(typeName(type)), which cannot be stored (a column has only one NULL)")
             }
-            var resolved = try resolve(wrapped, path: path)
+            var resolved = try resolve(wrapped, path: path, collections: collections)
             resolved.isOptional = true
             resolved.sample = optional.none
             return resolved
@@ -23,10 +29,15 @@ enum AttributeTypeResolver {
             return try enumeration(raw, path: path)
         }
         if let collection = type as? any JSONCollection.Type {
-            return ResolvedType(type: .collection(typeName: typeName(type)), isOptional: false, sample: collection.emptyValue)
+            // The element's shape is for the compatibility checker; one the probe cannot
+            // discover is left out (storage depends on the collection's type name alone).
+            let element = collections < elementDepth
+                ? try? resolve(collection.elementType, path: "\(path)[]", collections: collections + 1).type
+                : nil
+            return ResolvedType(type: .collection(typeName: typeName(type), element: element), isOptional: false, sample: collection.emptyValue)
         }
         if let codable = type as? any Codable.Type {
-            return try probe(codable, path: path)
+            return try probe(codable, path: path, collections: collections)
         }
         throw StoreError(.invalidModel,
                          "\(path) has type \(typeName(type)), which Tandem cannot store: use a scalar, an enum with a raw value, a Codable struct or collection, or mark the property @Transient")
@@ -58,8 +69,8 @@ enum AttributeTypeResolver {
         C.allCases.map { $0 as Any }
     }
 
-    private static func probe<T: Codable>(_ type: T.Type, path: String) throws -> ResolvedType {
-        let probe = ShapeProbe(path: path)
+    private static func probe<T: Codable>(_ type: T.Type, path: String, collections: Int) throws -> ResolvedType {
+        let probe = ShapeProbe(path: path, collections: collections)
         let name = typeName(T.self)
         do {
             let value = try T(from: probe)
@@ -98,16 +109,21 @@ extension Optional: OptionalMarker {
 /// Collections stored as one JSON column.
 protocol JSONCollection {
     static var emptyValue: Any { get }
+    /// The element type (a dictionary's value type).
+    static var elementType: Any.Type { get }
 }
 
 extension Array: JSONCollection where Element: Codable {
     static var emptyValue: Any { [Element]() }
+    static var elementType: Any.Type { Element.self }
 }
 
 extension Set: JSONCollection where Element: Codable {
     static var emptyValue: Any { Set<Element>() }
+    static var elementType: Any.Type { Element.self }
 }
 
 extension Dictionary: JSONCollection where Key: Codable, Value: Codable {
     static var emptyValue: Any { [Key: Value]() }
+    static var elementType: Any.Type { Value.self }
 }

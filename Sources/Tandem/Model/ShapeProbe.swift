@@ -16,8 +16,12 @@ final class ShapeProbe: Decoder {
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(path: String) {
+    /// How many collections enclose the probed type.
+    let collections: Int
+
+    init(path: String, collections: Int = 0) {
         self.path = path
+        self.collections = collections
     }
 
     /// Whether the decoded type looked like a struct read field by field.
@@ -42,7 +46,7 @@ final class ShapeProbe: Decoder {
         let optional = pendingOptionalKey == key
         pendingOptionalKey = nil
         let fieldPath = "\(path).\(key)"
-        let resolved = try AttributeTypeResolver.resolve(T.self, path: fieldPath)
+        let resolved = try AttributeTypeResolver.resolve(T.self, path: fieldPath, collections: collections)
         if !fields.contains(where: { $0.name == key }) {
             fields.append(Schema.Field(name: key, type: resolved.type, isOptional: optional || resolved.isOptional))
         }

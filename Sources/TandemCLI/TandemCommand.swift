@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+
+/// `tandem`: the command line tool of the Tandem sync store.
+///
+/// Exit codes: 0 success (a compatible schema), 1 a failed check, 2 bad input or usage.
+@main
+struct TandemCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tandem",
+        abstract: "Tandem's command line tool: schema extraction and compatibility checks.",
+        subcommands: [SchemaCommand.self])
+
+    /// Parses and runs the command, mapping every failure to exit code 1 (a check failed) or
+    /// 2 (bad input or usage), with a message on standard error.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as CheckFailed {
+            Foundation.exit(failure.exitCode)
+        } catch let error as CLIError {
+            FileHandle.standardError.write(Data("tandem: error: \(error.message)\n".utf8))
+            Foundation.exit(2)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
+        }
+    }
+}
+
+/// `tandem schema …`.
+struct SchemaCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "schema",
+        abstract: "Extract a schema from Swift sources and check that a new model version keeps sync working.",
+        subcommands: [SchemaExtractCommand.self, SchemaCheckCommand.self, SchemaDiffCommand.self, SchemaRulesCommand.self])
+}
+
+/// A check that found breaking changes (exit 1); its report is already printed.
+struct CheckFailed: Error {
+    var exitCode: Int32 = 1
+}
+
+/// Bad input: exit 2 with a message that says what to fix.
+struct CLIError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}

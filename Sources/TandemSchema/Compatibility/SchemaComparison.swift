@@ -1,0 +1,326 @@
+extension Schema {
+    /// Every change from `baseline` to `candidate`, each judged by a ``CompatibilityRule``:
+    /// safe changes included (for a changelog), ignores not applied.
+    ///
+    /// Entities, attributes, composite fields, enum cases and relationships are matched by
+    /// name (attributes also by `originalName`). Use ``CompatibilityCheck`` for a release
+    /// check against several baselines with ignores.
+    ///
+    /// ```swift
+    /// let findings = Schema.compare(baseline: released, candidate: next)
+    /// let breaking = findings.filter { $0.verdict == .breaking }
+    /// ```
+    public static func compare(baseline: Schema, candidate: Schema) -> [SchemaFinding] {
+        var comparison = SchemaComparison()
+        comparison.compare(baseline, candidate)
+        return comparison.findings
+    }
+}
+
+/// Walks two schemas side by side and collects findings.
+struct SchemaComparison {
+    private(set) var findings: [SchemaFinding] = []
+
+    /// Where a type sits, which decides the rule IDs of nested changes.
+    enum Context {
+        case attribute, compositeField, collectionElement
+    }
+
+    private mutating func add(_ rule: CompatibilityRule, _ path: String, _ message: String,
+                              verdict: Verdict? = nil, hint: String? = nil) {
+        findings.append(SchemaFinding(rule, path, message, verdict: verdict, hint: hint))
+    }
+
+    // MARK: Entities
+
+    mutating func compare(_ old: Schema, _ new: Schema) {
+        let oldNames = Set(old.entities.map(\.name))
+        let newNames = Set(new.entities.map(\.name))
+        var added = new.entities.filter { !oldNames.contains($0.name) }
+        for entity in old.entities {
+            guard let counterpart = new.entity(named: entity.name) else {
+                if let twin = added.firstIndex(where: { Self.sameShape($0, entity) }) {
+                    add(.entityRenamed, entity.name,
+                        "entity '\(entity.name)' was renamed to '\(added[twin].name)' (same attributes and relationships)")
+                    added.remove(at: twin)
+                } else {
+                    add(.entityRemoved, entity.name, "entity '\(entity.name)' was removed")
+                }
+                continue
+            }
+            compare(entity, counterpart)
+        }
+        for entity in added where !oldNames.contains(entity.name) && newNames.contains(entity.name) {
+            add(.entityAdded, entity.name, "entity '\(entity.name)' was added")
+        }
+    }
+
+    private static func sameShape(_ a: Schema.Entity, _ b: Schema.Entity) -> Bool {
+        a.attributes.map(\.shapeKey) == b.attributes.map(\.shapeKey)
+            && a.relationships.map(\.name) == b.relationships.map(\.name)
+    }
+
+    private mutating func compare(_ old: Schema.Entity, _ new: Schema.Entity) {
+        var unmatchedOld = old.attributes.filter { new.attribute(named: $0.name) == nil }
+        var added: [Schema.Attribute] = []
+        for attribute in new.attributes {
+            let path = "\(new.name).\(attribute.name)"
+            if let previous = old.attribute(named: attribute.name) {
+                compare(previous, attribute, path: path)
+            } else if let originalName = attribute.originalName,
+                      let index = unmatchedOld.firstIndex(where: { $0.name == originalName }) {
+                let previous = unmatchedOld.remove(at: index)
+                add(.attributeRenamed, path, "attribute '\(originalName)' was renamed to '\(attribute.name)' (originalName: \"\(originalName)\")")
+                compare(previous, attribute, path: path)
+            } else {
+                added.append(attribute)
+            }
+        }
+        for attribute in unmatchedOld {
+            let path = "\(old.name).\(attribute.name)"
+            if let twin = added.first(where: { $0.shapeKey == attribute.shapeKey }) {
+                add(.attributeRemoved, path,
+                    "attribute '\(attribute.name)' was removed; '\(twin.name)' of the same type was added — a possible undeclared rename",
+                    hint: "If '\(twin.name)' replaces '\(attribute.name)', keep '\(attribute.name)' as well: a rename breaks sync even with @Attribute(originalName:).")
+            } else {
+                add(.attributeRemoved, path, "attribute '\(attribute.name)' (\(attribute.type.summary)) was removed")
+            }
+        }
+        for attribute in added {
+            let path = "\(new.name).\(attribute.name)"
+            if attribute.isOptional {
+                add(.attributeAddedOptional, path, "optional attribute '\(attribute.name)' was added")
+            } else if let defaultValue = attribute.defaultValue {
+                add(.attributeAddedWithDefault, path, "attribute '\(attribute.name)' was added with default \(defaultValue); records from older clients get that default")
+            } else {
+                add(.attributeAddedRequired, path, "required attribute '\(attribute.name)' was added without a default; records from older clients have no value for it")
+            }
+        }
+        compareRelationships(old, new)
+    }
+
+    // MARK: Attributes
+
+    private mutating func compare(_ old: Schema.Attribute, _ new: Schema.Attribute, path: String) {
+        for (option, rule) in [(Schema.Attribute.Option.indexed, CompatibilityRule.indexChanged),
+                               (.preserveValueOnDeletion, .preserveOnDeletionChanged)] {
+            let before = old.options.contains(option), after = new.options.contains(option)
+            if before != after {
+                add(rule, path, "@Attribute(.\(option.rawValue)) was \(after ? "added" : "removed")")
+            }
+        }
+        if !old.isUnique && new.isUnique {
+            add(.uniqueAdded, path, "@Attribute(.unique) was added; older clients may already hold duplicates")
+        } else if old.isUnique && !new.isUnique {
+            add(.uniqueRemoved, path, "@Attribute(.unique) was removed; new clients may create duplicates older clients refuse")
+        }
+        if old.isOptional && !new.isOptional {
+            add(.attributeOptionalToRequired, path, "attribute '\(new.name)' changed from optional to required; older clients send nil")
+        } else if !old.isOptional && new.isOptional {
+            let hadDefault = old.defaultValue != nil
+            add(.attributeRequiredToOptional, path,
+                "attribute '\(new.name)' changed from required to optional; older clients cannot store nil"
+                    + (hadDefault ? " and store their default (\(old.defaultValue!)) instead" : ""),
+                verdict: hadDefault ? .warning : .breaking)
+        }
+        if old.defaultValue != new.defaultValue {
+            add(.attributeDefaultChanged, path,
+                "default value changed from \(old.defaultValue ?? "none") to \(new.defaultValue ?? "none")")
+        }
+        compareType(old.type, new.type, path: path, context: .attribute)
+    }
+
+    // MARK: Types
+
+    mutating func compareType(_ old: Schema.AttributeType, _ new: Schema.AttributeType, path: String, context: Context) {
+        switch (old, new) {
+        case (.scalar(let a), .scalar(let b)):
+            guard a != b else { return }
+            compareScalars(a, b, path: path, context: context)
+        case (.composite(let a), .composite(let b)):
+            compareFields(a.fields, b.fields, path: path, context: context == .collectionElement ? .collectionElement : .compositeField)
+            if a.typeName != b.typeName && a.fields == b.fields {
+                add(.compositeRenamed, path, "composite type \(a.typeName) was renamed to \(b.typeName); its fields are unchanged")
+            }
+        case (.enumeration(let a), .enumeration(let b)):
+            compareEnums(a, b, path: path)
+        case (.collection(let a, let aElement), .collection(let b, let bElement)):
+            if a != b {
+                add(.collectionTypeChanged, path, "collection type changed from \(a) to \(b)")
+            } else if let aElement, let bElement {
+                compareType(aElement, bElement, path: path, context: .collectionElement)
+            }
+        case (.json(let a, let aShape), .json(let b, let bShape)):
+            if a != b {
+                add(.attributeTypeChanged, path, "JSON-stored type changed from \(a) to \(b)")
+            } else if let aShape, let bShape, aShape != bShape {
+                add(.enumWithoutRawValueChanged, path, "\(b), stored as JSON, changed from { \(aShape) } to { \(bShape) }")
+            }
+        case (.scalar, .enumeration(let e)) where old.sqlType == new.sqlType, (.enumeration(let e), .scalar) where old.sqlType == new.sqlType:
+            retyped(path, context, "type changed between \(old.summary) and \(new.summary) (enum \(e.typeName)); the stored values are the same kind, but one side accepts values the other cannot decode")
+        default:
+            if context == .attribute {
+                add(.storageShapeChanged, path, "storage changed from \(old.summary) to \(new.summary)")
+            } else {
+                retyped(path, context, "type changed from \(old.summary) to \(new.summary)")
+            }
+        }
+    }
+
+    private mutating func retyped(_ path: String, _ context: Context, _ message: String, verdict: Verdict? = nil) {
+        switch context {
+        case .attribute: add(.attributeTypeChanged, path, message, verdict: verdict)
+        case .compositeField: add(.compositeFieldRetyped, path, message)
+        case .collectionElement: add(.collectionElementFieldRetyped, path, message)
+        }
+    }
+
+    private mutating func compareScalars(_ a: Schema.ScalarType, _ b: Schema.ScalarType, path: String, context: Context) {
+        let message = "type changed from \(a.rawValue) to \(b.rawValue)"
+        guard context == .attribute else {
+            retyped(path, context, message)
+            return
+        }
+        if let from = a.numericFamily, let to = b.numericFamily, from.family == to.family {
+            if from.width == to.width {
+                add(.attributeTypeChanged, path, message + " (the same width on 64-bit platforms; 32-bit clients overflow)", verdict: .warning)
+            } else if from.width < to.width {
+                add(.attributeNumericWidened, path, message + "; older clients overflow or lose precision on new values")
+            } else {
+                add(.attributeNumericNarrowed, path, message + "; values from older clients are truncated")
+            }
+        } else {
+            add(.attributeTypeChanged, path, message)
+        }
+    }
+
+    private mutating func compareFields(_ old: [Schema.Field], _ new: [Schema.Field], path: String, context: Context) {
+        let inCollection = context == .collectionElement
+        var added = new.filter { field in !old.contains { $0.name == field.name } }
+        for field in old {
+            let fieldPath = "\(path).\(field.name)"
+            guard let counterpart = new.first(where: { $0.name == field.name }) else {
+                if let twin = added.firstIndex(where: { $0.type == field.type && $0.isOptional == field.isOptional }) {
+                    add(inCollection ? .collectionElementFieldRenamed : .compositeFieldRenamed, fieldPath,
+                        "field '\(field.name)' was renamed to '\(added[twin].name)'")
+                    added.remove(at: twin)
+                } else {
+                    add(inCollection ? .collectionElementFieldRemoved : .compositeFieldRemoved, fieldPath,
+                        "field '\(field.name)' was removed")
+                }
+                continue
+            }
+            if field.isOptional != counterpart.isOptional {
+                retyped(fieldPath, context, "field '\(field.name)' changed from \(field.isOptional ? "optional to required" : "required to optional")")
+            }
+            compareType(field.type, counterpart.type, path: fieldPath, context: context)
+        }
+        for field in added {
+            let fieldPath = "\(path).\(field.name)"
+            if inCollection {
+                add(.collectionElementFieldAdded, fieldPath,
+                    "\(field.isOptional ? "optional" : "required") field '\(field.name)' was added to the element",
+                    verdict: field.isOptional ? .safe : .breaking)
+            } else {
+                add(.compositeFieldAdded, fieldPath,
+                    "\(field.isOptional ? "optional" : "required") field '\(field.name)' was added",
+                    verdict: field.isOptional ? .warning : .breaking)
+            }
+        }
+    }
+
+    private mutating func compareEnums(_ a: Schema.Enumeration, _ b: Schema.Enumeration, path: String) {
+        if a.rawType != b.rawType {
+            add(.enumRawTypeChanged, path, "enum \(b.typeName) raw type changed from \(a.rawType.rawValue) to \(b.rawType.rawValue)")
+            return
+        }
+        guard let oldCases = a.cases, let newCases = b.cases else {
+            add(.enumCasesUnknown, path, "enum \(b.typeName) is not CaseIterable, so its cases cannot be compared")
+            return
+        }
+        for old in oldCases {
+            if let new = newCases.first(where: { $0.name == old.name }) {
+                if new.rawValue != old.rawValue {
+                    add(.enumCaseRawValueChanged, "\(path).\(old.name)",
+                        "case \(old.name) raw value changed from \(old.rawValue.debugDescription) to \(new.rawValue.debugDescription)")
+                }
+            } else if !newCases.contains(where: { $0.rawValue == old.rawValue }) {
+                add(.enumCaseRemoved, "\(path).\(old.name)", "case \(old.name) (raw value \(old.rawValue.debugDescription)) was removed")
+            }
+        }
+        for new in newCases where !oldCases.contains(where: { $0.name == new.name || $0.rawValue == new.rawValue }) {
+            add(.enumCaseAdded, "\(path).\(new.name)", "case \(new.name) (raw value \(new.rawValue.debugDescription)) was added")
+        }
+    }
+
+    // MARK: Relationships
+
+    private mutating func compareRelationships(_ old: Schema.Entity, _ new: Schema.Entity) {
+        var unmatched = old.relationships.filter { new.relationship(named: $0.name) == nil }
+        for relationship in new.relationships {
+            let path = "\(new.name).\(relationship.name)"
+            if let previous = old.relationship(named: relationship.name) {
+                compare(previous, relationship, path: path)
+            } else if let originalName = relationship.originalName,
+                      let index = unmatched.firstIndex(where: { $0.name == originalName }) {
+                let previous = unmatched.remove(at: index)
+                add(.relationshipRenamed, path, "relationship '\(originalName)' was renamed to '\(relationship.name)'")
+                compare(previous, relationship, path: path)
+            } else {
+                let required = !relationship.isToMany && !relationship.isOptional
+                add(.relationshipAdded, path,
+                    "\(required ? "required" : relationship.isToMany ? "to-many" : "optional") relationship '\(relationship.name)' to \(relationship.destination) was added",
+                    verdict: required ? .breaking : .safe)
+            }
+        }
+        for relationship in unmatched {
+            add(.relationshipRemoved, "\(old.name).\(relationship.name)", "relationship '\(relationship.name)' to \(relationship.destination) was removed")
+        }
+    }
+
+    private mutating func compare(_ old: Schema.Relationship, _ new: Schema.Relationship, path: String) {
+        if old.cardinality != new.cardinality {
+            add(.relationshipCardinalityChanged, path, "relationship changed from \(old.cardinality.rawValue) to \(new.cardinality.rawValue)")
+        }
+        if old.destination != new.destination {
+            add(.relationshipTargetChanged, path, "relationship now points at \(new.destination) instead of \(old.destination)")
+        }
+        if old.deleteRule != new.deleteRule {
+            add(.relationshipDeleteRuleChanged, path, "delete rule changed from .\(old.deleteRule.rawValue) to .\(new.deleteRule.rawValue)",
+                verdict: new.deleteRule == .deny ? .breaking : .warning)
+        }
+        if old.inverse != new.inverse {
+            add(.relationshipInverseChanged, path, "inverse changed from \(old.inverse ?? "none") to \(new.inverse ?? "none")")
+        }
+        if !old.isToMany && !new.isToMany && old.isOptional != new.isOptional {
+            add(new.isOptional ? .attributeRequiredToOptional : .attributeOptionalToRequired, path,
+                "to-one relationship changed from \(old.isOptional ? "optional to required" : "required to optional")")
+        }
+    }
+}
+
+extension Schema.Attribute {
+    /// What two attributes share when one may be the other renamed.
+    fileprivate var shapeKey: String {
+        "\(type.summary)|\(isOptional)"
+    }
+}
+
+extension Schema.ScalarType {
+    /// Integers by signedness and floats, with their width in bits (`Int`/`UInt`: 64).
+    fileprivate var numericFamily: (family: Int, width: Int)? {
+        switch self {
+        case .int8: (0, 8)
+        case .int16: (0, 16)
+        case .int32: (0, 32)
+        case .int64, .int: (0, 64)
+        case .uint8: (1, 8)
+        case .uint16: (1, 16)
+        case .uint32: (1, 32)
+        case .uint64, .uint: (1, 64)
+        case .float: (2, 32)
+        case .double: (2, 64)
+        default: nil
+        }
+    }
+}
