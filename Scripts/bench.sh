@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Release build, then Tandem vs GRDB vs the raw SQLite C API side by side in one process.
-# Usage: Scripts/bench.sh [--rows N]   (default 100000)
+# Release build, then Tandem vs GRDB vs the raw SQLite C API side by side in one process,
+# and the `tandem` CLI's schema commands timed as whole processes.
+# Usage: Scripts/bench.sh [--rows N] [--runs K] [--only insert|fetch|groupby|graph|journal|schema]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 swift build -c release --product TandemBench
+swift build -c release --product tandem
 .build/release/TandemBench "$@"

@@ -30,6 +30,9 @@ final class Benchmark {
         if options.includes("journal") {
             try JournalBenchmark(rows: options.rows, runs: options.runs, scratch: scratch).run(into: &report)
         }
+        if options.includes("schema") {
+            try SchemaBenchmark(runs: options.runs, scratch: scratch).run(into: &report)
+        }
         let reads = report
         report.comparisons = []
         report.measurements = []

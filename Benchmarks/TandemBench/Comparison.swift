@@ -5,6 +5,9 @@ struct Comparison {
         case ratioAtMost(Double)
         /// The competitor's time ÷ Tandem's must be at least this (Tandem that much faster).
         case speedupAtLeast(Double)
+        /// Tandem's median must be at most this long (a whole-process figure); the competitor
+        /// is the floor it is measured next to.
+        case timeAtMost(Duration)
         /// No target: shown for context (e.g. how close Tandem is to the floor).
         case none
     }
@@ -31,6 +34,7 @@ struct Comparison {
         switch target {
         case .ratioAtMost(let limit): ratio <= limit
         case .speedupAtLeast(let limit): 1 / ratio >= limit
+        case .timeAtMost(let limit): tandem.median <= limit
         case .none: true
         }
     }
@@ -39,7 +43,7 @@ struct Comparison {
 
     func format(ratio: Double) -> String {
         switch target {
-        case .ratioAtMost, .none: String(format: "%.2f×", ratio)
+        case .ratioAtMost, .timeAtMost, .none: String(format: "%.2f×", ratio)
         case .speedupAtLeast: String(format: "%.1f× faster", 1 / ratio)
         }
     }
@@ -48,6 +52,7 @@ struct Comparison {
         switch target {
         case .ratioAtMost(let limit): "≤ \(Self.number(limit))×"
         case .speedupAtLeast(let limit): "≥ \(Self.number(limit))× faster"
+        case .timeAtMost(let limit): "Tandem ≤ \(limit.milliseconds)"
         case .none: "—"
         }
     }

@@ -1,5 +1,5 @@
 // TandemBench: Tandem vs GRDB vs the raw SQLite C API, side by side in one process.
-// Usage: TandemBench [--rows N] [--runs K] [--only insert|fetch|groupby|graph|journal].
+// Usage: TandemBench [--rows N] [--runs K] [--only insert|fetch|groupby|graph|journal|schema].
 // Always exits 0 once the tests ran: a missed target is reported as FAIL in the table
 // (benchmarks are reports, not tests). Exits 1 only when a test could not run.
 import Tandem

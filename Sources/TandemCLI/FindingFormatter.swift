@@ -36,7 +36,9 @@ struct FindingFormatter {
         let ignored = report.findings.count - active.count
         let against = baselines.count == 1 ? baselines[0] : "\(baselines.count) baselines"
         if report.findings.isEmpty {
-            return "tandem schema \(title): no changes against \(against)\n"
+            return title == "diff"
+                ? "tandem schema diff against \(against): no changes\n"
+                : "tandem schema check against \(against): compatible — no breaking changes or warnings\n"
         }
         for (verdict, count) in counts where count > 0 {
             let (label, color, mark) = switch verdict {

@@ -20,8 +20,10 @@ struct ComparisonOptions: ParsableArguments {
     }
 
     func run(includeSafe: Bool, config: String?) throws -> (CompatibilityReport, [CompatibilityCheck.Baseline]) {
-        let baselines = try SchemaInputs.baselines(at: baseline)
-        let candidate = try SchemaInputs.candidate(at: self.candidate, typesFile: types)
+        // Baselines and candidate are read in parallel: on a large schema, reading is most of the work.
+        let (baselines, candidate) = try SchemaInputs.concurrently(
+            { try SchemaInputs.baselines(at: baseline) },
+            { try SchemaInputs.candidate(at: self.candidate, typesFile: types) })
         let ignores = try SchemaInputs.ignores(config)
         let check = CompatibilityCheck(allowances: ignores.allowances + candidate.allowances, locations: candidate.locations)
         var report = check.run(baselines: baselines, candidate: candidate.schema)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TandemSchema
 import TandemSchemaExtract
 
@@ -37,14 +38,34 @@ enum SchemaInputs {
         }
     }
 
-    /// One JSON file, or every `*.json` file of a directory (sorted by name).
+    /// Runs two loads at once, on two threads; the first error (of `first`, then `second`) is thrown.
+    static func concurrently<A: Sendable, B: Sendable>(_ first: @Sendable () throws -> A, _ second: @Sendable () throws -> B) throws -> (A, B) {
+        let results = Mutex<(Result<A, any Error>?, Result<B, any Error>?)>((nil, nil))
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            if index == 0 {
+                let result = Result { try first() }
+                results.withLock { $0.0 = result }
+            } else {
+                let result = Result { try second() }
+                results.withLock { $0.1 = result }
+            }
+        }
+        let (a, b) = results.withLock { $0 }
+        return (try a!.get(), try b!.get())
+    }
+
+    /// One JSON file, or every `*.json` file of a directory (sorted by name), read in parallel.
     static func baselines(at path: String) throws -> [CompatibilityCheck.Baseline] {
         if isDirectory(path) {
             let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".json") }.sorted()
             guard !names.isEmpty else { throw CLIError("\(path): the baseline directory holds no .json schema files") }
-            return try names.map { name in
-                CompatibilityCheck.Baseline(name: name, schema: try schema(at: (path as NSString).appendingPathComponent(name)))
+            let loaded = Mutex<[Int: Result<Schema, any Error>]>([:])
+            DispatchQueue.concurrentPerform(iterations: names.count) { index in
+                let result = Result { try schema(at: (path as NSString).appendingPathComponent(names[index])) }
+                loaded.withLock { $0[index] = result }
             }
+            let results = loaded.withLock { $0 }
+            return try names.indices.map { CompatibilityCheck.Baseline(name: names[$0], schema: try results[$0]!.get()) }
         }
         return [CompatibilityCheck.Baseline(name: (path as NSString).lastPathComponent, schema: try schema(at: path))]
     }

@@ -39,13 +39,15 @@ extension Schema: Codable {
     /// - Throws: ``SchemaError`` with code ``SchemaError/Code/invalidJSON`` (with the JSON
     ///   path of the problem) or ``SchemaError/Code/unsupportedFormatVersion``.
     public init(canonicalJSON data: Data) throws {
+        // A hand-written reader: several times faster than JSONDecoder on large schemas, with
+        // the same rules and path-naming messages as the Codable conformance.
+        let document: JSONValue
         do {
-            self = try JSONDecoder().decode(Schema.self, from: data)
-        } catch let error as SchemaError {
-            throw error
-        } catch let error as DecodingError {
-            throw SchemaError(.invalidJSON, "invalid schema JSON: \(error.tandemDescription)")
+            document = try JSONValue.parse(data)
+        } catch let error as JSONValue.SyntaxError {
+            throw SchemaError(.invalidJSON, "invalid schema JSON: not JSON at \(error)")
         }
+        self = try Schema(json: JSONReader(value: document))
     }
 }
 
