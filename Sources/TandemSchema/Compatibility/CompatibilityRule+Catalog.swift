@@ -149,11 +149,12 @@ extension CompatibilityRule {
         verdict: .breaking,
         rationale: "Old clients send and expect the old name.",
         hint: "Keep the old field name (a CodingKeys entry can map a new Swift name to the old key).")
-    /// A composite field's type or optionality changed: breaking.
+    /// A composite field's type or optionality changed: breaking (warning for Int ↔ Int64 and UInt ↔ UInt64).
     public static let compositeFieldRetyped = CompatibilityRule(id: "COMPOSITE_FIELD_RETYPED",
         category: .composite,
         change: "a composite field's type or optionality changed",
         verdict: .breaking,
+        verdictNote: "warning for Int ↔ Int64 and UInt ↔ UInt64 (the same width on 64-bit platforms)",
         rationale: "Values written by one version cannot be decoded by the other.",
         hint: "Add a new optional field with the new type instead.")
     /// A composite's Swift type renamed, fields unchanged: safe.
@@ -234,11 +235,12 @@ extension CompatibilityRule {
         verdict: .breaking,
         rationale: "Old clients send and expect the old key.",
         hint: "Keep the old key (a CodingKeys entry can map a new Swift name to it).")
-    /// A collection element's field retyped: breaking.
+    /// A collection element's field retyped: breaking (warning for Int ↔ Int64 and UInt ↔ UInt64).
     public static let collectionElementFieldRetyped = CompatibilityRule(id: "COLLECTION_ELEMENT_FIELD_RETYPED",
         category: .collection,
         change: "a collection element's field retyped",
         verdict: .breaking,
+        verdictNote: "warning for Int ↔ Int64 and UInt ↔ UInt64 (the same width on 64-bit platforms)",
         rationale: "Elements written by one version cannot be decoded by the other.",
         hint: "Add a new optional field instead.")
     /// A collection's type changed (element type, Array ↔ Set ↔ Dictionary): breaking.

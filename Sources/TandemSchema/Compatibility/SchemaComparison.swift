@@ -170,15 +170,17 @@ struct SchemaComparison {
     private mutating func retyped(_ path: String, _ context: Context, _ message: String, verdict: Verdict? = nil) {
         switch context {
         case .attribute: add(.attributeTypeChanged, path, message, verdict: verdict)
-        case .compositeField: add(.compositeFieldRetyped, path, message)
-        case .collectionElement: add(.collectionElementFieldRetyped, path, message)
+        case .compositeField: add(.compositeFieldRetyped, path, message, verdict: verdict)
+        case .collectionElement: add(.collectionElementFieldRetyped, path, message, verdict: verdict)
         }
     }
 
     private mutating func compareScalars(_ a: Schema.ScalarType, _ b: Schema.ScalarType, path: String, context: Context) {
         let message = "type changed from \(a.rawValue) to \(b.rawValue)"
         guard context == .attribute else {
-            retyped(path, context, message)
+            let sameWidth = a.numericFamily.map { from in b.numericFamily.map { $0 == from } ?? false } ?? false
+            retyped(path, context, message + (sameWidth ? " (the same width on 64-bit platforms; 32-bit clients overflow)" : ""),
+                    verdict: sameWidth ? .warning : nil)
             return
         }
         if let from = a.numericFamily, let to = b.numericFamily, from.family == to.family {
