@@ -15,18 +15,22 @@ struct ComparisonOptions: ParsableArguments {
     @Option(help: "Storage of types the sources do not define (see `tandem schema extract --help`).")
     var types: String?
 
+    @Option(help: "With Swift sources: only the models nested in this type (a versioned schema's `enum V2`), plus top-level ones.")
+    var scope: String?
+
     func validate() throws {
         if candidate.isEmpty { throw ValidationError("--candidate needs a schema JSON file or Swift sources") }
     }
 
     func run(includeSafe: Bool, config: String?) throws -> (CompatibilityReport, [CompatibilityCheck.Baseline]) {
         // Baselines and candidate are read in parallel: on a large schema, reading is most of the work.
-        let (baselines, candidate) = try SchemaInputs.concurrently(
+        let baseline = self.baseline
+        let (baselines, loaded) = try SchemaInputs.concurrently(
             { try SchemaInputs.baselines(at: baseline) },
-            { try SchemaInputs.candidate(at: self.candidate, typesFile: types) })
+            { try SchemaInputs.candidate(at: candidate, typesFile: types, scope: scope) })
         let ignores = try SchemaInputs.ignores(config)
-        let check = CompatibilityCheck(allowances: ignores.allowances + candidate.allowances, locations: candidate.locations)
-        var report = check.run(baselines: baselines, candidate: candidate.schema)
+        let check = CompatibilityCheck(allowances: ignores.allowances + loaded.allowances, locations: loaded.locations)
+        var report = check.run(baselines: baselines, candidate: loaded.schema)
         if !includeSafe { report.findings.removeAll { $0.verdict == .safe } }
         return (report, baselines)
     }

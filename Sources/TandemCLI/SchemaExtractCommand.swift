@@ -17,8 +17,11 @@ struct SchemaExtractCommand: ParsableCommand {
     @Option(help: "A JSON file describing the storage of types the sources do not define: {\"Money\": {\"kind\": \"scalar\", \"scalar\": \"decimal\"}}.")
     var types: String?
 
+    @Option(help: "Only the models nested in this type (a versioned schema's `enum V2`), plus top-level ones.")
+    var scope: String?
+
     func run() throws {
-        let extracted = try SchemaInputs.extract(paths, typesFile: types)
+        let extracted = try SchemaInputs.extract(paths, typesFile: types, scope: scope)
         var json = try extracted.schema.canonicalJSON()
         json.append(UInt8(ascii: "\n"))
         if let output {

@@ -38,26 +38,28 @@ enum SchemaInputs {
         }
     }
 
-    /// Runs two loads at once, on two threads; the first error (of `first`, then `second`) is thrown.
-    static func concurrently<A: Sendable, B: Sendable>(_ first: @Sendable () throws -> A, _ second: @Sendable () throws -> B) throws -> (A, B) {
-        let results = Mutex<(Result<A, any Error>?, Result<B, any Error>?)>((nil, nil))
-        DispatchQueue.concurrentPerform(iterations: 2) { index in
-            if index == 0 {
-                let result = Result { try first() }
-                results.withLock { $0.0 = result }
-            } else {
-                let result = Result { try second() }
-                results.withLock { $0.1 = result }
-            }
+    /// Runs `background` on another thread while `foreground` runs on this one (whose stack
+    /// is the main thread's: parsing deeply nested Swift sources needs it); the first error
+    /// (of `background`, then `foreground`) is thrown.
+    static func concurrently<A: Sendable, B>(_ background: @escaping @Sendable () throws -> A, _ foreground: () throws -> B) throws -> (A, B) {
+        let result = Mutex<Result<A, any Error>?>(nil)
+        let done = DispatchGroup()
+        done.enter()
+        DispatchQueue.global().async {
+            let value = Result { try background() }
+            result.withLock { $0 = value }
+            done.leave()
         }
-        let (a, b) = results.withLock { $0 }
-        return (try a!.get(), try b!.get())
+        let second = Result { try foreground() }
+        done.wait()
+        let first = result.withLock { $0 }!
+        return (try first.get(), try second.get())
     }
 
     /// One JSON file, or every `*.json` file of a directory (sorted by name), read in parallel.
     static func baselines(at path: String) throws -> [CompatibilityCheck.Baseline] {
         if isDirectory(path) {
-            let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".json") }.sorted()
+            let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
             guard !names.isEmpty else { throw CLIError("\(path): the baseline directory holds no .json schema files") }
             let loaded = Mutex<[Int: Result<Schema, any Error>]>([:])
             DispatchQueue.concurrentPerform(iterations: names.count) { index in
@@ -71,17 +73,17 @@ enum SchemaInputs {
     }
 
     /// A schema JSON file, or Swift sources (a directory or `.swift` files) to extract.
-    static func candidate(at paths: [String], typesFile: String?) throws -> Candidate {
+    static func candidate(at paths: [String], typesFile: String?, scope: String?) throws -> Candidate {
         if paths.count == 1, paths[0].hasSuffix(".json"), !isDirectory(paths[0]) {
             return Candidate(schema: try schema(at: paths[0]))
         }
-        let extracted = try extract(paths, typesFile: typesFile)
+        let extracted = try extract(paths, typesFile: typesFile, scope: scope)
         return Candidate(schema: extracted.schema, locations: extracted.locations, allowances: extracted.allowances)
     }
 
     /// Extracts the schema of the `@Model` classes in `paths` (directories are searched
     /// recursively for `.swift` files, skipping hidden and `.build` folders).
-    static func extract(_ paths: [String], typesFile: String?) throws -> ExtractedSchema {
+    static func extract(_ paths: [String], typesFile: String?, scope: String?) throws -> ExtractedSchema {
         var sources: [SourceText] = []
         for path in paths {
             for file in try swiftFiles(at: path) {
@@ -92,7 +94,7 @@ enum SchemaInputs {
             }
         }
         guard !sources.isEmpty else { throw CLIError("\(paths.joined(separator: ", ")): no .swift files found") }
-        let extractor = SchemaExtractor(typeHints: try typesFile.map(typeHints) ?? [:])
+        let extractor = SchemaExtractor(typeHints: try typesFile.map(typeHints) ?? [:], scope: scope)
         do {
             let extracted = try extractor.extract(sources)
             guard !extracted.schema.entities.isEmpty else {

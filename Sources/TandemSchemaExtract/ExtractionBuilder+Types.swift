@@ -9,45 +9,98 @@ extension ExtractionBuilder {
         var isOptional: Bool
     }
 
-    /// `AttributeTypeResolver.resolve` on syntax: optional, scalar, enum with a raw value,
-    /// collection, then Codable structs (composite) and other Codable types (JSON).
-    ///
-    /// - Parameter collections: how many collections enclose the type.
-    /// - Parameter location: the declaration using the type, for errors.
-    mutating func resolve(_ type: TypeSyntax, path: String, file: SourceIndex.File, collections: Int,
-                          at location: TandemSchema.SourceLocation) throws -> Resolved {
+    /// Where a type is used: decides lookups (`scope`), error locations and the runtime's
+    /// extra rules for composite fields.
+    struct Use {
+        /// The model path, e.g. `Todo.people.age`.
+        var path: String
+        /// The enclosing types of the declaration using the type.
+        var scope: [String]
+        var file: SourceIndex.File
+        var location: TandemSchema.SourceLocation
+        /// How many collections enclose the type.
+        var collections = 0
+        /// A field of a composite: the runtime must be able to make a placeholder value of it.
+        var isCompositeField = false
+    }
+
+    /// `AttributeTypeResolver.resolve` on syntax: optional, scalar, enum with a raw value
+    /// (or a `RawRepresentable` struct), collection, then Codable structs (composite) and
+    /// other Codable types (JSON).
+    mutating func resolve(_ type: TypeSyntax, _ use: Use) throws -> Resolved {
         if let (wrapped, nested) = TypeShape.unwrapOptional(type) {
             if nested {
-                throw SchemaError(.invalidSource, "\(location): \(path) has a nested optional type \(type.trimmedDescription), which cannot be stored (a column has only one NULL)",
-                                  location: location)
+                throw SchemaError(.invalidSource, "\(use.location): \(use.path) has a nested optional type \(type.trimmedDescription), which cannot be stored (a column has only one NULL)",
+                                  location: use.location)
             }
-            var resolved = try resolve(wrapped, path: path, file: file, collections: collections, at: location)
+            var resolved = try resolve(wrapped, use)
             resolved.isOptional = true
             return resolved
         }
-        if let name = TypeShape.plainName(type), let scalar = TypeShape.scalars[name] {
+        if let name = TypeShape.plainName(type), let scalar = TypeShape.scalars[name], !isDeclared(name, use) {
             return Resolved(type: .scalar(scalar), isOptional: false)
         }
         if let (element, _) = TypeShape.collection(type) {
             var elementType: Schema.AttributeType?
-            if collections < Self.elementDepth {
-                // Like the runtime: an element whose shape cannot be read is left out.
-                elementType = try? resolve(element, path: "\(path)[]", file: file, collections: collections + 1, at: location).type
+            if use.collections < Self.elementDepth {
+                var elementUse = use
+                elementUse.collections += 1
+                elementUse.isCompositeField = false
+                do {
+                    elementType = try resolve(element, elementUse).type
+                } catch let error as SchemaError where error.code == .invalidSource {
+                    // Like the runtime: an element whose shape cannot be read is left out.
+                    elementType = nil
+                }
             }
             return Resolved(type: .collection(typeName: TypeShape.runtimeName(type), element: elementType), isOptional: false)
         }
-        let name = TypeShape.plainName(type) ?? type.trimmedDescription
-        if let declared = index.enums[name] {
-            return Resolved(type: try enumeration(declared, path: path), isOptional: false)
-        }
-        if let declared = index.structs[name], typeHints[name] == nil {
-            return Resolved(type: try composite(declared, path: path, collections: collections), isOptional: false)
-        }
-        if let hint = typeHints[name] {
+        let name = TypeShape.dottedName(type) ?? type.trimmedDescription
+        if let hint = typeHints[name] ?? typeHints[TypeShape.plainName(type) ?? name] {
             return Resolved(type: hint, isOptional: false)
         }
-        throw SchemaError(.invalidSource, "\(location): \(path) has type \(type.trimmedDescription), which is not defined in the given sources; add the file that defines it, or describe its storage in a --types file",
-                          location: location)
+        switch index.lookup(name, from: use.scope) {
+        case .found(let qualifiedName, let declaration):
+            return try resolve(declaration, qualifiedName: qualifiedName, use)
+        case .ambiguous(let candidates):
+            throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(name), which several declarations could be: \(candidates.joined(separator: ", ")); qualify it (Outer.\(name)) or pass only the sources of one app",
+                              location: use.location)
+        case .notFound:
+            throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(type.trimmedDescription), which is not defined in the given sources; add the file that defines it, or describe its storage in a --types file",
+                              location: use.location)
+        }
+    }
+
+    private func isDeclared(_ name: String, _ use: Use) -> Bool {
+        if case .found = index.lookup(name, from: use.scope) { return true }
+        return false
+    }
+
+    private mutating func resolve(_ declaration: SourceIndex.TypeDeclaration, qualifiedName: String, _ use: Use) throws -> Resolved {
+        switch declaration {
+        case .alias(let alias):
+            guard !resolving.contains(qualifiedName) else { throw recursive(qualifiedName, use) }
+            resolving.insert(qualifiedName)
+            defer { resolving.remove(qualifiedName) }
+            var aliasUse = use
+            aliasUse.scope = alias.scope
+            return try resolve(alias.declaration.initializer.value, aliasUse)
+        case .enumeration(let declared):
+            return Resolved(type: try enumeration(declared, qualifiedName: qualifiedName, use), isOptional: false)
+        case .structure(let declared):
+            guard !resolving.contains(qualifiedName) else { throw recursive(qualifiedName, use) }
+            resolving.insert(qualifiedName)
+            defer { resolving.remove(qualifiedName) }
+            return Resolved(type: try structure(declared, qualifiedName: qualifiedName, use), isOptional: false)
+        case .model, .other:
+            throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(qualifiedName), which Tandem cannot store: use a scalar, an enum with a raw value, a Codable struct or collection, or a relationship to a model",
+                              location: use.location)
+        }
+    }
+
+    private func recursive(_ name: String, _ use: Use) -> SchemaError {
+        SchemaError(.invalidSource, "\(use.location): \(use.path): \(name) contains itself; a stored type cannot be recursive outside a collection",
+                    location: use.location)
     }
 
     private static func isCodable(_ conformances: Set<String>) -> Bool {
@@ -56,15 +109,15 @@ extension ExtractionBuilder {
 
     // MARK: Enums
 
-    private mutating func enumeration(_ declared: SourceIndex.Declared<EnumDeclSyntax>, path: String) throws -> Schema.AttributeType {
+    private mutating func enumeration(_ declared: SourceIndex.Declared<EnumDeclSyntax>, qualifiedName: String, _ use: Use) throws -> Schema.AttributeType {
         let declaration = declared.declaration
-        let name = declaration.name.text
-        let conformances = index.conformances(of: name, inheritance: declaration.inheritanceClause)
+        let name = declaration.name.unescapedText
+        let conformances = index.conformances(of: qualifiedName, inheritance: declaration.inheritanceClause)
         guard Self.isCodable(conformances) else {
-            throw SchemaError(.invalidSource, "\(declared.location): enum \(name) (used by \(path)) is not Codable, so Tandem cannot store it; add `Codable`",
+            throw SchemaError(.invalidSource, "\(declared.location): enum \(name) (used by \(use.path)) is not Codable, so Tandem cannot store it; add `Codable`",
                               location: declared.location)
         }
-        try collectAllowances(declaration.leadingTrivia, path: path, file: declared.file, node: declaration)
+        try collectAllowances(declaration.leadingTrivia, path: use.path, file: declared.file, node: declaration)
         let elements = declaration.memberBlock.members
             .compactMap { $0.decl.as(EnumCaseDeclSyntax.self) }
             .flatMap { caseDeclaration in caseDeclaration.elements.map { (caseDeclaration, $0) } }
@@ -72,46 +125,87 @@ extension ExtractionBuilder {
             .compactMap { TypeShape.plainName($0.type) }
             .first { TypeShape.scalars[$0] != nil || $0 == "Character" }
         guard let rawTypeName else {
-            // Encoded by case name and payload labels: one JSON column.
+            if use.isCompositeField {
+                throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(name), an enum without raw values, which Tandem cannot store inside a composite; give it raw values, or make it a top-level attribute (stored as JSON)",
+                                  location: use.location)
+            }
+            // Encoded by case name and payload labels: one JSON column. The shape is
+            // normalized (cases sorted, no spaces) so that reordering is not a change.
             let shape = elements.map { _, element in
-                element.name.text + (element.parameterClause.map { clause in
-                    "(" + clause.parameters.map { ($0.firstName.map { "\($0.text): " } ?? "") + $0.type.trimmedDescription }.joined(separator: ", ") + ")"
+                element.name.unescapedText + (element.parameterClause.map { clause in
+                    "(" + clause.parameters.map {
+                        ($0.firstName.map { "\($0.unescapedText):" } ?? "") + $0.type.trimmedDescription.filter { !$0.isWhitespace }
+                    }.joined(separator: ",") + ")"
                 } ?? "")
-            }.joined(separator: ", ")
+            }.sorted().joined(separator: ", ")
             return .json(typeName: name, shape: "cases: " + shape)
         }
         guard let rawType = TypeShape.scalars[rawTypeName] else {
             throw SchemaError(.invalidSource, "\(declared.location): enum \(name) has raw type \(rawTypeName), which is not a storable scalar",
                               location: declared.location)
         }
+        // A type with its own description prints that, not the case name, at runtime.
+        let namesAreRawValues = conformances.contains("CustomStringConvertible")
         var cases: [Schema.Enumeration.Case] = []
-        var previous: Int?
+        var previous: Decimal?
         for (caseDeclaration, element) in elements {
             let location = declared.file.location(of: element)
+            let caseName = element.name.unescapedText
             let raw: String
             if let value = element.rawValue?.value {
-                raw = try rawValue(value, type: rawType, location: location)
-                previous = Int(raw)
+                let (text, number) = try rawValue(value, type: rawType, location: location)
+                raw = text
+                previous = number
             } else if rawType == .string {
-                raw = element.name.text
-            } else if let last = previous ?? (cases.isEmpty ? -1 : nil) {
-                raw = rawType == .double || rawType == .float ? String(describing: Double(last + 1)) : String(last + 1)
-                previous = last + 1
+                raw = caseName
+            } else if let last = previous ?? (cases.isEmpty ? -1 : nil), Self.isWhole(last) {
+                let next = last + 1
+                raw = Self.describe(next, as: rawType)
+                previous = next
             } else {
-                throw SchemaError(.invalidSource, "\(location): case \(element.name.text) of \(name) needs an explicit raw value", location: location)
+                throw SchemaError(.invalidSource, "\(location): case \(caseName) of \(name) needs an explicit raw value", location: location)
             }
-            cases.append(Schema.Enumeration.Case(name: element.name.text, rawValue: raw))
-            locations["\(path).\(element.name.text)"] = location
-            try collectAllowances(caseDeclaration.leadingTrivia, path: "\(path).\(element.name.text)", file: declared.file, node: caseDeclaration)
+            let displayed = namesAreRawValues ? raw : caseName
+            cases.append(Schema.Enumeration.Case(name: displayed, rawValue: raw))
+            locations["\(use.path).\(displayed)"] = location
+            try collectAllowances(caseDeclaration.leadingTrivia, path: "\(use.path).\(displayed)", file: declared.file, node: caseDeclaration)
         }
         let isCaseIterable = conformances.contains("CaseIterable")
+        if use.isCompositeField && !isCaseIterable, !cases.contains(where: { $0.rawValue == Self.placeholder(rawType) }) {
+            throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(name), which Tandem cannot store inside a composite unless it is CaseIterable (or has a case with raw value \(Self.placeholder(rawType).debugDescription)); make it CaseIterable",
+                              location: use.location)
+        }
         return .enumeration(Schema.Enumeration(typeName: name, rawType: rawType, cases: isCaseIterable ? cases : nil))
     }
 
-    /// A raw value literal as `String(describing: rawValue)` prints it.
-    private func rawValue(_ expression: ExprSyntax, type: Schema.ScalarType, location: TandemSchema.SourceLocation) throws -> String {
+    /// The placeholder the runtime probes with, as `String(describing:)` prints it.
+    private static func placeholder(_ type: Schema.ScalarType) -> String {
+        switch type {
+        case .string: ""
+        case .double, .float: "0.0"
+        default: "0"
+        }
+    }
+
+    private static func isWhole(_ value: Decimal) -> Bool {
+        var value = value, rounded = Decimal()
+        NSDecimalRound(&rounded, &value, 0, .plain)
+        return rounded == value
+    }
+
+    private static func describe(_ value: Decimal, as type: Schema.ScalarType) -> String {
+        let double = NSDecimalNumber(decimal: value).doubleValue
+        switch type {
+        case .double: return String(describing: double)
+        case .float: return String(describing: Float(double))
+        default: return "\(value)"
+        }
+    }
+
+    /// A raw value literal as `String(describing: rawValue)` prints it, and its number.
+    private func rawValue(_ expression: ExprSyntax, type: Schema.ScalarType, location: TandemSchema.SourceLocation) throws -> (String, Decimal?) {
         if let string = expression.as(StringLiteralExprSyntax.self), let value = string.representedLiteralValue {
-            return value
+            return (value, nil)
         }
         var text = expression.trimmedDescription.replacingOccurrences(of: "_", with: "")
         var negative = false
@@ -119,49 +213,72 @@ extension ExtractionBuilder {
             negative = true
             text.removeFirst()
         }
-        let integer: Int? = if text.hasPrefix("0x") { Int(text.dropFirst(2), radix: 16) }
-            else if text.hasPrefix("0o") { Int(text.dropFirst(2), radix: 8) }
-            else if text.hasPrefix("0b") { Int(text.dropFirst(2), radix: 2) }
-            else { Int(text) }
+        let integer: UInt64? = if text.hasPrefix("0x") { UInt64(text.dropFirst(2), radix: 16) }
+            else if text.hasPrefix("0o") { UInt64(text.dropFirst(2), radix: 8) }
+            else if text.hasPrefix("0b") { UInt64(text.dropFirst(2), radix: 2) }
+            else { UInt64(text) }
         switch type {
         case .double, .float:
             guard let value = Double(text) ?? integer.map(Double.init) else { break }
             let signed = negative ? -value : value
-            return type == .float ? String(describing: Float(signed)) : String(describing: signed)
+            let printed = type == .float ? String(describing: Float(signed)) : String(describing: signed)
+            return (printed, Decimal(string: printed))
         default:
-            guard let value = integer else { break }
-            return String(negative ? -value : value)
+            guard let magnitude = integer else { break }
+            let printed = negative ? "-\(magnitude)" : "\(magnitude)"
+            return (printed, Decimal(string: printed))
         }
         throw SchemaError(.invalidSource, "\(location): cannot read the raw value \(expression.trimmedDescription)", location: location)
     }
 
     // MARK: Structs
 
-    /// `ShapeProbe` on syntax: a Codable struct with a synthesized `init(from:)` is a composite
-    /// of its decoded stored properties, in declaration order, keyed by `CodingKeys`.
-    private mutating func composite(_ declared: SourceIndex.Declared<StructDeclSyntax>, path: String, collections: Int) throws -> Schema.AttributeType {
+    private mutating func structure(_ declared: SourceIndex.Declared<StructDeclSyntax>, qualifiedName: String, _ use: Use) throws -> Schema.AttributeType {
         let declaration = declared.declaration
-        let name = declaration.name.text
-        let conformances = index.conformances(of: name, inheritance: declaration.inheritanceClause)
+        let name = declaration.name.unescapedText
+        let conformances = index.conformances(of: qualifiedName, inheritance: declaration.inheritanceClause)
         guard Self.isCodable(conformances) else {
-            throw SchemaError(.invalidSource, "\(declared.location): struct \(name) (used by \(path)) is not Codable, so Tandem cannot store it; add `Codable`",
+            throw SchemaError(.invalidSource, "\(declared.location): struct \(name) (used by \(use.path)) is not Codable, so Tandem cannot store it; add `Codable`",
                               location: declared.location)
         }
-        try collectAllowances(declaration.leadingTrivia, path: path, file: declared.file, node: declaration)
         let members = declaration.memberBlock.members.map(\.decl)
-        if members.contains(where: { $0.as(InitializerDeclSyntax.self)?.signature.parameterClause.parameters.first?.firstName.text == "from" }) {
-            throw SchemaError(.invalidSource, "\(declared.location): struct \(name) (used by \(path)) has a hand-written init(from:), whose fields cannot be read from source; describe its storage in a --types file",
+        if conformances.contains("RawRepresentable") || conformances.contains("OptionSet") {
+            return try rawRepresentable(declared, members: members, use)
+        }
+        return try composite(declared, qualifiedName: qualifiedName, members: members, use)
+    }
+
+    /// A `RawRepresentable` struct (an `OptionSet`…): stored by raw value, like an enum
+    /// whose cases cannot be listed.
+    private func rawRepresentable(_ declared: SourceIndex.Declared<StructDeclSyntax>, members: [DeclSyntax], _ use: Use) throws -> Schema.AttributeType {
+        let name = declared.declaration.name.unescapedText
+        let rawType = members.lazy.compactMap { member -> TypeSyntax? in
+            if let alias = member.as(TypeAliasDeclSyntax.self), alias.name.text == "RawValue" { return alias.initializer.value }
+            guard let variable = member.as(VariableDeclSyntax.self),
+                  let binding = variable.bindings.first(where: { $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text == "rawValue" })
+            else { return nil }
+            return binding.typeAnnotation?.type
+        }.first
+        guard let rawType, let scalarName = TypeShape.plainName(rawType), let scalar = TypeShape.scalars[scalarName] else {
+            throw SchemaError(.invalidSource, "\(declared.location): \(name) is RawRepresentable, but its rawValue's type cannot be read or is not a storable scalar; declare `var rawValue: Int` (or another scalar)",
                               location: declared.location)
         }
-        var keys: [String: String]?
-        if let codingKeys = members.lazy.compactMap({ $0.as(EnumDeclSyntax.self) }).first(where: { $0.name.text == "CodingKeys" }) {
-            var map: [String: String] = [:]
-            for element in codingKeys.memberBlock.members.compactMap({ $0.decl.as(EnumCaseDeclSyntax.self) }).flatMap(\.elements) {
-                map[element.name.text] = element.rawValue?.value.as(StringLiteralExprSyntax.self)?.representedLiteralValue ?? element.name.text
-            }
-            keys = map
+        return .enumeration(Schema.Enumeration(typeName: name, rawType: scalar, cases: nil))
+    }
+
+    /// `ShapeProbe` on syntax: a Codable struct with a synthesized `init(from:)` is a composite
+    /// of its decoded stored properties, keyed and ordered by `CodingKeys` when it has one.
+    private mutating func composite(_ declared: SourceIndex.Declared<StructDeclSyntax>, qualifiedName: String,
+                                    members: [DeclSyntax], _ use: Use) throws -> Schema.AttributeType {
+        let declaration = declared.declaration
+        let name = declaration.name.unescapedText
+        try collectAllowances(declaration.leadingTrivia, path: use.path, file: declared.file, node: declaration)
+        if members.contains(where: { $0.as(InitializerDeclSyntax.self)?.signature.parameterClause.parameters.first?.firstName.text == "from" }) {
+            throw SchemaError(.invalidSource, "\(declared.location): struct \(name) (used by \(use.path)) has a hand-written init(from:), whose fields cannot be read from source; describe its storage in a --types file",
+                              location: declared.location)
         }
-        var fields: [Schema.Field] = []
+        // Stored properties the synthesized init(from:) decodes, in declaration order.
+        var properties: [(name: String, type: TypeSyntax, location: TandemSchema.SourceLocation, variable: VariableDeclSyntax)] = []
         for member in members {
             guard let variable = member.as(VariableDeclSyntax.self),
                   !variable.modifiers.contains(where: { ["static", "class", "lazy"].contains($0.name.text) }) else { continue }
@@ -172,26 +289,35 @@ extension ExtractionBuilder {
                       let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else { continue }
                 // A `let` with an initial value is not decoded by the synthesized init(from:).
                 if isLet && binding.initializer != nil { continue }
-                let propertyName = identifier.text.trimmingCharacters(in: CharacterSet(charactersIn: "`"))
-                let key: String
-                if let keys {
-                    guard let mapped = keys[propertyName] else { continue }
-                    key = mapped
-                } else {
-                    key = propertyName
-                }
-                let fieldPath = "\(path).\(key)"
                 let location = declared.file.location(of: binding)
                 guard let type = bindings[position...].lazy.compactMap(\.typeAnnotation).first?.type
                         ?? Self.literalType(of: binding.initializer?.value) else {
-                    throw SchemaError(.invalidSource, "\(location): \(fieldPath) has no type annotation; write its type", location: location)
+                    throw SchemaError(.invalidSource, "\(location): \(use.path).\(identifier.unescapedText) has no type annotation; write its type", location: location)
                 }
-                guard !fields.contains(where: { $0.name == key }) else { continue }
-                locations[fieldPath] = location
-                try collectAllowances(variable.leadingTrivia, path: fieldPath, file: declared.file, node: variable)
-                let resolved = try resolve(type, path: fieldPath, file: declared.file, collections: collections, at: location)
-                fields.append(Schema.Field(name: key, type: resolved.type, isOptional: resolved.isOptional))
+                properties.append((identifier.unescapedText, type, location, variable))
             }
+        }
+        // With CodingKeys, the synthesized init(from:) decodes in the order of its cases.
+        var ordered: [(key: String, property: (name: String, type: TypeSyntax, location: TandemSchema.SourceLocation, variable: VariableDeclSyntax))] = []
+        if let codingKeys = members.lazy.compactMap({ $0.as(EnumDeclSyntax.self) }).first(where: { $0.name.text == "CodingKeys" }) {
+            for element in codingKeys.memberBlock.members.compactMap({ $0.decl.as(EnumCaseDeclSyntax.self) }).flatMap(\.elements) {
+                let caseName = element.name.unescapedText
+                guard let property = properties.first(where: { $0.name == caseName }) else { continue }
+                let key = element.rawValue?.value.as(StringLiteralExprSyntax.self)?.representedLiteralValue ?? caseName
+                ordered.append((key, property))
+            }
+        } else {
+            ordered = properties.map { ($0.name, $0) }
+        }
+        var fields: [Schema.Field] = []
+        for (key, property) in ordered where !fields.contains(where: { $0.name == key }) {
+            let fieldPath = "\(use.path).\(key)"
+            locations[fieldPath] = property.location
+            try collectAllowances(property.variable.leadingTrivia, path: fieldPath, file: declared.file, node: property.variable)
+            let fieldUse = Use(path: fieldPath, scope: declared.scope + [name], file: declared.file, location: property.location,
+                               collections: use.collections, isCompositeField: true)
+            let resolved = try resolve(property.type, fieldUse)
+            fields.append(Schema.Field(name: key, type: resolved.type, isOptional: resolved.isOptional))
         }
         return .composite(Schema.Composite(typeName: name, fields: fields))
     }

@@ -9,12 +9,17 @@ import TandemSchema
 struct ExtractionBuilder {
     let index: SourceIndex
     let typeHints: [String: Schema.AttributeType]
+    /// Only models nested in a type of this name (and top-level ones), when set.
+    let scope: String?
     var locations: [String: TandemSchema.SourceLocation] = [:]
     var allowances: [SchemaAllowance] = []
+    /// Qualified names of the types being resolved, to refuse a type that contains itself.
+    var resolving: Set<String> = []
 
-    init(index: SourceIndex, typeHints: [String: Schema.AttributeType]) {
+    init(index: SourceIndex, typeHints: [String: Schema.AttributeType], scope: String?) {
         self.index = index
         self.typeHints = typeHints
+        self.scope = scope
     }
 
     /// A relationship property before inverses are inferred.
@@ -34,11 +39,24 @@ struct ExtractionBuilder {
     static let elementDepth = 2
 
     mutating func build() throws -> ExtractedSchema {
-        let modelNames = Set(index.models.map(\.declaration.name.text))
+        let models = index.models.filter { model in
+            guard let scope else { return true }
+            return model.scope.isEmpty || model.scope.last == scope || model.scope.joined(separator: ".") == scope
+        }
+        // The runtime refuses two models with the same entity name (versioned schemas
+        // declare one class per version, nested in a type per version).
+        var byName: [String: [SourceIndex.Declared<ClassDeclSyntax>]] = [:]
+        for model in models { byName[model.declaration.name.unescapedText, default: []].append(model) }
+        if let (name, duplicates) = byName.first(where: { $0.value.count > 1 }).map({ ($0.key, $0.value) }) {
+            let listed = duplicates.map { "\(($0.scope + [name]).joined(separator: ".")) (\($0.location))" }.joined(separator: ", ")
+            let scopes = duplicates.compactMap(\.scope.last).map { "--scope \($0)" }
+            throw SchemaError(.invalidSource, "several models are named \(name): \(listed); a schema has one entity per name. Choose the version to extract\(scopes.isEmpty ? "" : " with " + scopes.joined(separator: " or "))",
+                              location: duplicates[0].location)
+        }
         var entities: [Schema.Entity] = []
         var relationships: [String: [RelationshipProperty]] = [:]
-        for declared in index.models {
-            let (entity, relationshipProperties) = try entity(declared, modelNames: modelNames)
+        for declared in models {
+            let (entity, relationshipProperties) = try entity(declared)
             entities.append(entity)
             relationships[entity.name] = relationshipProperties
         }
@@ -52,10 +70,11 @@ struct ExtractionBuilder {
 
     // MARK: Entities
 
-    private mutating func entity(_ declared: SourceIndex.Declared<ClassDeclSyntax>, modelNames: Set<String>) throws -> (Schema.Entity, [RelationshipProperty]) {
+    private mutating func entity(_ declared: SourceIndex.Declared<ClassDeclSyntax>) throws -> (Schema.Entity, [RelationshipProperty]) {
         let declaration = declared.declaration
         let file = declared.file
-        let name = declaration.name.text
+        let name = declaration.name.unescapedText
+        let memberScope = declared.scope + [name]
         if declaration.genericParameterClause != nil || name.lowercased().hasPrefix("tandem_") {
             throw SchemaError(.invalidSource, "\(declared.location): '\(name)' cannot be an entity name: names starting with 'tandem_' are reserved and generic classes cannot be models",
                               location: declared.location)
@@ -92,11 +111,11 @@ struct ExtractionBuilder {
                 throw SchemaError(.invalidSource, "\(location): \(path) has no type annotation; write its type (`var \(property.name): T`) so the schema can be read from source",
                                   location: location)
             }
-            if let relationship = try relationshipProperty(property, type: type, modelNames: modelNames, location: location) {
+            if let relationship = try relationshipProperty(property, type: type, scope: memberScope, location: location) {
                 relationships.append(relationship)
                 continue
             }
-            let resolved = try resolve(type, path: path, file: file, collections: 0, at: location)
+            let resolved = try resolve(type, Use(path: path, scope: memberScope, file: file, location: location))
             attributes.append(Schema.Attribute(name: property.name, type: resolved.type, isOptional: resolved.isOptional,
                                                options: Set(try property.options.map { try option($0, path: path, location: location) }),
                                                originalName: try property.originalName.map { try stringLiteral($0, what: "originalName", location: location) },
@@ -135,21 +154,31 @@ struct ExtractionBuilder {
 
     // MARK: Relationships
 
-    private func relationshipProperty(_ property: PersistedProperty, type: TypeSyntax, modelNames: Set<String>,
+    private func relationshipProperty(_ property: PersistedProperty, type: TypeSyntax, scope: [String],
                                       location: TandemSchema.SourceLocation) throws -> RelationshipProperty? {
+        /// The entity name when `type` names a `@Model` class.
+        func model(_ type: TypeSyntax) -> String? {
+            guard let name = TypeShape.dottedName(type), case .found(_, .model(let declared)) = index.lookup(name, from: scope) else { return nil }
+            return declared.declaration.name.unescapedText
+        }
         var destination: String?
         var isToMany = false
         var isOptional = false
         if let (wrapped, _) = TypeShape.unwrapOptional(type) {
-            if let name = TypeShape.plainName(wrapped), modelNames.contains(name) {
+            if let name = model(wrapped) {
                 destination = name
                 isOptional = true
+            } else if let element = TypeShape.arrayElement(wrapped), let name = model(element) {
+                throw SchemaError(.invalidSource, "\(location): \(property.name): a to-many relationship is an array, never nil; write [\(name)] = []",
+                                  location: location)
             }
-        } else if let name = TypeShape.plainName(type), modelNames.contains(name) {
+        } else if let name = model(type) {
             destination = name
-        } else if let element = TypeShape.arrayElement(type), let name = TypeShape.plainName(element), modelNames.contains(name) {
+        } else if let element = TypeShape.arrayElement(type), let name = model(element) {
             destination = name
             isToMany = true
+        } else if let (element, _) = TypeShape.collection(type), let name = model(element) {
+            throw SchemaError(.invalidSource, "\(location): \(property.name): only an array of \(name) is a to-many relationship", location: location)
         }
         guard let destination else { return nil }
         var deleteRule = Schema.Relationship.DeleteRule.nullify

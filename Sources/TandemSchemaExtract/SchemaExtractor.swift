@@ -19,9 +19,13 @@ public import TandemSchema
 public struct SchemaExtractor: Sendable {
     /// Storage shapes of types the sources do not define (`--types`), by simple type name.
     public var typeHints: [String: Schema.AttributeType]
+    /// Only models nested in a type of this name, plus top-level ones (`V2` for a versioned
+    /// schema's `enum V2 { @Model final class Note … }`); `nil` for every model.
+    public var scope: String?
 
-    public init(typeHints: [String: Schema.AttributeType] = [:]) {
+    public init(typeHints: [String: Schema.AttributeType] = [:], scope: String? = nil) {
         self.typeHints = typeHints
+        self.scope = scope
     }
 
     /// Extracts the schema of every `@Model` class in `sources`.
@@ -43,7 +47,7 @@ public struct SchemaExtractor: Sendable {
             }
             files.append(file)
         }
-        var builder = ExtractionBuilder(index: SourceIndex(files: files), typeHints: typeHints)
+        var builder = ExtractionBuilder(index: SourceIndex(files: files), typeHints: typeHints, scope: scope)
         return try builder.build()
     }
 }

@@ -50,8 +50,18 @@ enum TypeShape {
 
     /// The simple name of a non-generic named type, `nil` for anything else.
     static func plainName(_ type: TypeSyntax) -> String? {
-        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.genericArgumentClause == nil { return identifier.name.text }
-        if let member = type.as(MemberTypeSyntax.self), member.genericArgumentClause == nil { return member.name.text }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.genericArgumentClause == nil { return identifier.name.unescapedText }
+        if let member = type.as(MemberTypeSyntax.self), member.genericArgumentClause == nil { return member.name.unescapedText }
+        return nil
+    }
+
+    /// A non-generic named type as written, `Outer.Inner` or `Name`; `nil` for anything else.
+    static func dottedName(_ type: TypeSyntax) -> String? {
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.genericArgumentClause == nil { return identifier.name.unescapedText }
+        if let member = type.as(MemberTypeSyntax.self), member.genericArgumentClause == nil,
+           let base = dottedName(member.baseType) {
+            return base + "." + member.name.unescapedText
+        }
         return nil
     }
 

@@ -91,7 +91,7 @@ let ruleCases: [RuleCase] = [
              v1: note("var priority: Priority = .low", "enum Priority: String, Codable, CaseIterable { case low, high }"),
              v2: note("var priority: Priority = .low", "enum Priority: String, Codable, CaseIterable { case low, high, urgent }")),
     RuleCase(rule: "ENUM_CASES_UNKNOWN", verdict: .warning, path: "Note.priority",
-             v1: note("var priority: Priority = .low", "enum Priority: String, Codable { case low, high }"),
+             v1: note("var priority: Priority = .low", "enum Priority: String, Codable, CaseIterable { case low, high }"),
              v2: note("var priority: Priority = .low", "enum Priority: String, Codable { case low }")),
     RuleCase(rule: "ENUM_WITHOUT_RAW_VALUE_CHANGED", verdict: .breaking, path: "Note.shape",
              v1: note("var shape: Shape = .dot", "enum Shape: Codable { case dot, circle(radius: Double) }"),
@@ -156,8 +156,36 @@ struct CompatibilityRuleTests {
     }
 
     @Test func anUnchangedSchemaHasNoFindings() throws {
-        let source = note(base + "\nvar folder: Folder?\nvar priority: Priority = .low",
-                          "@Model final class Folder { var notes: [Note] = [] }\nenum Priority: Int, Codable, CaseIterable { case low, high }")
+        let source = note(base + "\nvar folder: Folder?\nvar priority: Priority = .low\nvar mood: Mood = .ok\nvar links: [Link] = []",
+                          """
+                          @Model final class Folder { var notes: [Note] = [] }
+                          enum Priority: Int, Codable, CaseIterable { case low, high }
+                          enum Mood: String, Codable { case ok, sad }
+                          struct Link: Codable { var url: URL }
+                          """)
         #expect(try check(source, source).isEmpty)
+    }
+
+    @Test func renamingACollectionsElementStructIsSafeAndReorderingEnumCasesIsNoChange() throws {
+        let v1 = note("var links: [Link] = []\nvar shape: Shape = .dot",
+                      "struct Link: Codable { var url: URL }\nenum Shape: Codable { case dot, circle(radius: Double) }")
+        let v2 = note("var links: [Hyperlink] = []\nvar shape: Shape = .dot",
+                      "struct Hyperlink: Codable { var url: URL }\nenum Shape: Codable { case circle(radius:Double), dot }")
+        let findings = try check(v1, v2)
+        #expect(findings.map(\.rule) == ["COMPOSITE_TYPE_RENAMED"])
+        #expect(findings.first?.verdict == .safe)
+    }
+
+    @Test func aTypeDefinedOnlyOutsideTheSourcesIsAnErrorNamingTypeAndLine() {
+        #expect { try extract(note("var money: Money"), path: "App/Note.swift") } throws: { error in
+            let error = error as? SchemaError
+            return error?.code == .invalidSource && error?.message.contains("App/Note.swift:4") == true
+                && error?.message.contains("Money") == true && error?.location?.line == 4
+        }
+    }
+
+    @Test func aTypeThatContainsItselfIsAnErrorNotACrash() {
+        let source = note("var node: Node", "struct Node: Codable { var value: Int; var child: Box }\nstruct Box: Codable { var node: Node }")
+        #expect { try extract(source) } throws: { ($0 as? SchemaError)?.message.contains("contains itself") == true }
     }
 }

@@ -10,12 +10,17 @@ struct SchemaExtractionTests {
     static let models: [String: any PersistentModel.Type] = Dictionary(uniqueKeysWithValues: ([
         Todo.self, Item.self, AllTypes.self, Student.self, Schedule.self,
         Category.self, Article.self, ArticleCollection.self, Tag.self, Shelf.self, Book.self, RingNode.self, PetOwner.self, Pet.self,
-        LedgerEntry.self, CrashNote.self,
+        LedgerEntry.self, CrashNote.self, Product.self,
     ] as [any PersistentModel.Type]).map { ($0.entityName, $0) })
+
+    /// The versioned `Note`s, each nested in its version's enum.
+    static let versions: [String: any PersistentModel.Type] = [
+        "V1": V1.Note.self, "V2": V2.Note.self, "V3Bad": V3Bad.Note.self, "V4Bad": V4Bad.Note.self, "V5": V5.Note.self,
+    ]
 
     static func supportSources() throws -> [SourceText] {
         let support = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Support")
-        return try ["TestModels.swift", "RelationshipModels.swift", "JournalModels.swift"].map { name in
+        return try ["TestModels.swift", "RelationshipModels.swift", "JournalModels.swift", "ExtractionModels.swift"].map { name in
             let url = support.appending(path: name)
             return SourceText(path: "Support/\(name)", text: try String(contentsOf: url, encoding: .utf8))
         }
@@ -42,16 +47,23 @@ struct SchemaExtractionTests {
         return schema
     }
 
-    @Test func extractedSchemaEqualsTheRuntimeSchemaOfTheTestModels() throws {
-        let extracted = try SchemaExtractor().extract(try Self.supportSources())
+    /// Each version of the versioned `Note` with every top-level test model.
+    @Test(arguments: ["V1", "V2", "V3Bad", "V4Bad", "V5"])
+    func extractedSchemaEqualsTheRuntimeSchemaOfTheTestModels(version: String) throws {
+        let extracted = try SchemaExtractor(scope: version).extract(try Self.supportSources())
         let names = extracted.schema.entities.map(\.name)
-        let unique = names.filter { name in names.count(where: { $0 == name }) == 1 }
-        #expect(Set(unique) == Set(Self.models.keys), "every test model is found, and only those")
-        let runtime = try Schema(unique.map { Self.models[$0]! })
-        let fromSource = Self.withoutSourceShapes(Schema(entities: extracted.schema.entities.filter { unique.contains($0.name) }))
+        #expect(Set(names) == Set(Self.models.keys).union(["Note"]), "every test model is found, and only those")
+        let runtime = try Schema(names.map { $0 == "Note" ? Self.versions[version]! : Self.models[$0]! })
         let expected = String(decoding: try runtime.canonicalJSON(), as: UTF8.self)
-        let actual = String(decoding: try fromSource.canonicalJSON(), as: UTF8.self)
+        let actual = String(decoding: try Self.withoutSourceShapes(extracted.schema).canonicalJSON(), as: UTF8.self)
         #expect(actual == expected)
+    }
+
+    @Test func severalModelsWithOneNameNeedAScope() throws {
+        #expect { try SchemaExtractor().extract(try Self.supportSources()) } throws: { error in
+            let message = (error as? SchemaError)?.message ?? ""
+            return message.contains("several models are named Note") && message.contains("--scope V1")
+        }
     }
 
     @Test func collectionsRecordTheirElementShapeAtRuntimeAndFromSource() throws {
@@ -61,9 +73,9 @@ struct SchemaExtractionTests {
     }
 
     @Test func enumsWithoutRawValuesCarryTheirDeclaredCasesFromSource() throws {
-        let extracted = try SchemaExtractor().extract(try Self.supportSources())
+        let extracted = try SchemaExtractor(scope: "V1").extract(try Self.supportSources())
         let allTypes = try #require(extracted.schema.entity(named: "AllTypes"))
-        #expect(allTypes.attribute(named: "shape")?.type == .json(typeName: "Shape", shape: "cases: circle(radius: Double), square(side: Double)"))
+        #expect(allTypes.attribute(named: "shape")?.type == .json(typeName: "Shape", shape: "cases: circle(radius:Double), square(side:Double)"))
         #expect(extracted.locations["AllTypes.shape"] == SourceLocation(file: "Support/TestModels.swift", line: 95))
     }
 }

@@ -55,7 +55,12 @@ enum AttributeTypeResolver {
         var sample: E?
         if let iterable = E.self as? any CaseIterable.Type {
             let all = allCases(iterable).compactMap { $0 as? E }
-            cases = all.map { Schema.Enumeration.Case(name: String(describing: $0), rawValue: String(describing: $0.rawValue)) }
+            // A case's name is what it prints; an enum with its own description prints that
+            // instead, so its raw values name its cases (`tandem schema extract` does the same).
+            cases = all.map { value in
+                let raw = String(describing: value.rawValue)
+                return Schema.Enumeration.Case(name: value is any CustomStringConvertible ? raw : String(describing: value), rawValue: raw)
+            }
             sample = all.first
         }
         if sample == nil, let placeholder = rawType.placeholder as? E.RawValue {

@@ -202,7 +202,7 @@ extension CompatibilityRule {
     /// An enum's cases cannot be compared (not CaseIterable): warning.
     public static let enumCasesUnknown = CompatibilityRule(id: "ENUM_CASES_UNKNOWN",
         category: .enumeration,
-        change: "an enum's cases cannot be compared (not CaseIterable)",
+        change: "an enum became or stopped being CaseIterable, so its cases cannot be compared",
         verdict: .warning,
         rationale: "Without CaseIterable the schema cannot list the cases, so removed or changed raw values go unnoticed.",
         hint: "Make the enum CaseIterable.")

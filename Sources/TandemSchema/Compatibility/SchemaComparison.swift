@@ -145,14 +145,23 @@ struct SchemaComparison {
         case (.enumeration(let a), .enumeration(let b)):
             compareEnums(a, b, path: path)
         case (.collection(let a, let aElement), .collection(let b, let bElement)):
-            if a != b {
+            // Composite elements are compared field by field (a renamed element struct is
+            // the same JSON); anything else changes with the collection's type name.
+            if case .composite? = aElement, case .composite? = bElement, let aElement, let bElement,
+               Self.container(of: a) == Self.container(of: b) {
+                compareType(aElement, bElement, path: path, context: .collectionElement)
+            } else if a != b {
                 add(.collectionTypeChanged, path, "collection type changed from \(a) to \(b)")
             } else if let aElement, let bElement {
                 compareType(aElement, bElement, path: path, context: .collectionElement)
             }
         case (.json(let a, let aShape), .json(let b, let bShape)):
             if a != b {
-                add(.attributeTypeChanged, path, "JSON-stored type changed from \(a) to \(b)")
+                if context == .attribute {
+                    add(.attributeTypeChanged, path, "JSON-stored type changed from \(a) to \(b)")
+                } else {
+                    retyped(path, context, "JSON-stored type changed from \(a) to \(b)")
+                }
             } else if let aShape, let bShape, aShape != bShape {
                 add(.enumWithoutRawValueChanged, path, "\(b), stored as JSON, changed from { \(aShape) } to { \(bShape) }")
             }
@@ -165,6 +174,14 @@ struct SchemaComparison {
                 retyped(path, context, "type changed from \(old.summary) to \(new.summary)")
             }
         }
+    }
+
+    /// `Array<Link>` → `Array`; `Dictionary<String, Link>` → `Dictionary<String`: the
+    /// container and, for a dictionary, its key type.
+    private static func container(of typeName: String) -> Substring {
+        guard let open = typeName.firstIndex(of: "<") else { return Substring(typeName) }
+        if typeName.hasPrefix("Dictionary<"), let comma = typeName.firstIndex(of: ",") { return typeName[..<comma] }
+        return typeName[..<open]
     }
 
     private mutating func retyped(_ path: String, _ context: Context, _ message: String, verdict: Verdict? = nil) {
@@ -237,7 +254,10 @@ struct SchemaComparison {
             return
         }
         guard let oldCases = a.cases, let newCases = b.cases else {
-            add(.enumCasesUnknown, path, "enum \(b.typeName) is not CaseIterable, so its cases cannot be compared")
+            // Both unknown: nothing to compare and nothing changed that the schema shows.
+            if (a.cases == nil) != (b.cases == nil) {
+                add(.enumCasesUnknown, path, "enum \(b.typeName) is \(b.cases == nil ? "no longer" : "now") CaseIterable, so its cases cannot be compared with the other version's")
+            }
             return
         }
         for old in oldCases {
