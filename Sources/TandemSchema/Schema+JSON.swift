@@ -47,7 +47,7 @@ extension Schema: Codable {
         } catch let error as JSONValue.SyntaxError {
             throw SchemaError(.invalidJSON, "invalid schema JSON: not JSON at \(error)")
         }
-        self = try Schema(json: JSONReader(value: document))
+        self = try Schema(json: JSONReader(value: document), data: data)
     }
 }
 

@@ -10,6 +10,7 @@ struct JSONParser {
     }
 
     mutating func document() throws -> JSONValue {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
         skipWhitespace()
         let value = try value()
         skipWhitespace()
@@ -52,11 +53,16 @@ struct JSONParser {
         while true {
             skipWhitespace()
             guard peek(UInt8(ascii: "\"")) else { throw error("expected a member name in double quotes") }
+            let offset = position
             let key = try string()
+            if members.contains(where: { $0.key == key }) {
+                position = offset
+                throw error("the member name \"\(key)\" appears twice in one object")
+            }
             skipWhitespace()
             try expect(UInt8(ascii: ":"), "expected ':' after a member name")
             skipWhitespace()
-            members.append(JSONValue.Member(key: key, value: try value()))
+            members.append(JSONValue.Member(key: key, value: try value(), offset: offset))
             skipWhitespace()
             if peek(UInt8(ascii: ",")) {
                 position += 1
@@ -99,7 +105,9 @@ struct JSONParser {
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self) else {
+                    throw error("invalid UTF-8 in a string")
+                }
                 position += 1
                 return text
             }
@@ -112,8 +120,9 @@ struct JSONParser {
             let byte = bytes[position]
             switch byte {
             case UInt8(ascii: "\""):
+                guard let text = String(validating: scalars, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
                 position += 1
-                return String(decoding: scalars, as: UTF8.self)
+                return text
             case UInt8(ascii: "\\"):
                 position += 1
                 guard position < bytes.count else { throw error("unterminated escape") }

@@ -23,6 +23,14 @@ public enum JSONValue: Sendable, Hashable {
     public struct Member: Sendable, Hashable {
         public var key: String
         public var value: JSONValue
+        /// The byte offset of the member's name in the document, for error messages.
+        public var offset: Int
+
+        public init(key: String, value: JSONValue, offset: Int = 0) {
+            self.key = key
+            self.value = value
+            self.offset = offset
+        }
     }
 
     /// The member named `key` of an object, else `nil`.
@@ -49,14 +57,30 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
-    /// Parses a UTF-8 JSON document (RFC 8259).
+    /// Parses a UTF-8 JSON document (RFC 8259; a leading byte order mark is skipped).
     ///
-    /// - Throws: ``JSONValue/SyntaxError`` with the line and column of the problem.
+    /// - Throws: ``JSONValue/SyntaxError`` with the line and column of the problem: malformed
+    ///   JSON, invalid UTF-8, a member name repeated in one object, nesting deeper than 512.
     public static func parse(_ data: Data) throws -> JSONValue {
         try data.withUnsafeBytes { raw in
             var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self))
             return try parser.document()
         }
+    }
+
+    /// The 1-based line and column of a byte offset in `data`.
+    public static func position(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        for byte in data.prefix(offset) {
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return (line, column)
     }
 
     /// Malformed JSON, with where it is.

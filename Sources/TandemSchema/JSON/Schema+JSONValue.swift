@@ -1,12 +1,26 @@
+import Foundation
+
 /// A JSON value with typed accessors. Errors carry the path of the failing value
 /// (`entities[0].attributes[2].type: missing key 'kind'`, as `DecodingError` does), built
 /// only when something fails: each accessor adds its component while the error unwinds.
 struct JSONReader {
     let value: JSONValue
+    /// The byte offset of the value's member name (or of its enclosing member's).
+    let offset: Int
 
-    /// A failure and its path, innermost component first.
+    init(value: JSONValue, offset: Int = 0) {
+        self.value = value
+        if case .object(let members) = value, let first = members.first {
+            self.offset = first.offset
+        } else {
+            self.offset = offset
+        }
+    }
+
+    /// A failure, its path (innermost component first) and its byte offset.
     struct Failure: Error {
         var message: String
+        var offset: Int
         var reversedPath: [String] = []
 
         var path: String {
@@ -19,16 +33,16 @@ struct JSONReader {
     }
 
     private func members() throws -> [JSONValue.Member] {
-        guard case .object(let members) = value else { throw Failure(message: "expected an object, found \(value.kindDescription)") }
+        guard case .object(let members) = value else { throw Failure(message: "expected an object, found \(value.kindDescription)", offset: offset) }
         return members
     }
 
     /// Reads the member `key` with `read`; missing or null is an error.
     func required<T>(_ key: String, _ read: (JSONReader) throws -> T) throws -> T {
-        guard let member = try members().first(where: { $0.key == key }) else { throw Failure(message: "missing key '\(key)'") }
+        guard let member = try members().first(where: { $0.key == key }) else { throw Failure(message: "missing key '\(key)'", offset: offset) }
         do {
-            if case .null = member.value { throw Failure(message: "expected a value, found null") }
-            return try read(JSONReader(value: member.value))
+            if case .null = member.value { throw Failure(message: "expected a value, found null", offset: member.offset) }
+            return try read(JSONReader(value: member.value, offset: member.offset))
         } catch var failure as Failure {
             failure.reversedPath.append(key)
             throw failure
@@ -40,7 +54,7 @@ struct JSONReader {
         guard let member = try members().first(where: { $0.key == key }) else { return nil }
         if case .null = member.value { return nil }
         do {
-            return try read(JSONReader(value: member.value))
+            return try read(JSONReader(value: member.value, offset: member.offset))
         } catch var failure as Failure {
             failure.reversedPath.append(key)
             throw failure
@@ -49,12 +63,12 @@ struct JSONReader {
 
     /// Reads every element of an array with `read`.
     func array<T>(_ read: (JSONReader) throws -> T) throws -> [T] {
-        guard case .array(let elements) = value else { throw Failure(message: "expected an array, found \(value.kindDescription)") }
+        guard case .array(let elements) = value else { throw Failure(message: "expected an array, found \(value.kindDescription)", offset: offset) }
         var result: [T] = []
         result.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {
             do {
-                result.append(try read(JSONReader(value: element)))
+                result.append(try read(JSONReader(value: element, offset: offset)))
             } catch var failure as Failure {
                 failure.reversedPath.append("[\(index)]")
                 throw failure
@@ -64,33 +78,33 @@ struct JSONReader {
     }
 
     func string() throws -> String {
-        guard case .string(let text) = value else { throw Failure(message: "expected a string, found \(value.kindDescription)") }
+        guard case .string(let text) = value else { throw Failure(message: "expected a string, found \(value.kindDescription)", offset: offset) }
         return text
     }
 
     func bool() throws -> Bool {
-        guard case .bool(let flag) = value else { throw Failure(message: "expected a boolean, found \(value.kindDescription)") }
+        guard case .bool(let flag) = value else { throw Failure(message: "expected a boolean, found \(value.kindDescription)", offset: offset) }
         return flag
     }
 
     func int() throws -> Int {
         guard case .number(let number) = value, let integer = Int(exactly: number) else {
-            throw Failure(message: "expected an integer, found \(value.kindDescription)")
+            throw Failure(message: "expected an integer, found \(value.kindDescription)", offset: offset)
         }
         return integer
     }
 
     func raw<T: RawRepresentable>(_ type: T.Type) throws -> T where T.RawValue == String {
         let text = try string()
-        guard let value = T(rawValue: text) else { throw Failure(message: "unknown value '\(text)'") }
+        guard let value = T(rawValue: text) else { throw Failure(message: "unknown value '\(text)'", offset: offset) }
         return value
     }
 }
 
 extension Schema {
     /// Reads a schema from a parsed JSON document, with the same rules and messages as its
-    /// `Codable` conformance.
-    init(json root: JSONReader) throws {
+    /// `Codable` conformance, plus the line of the problem in `data`.
+    init(json root: JSONReader, data: Data) throws {
         do {
             let version = try root.required("formatVersion") { try $0.int() }
             guard version == Schema.formatVersion else {
@@ -99,7 +113,8 @@ extension Schema {
             }
             self.init(entities: try root.required("entities") { try $0.array(Schema.Entity.init(json:)) })
         } catch let failure as JSONReader.Failure {
-            throw SchemaError(.invalidJSON, "invalid schema JSON: \(failure.path): \(failure.message)")
+            let (line, _) = JSONValue.position(of: failure.offset, in: data)
+            throw SchemaError(.invalidJSON, "invalid schema JSON at line \(line): \(failure.path): \(failure.message)")
         }
     }
 }
