@@ -60,21 +60,34 @@ struct SchemaComparison {
             && a.relationships.map(\.name) == b.relationships.map(\.name)
     }
 
-    private mutating func compare(_ old: Schema.Entity, _ new: Schema.Entity) {
-        var unmatchedOld = old.attributes.filter { new.attribute(named: $0.name) == nil }
-        var added: [Schema.Attribute] = []
-        for attribute in new.attributes {
-            let path = "\(new.name).\(attribute.name)"
-            if let previous = old.attribute(named: attribute.name) {
-                compare(previous, attribute, path: path)
-            } else if let originalName = attribute.originalName,
-                      let index = unmatchedOld.firstIndex(where: { $0.name == originalName }) {
-                let previous = unmatchedOld.remove(at: index)
-                add(.attributeRenamed, path, "attribute '\(originalName)' was renamed to '\(attribute.name)' (originalName: \"\(originalName)\")")
-                compare(previous, attribute, path: path)
+    /// Pairs each new member with the old one of the same name, or with the one its
+    /// `originalName` names (a declared rename); the rest were removed or added.
+    private static func match<Member>(_ old: [Member], _ new: [Member], name: (Member) -> String, originalName: (Member) -> String?)
+        -> (pairs: [(old: Member, new: Member, renamedFrom: String?)], removed: [Member], added: [Member]) {
+        let newNames = Set(new.map(name))
+        var unmatched = old.filter { !newNames.contains(name($0)) }
+        var pairs: [(old: Member, new: Member, renamedFrom: String?)] = []
+        var added: [Member] = []
+        for member in new {
+            if let previous = old.first(where: { name($0) == name(member) }) {
+                pairs.append((previous, member, nil))
+            } else if let originalName = originalName(member), let index = unmatched.firstIndex(where: { name($0) == originalName }) {
+                pairs.append((unmatched.remove(at: index), member, originalName))
             } else {
-                added.append(attribute)
+                added.append(member)
             }
+        }
+        return (pairs, unmatched, added)
+    }
+
+    private mutating func compare(_ old: Schema.Entity, _ new: Schema.Entity) {
+        let (pairs, unmatchedOld, added) = Self.match(old.attributes, new.attributes, name: \.name, originalName: \.originalName)
+        for (previous, attribute, renamedFrom) in pairs {
+            let path = "\(new.name).\(attribute.name)"
+            if let originalName = renamedFrom {
+                add(.attributeRenamed, path, "attribute '\(originalName)' was renamed to '\(attribute.name)' (originalName: \"\(originalName)\")")
+            }
+            compare(previous, attribute, path: path)
         }
         for attribute in unmatchedOld {
             let path = "\(old.name).\(attribute.name)"
@@ -278,25 +291,22 @@ struct SchemaComparison {
     // MARK: Relationships
 
     private mutating func compareRelationships(_ old: Schema.Entity, _ new: Schema.Entity) {
-        var unmatched = old.relationships.filter { new.relationship(named: $0.name) == nil }
-        for relationship in new.relationships {
+        let (pairs, removed, added) = Self.match(old.relationships, new.relationships, name: \.name, originalName: \.originalName)
+        for (previous, relationship, renamedFrom) in pairs {
             let path = "\(new.name).\(relationship.name)"
-            if let previous = old.relationship(named: relationship.name) {
-                compare(previous, relationship, path: path)
-            } else if let originalName = relationship.originalName,
-                      let index = unmatched.firstIndex(where: { $0.name == originalName }) {
-                let previous = unmatched.remove(at: index)
+            if let originalName = renamedFrom {
                 add(.relationshipRenamed, path, "relationship '\(originalName)' was renamed to '\(relationship.name)'")
-                compare(previous, relationship, path: path)
-            } else {
-                let required = !relationship.isToMany && !relationship.isOptional
-                add(.relationshipAdded, path,
-                    "\(required ? "required" : relationship.isToMany ? "to-many" : "optional") relationship '\(relationship.name)' to \(relationship.destination) was added",
-                    verdict: required ? .breaking : .safe)
             }
+            compare(previous, relationship, path: path)
         }
-        for relationship in unmatched {
+        for relationship in removed {
             add(.relationshipRemoved, "\(old.name).\(relationship.name)", "relationship '\(relationship.name)' to \(relationship.destination) was removed")
+        }
+        for relationship in added {
+            let required = !relationship.isToMany && !relationship.isOptional
+            add(.relationshipAdded, "\(new.name).\(relationship.name)",
+                "\(required ? "required" : relationship.isToMany ? "to-many" : "optional") relationship '\(relationship.name)' to \(relationship.destination) was added",
+                verdict: required ? .breaking : .safe)
         }
     }
 
