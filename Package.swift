@@ -14,12 +14,18 @@ let package = Package(
         .library(name: "Tandem", targets: ["Tandem"]),
         .library(name: "TandemSchema", targets: ["TandemSchema"]),
         .library(name: "TandemSchemaExtract", targets: ["TandemSchemaExtract"]),
+        .library(name: "TandemWire", targets: ["TandemWire"]),
+        .library(name: "TandemServer", targets: ["TandemServer"]),
+        .executable(name: "tandem-server", targets: ["tandem-server"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // No I/O: entity/attribute descriptions, canonical JSON, migration planning.
@@ -66,6 +72,33 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Protocol v1: Codable + Sendable wire types shared by the sync client and the server.
+        .target(name: "TandemWire", swiftSettings: strict),
+
+        // The sync server (Server/): handlers, storage protocol with SQLite and in-memory twins.
+        .target(
+            name: "TandemServer",
+            dependencies: [
+                "TandemWire",
+                "TandemSchema",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Server/Sources/TandemServer",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "tandem-server",
+            dependencies: [
+                "TandemServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Server/Sources/tandem-server",
+            swiftSettings: strict),
+
         // The `tandem` command line tool.
         .executableTarget(
             name: "TandemCLI",
@@ -110,6 +143,16 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemSchemaExtract"], swiftSettings: strict),
         .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema"], swiftSettings: strict),
+        .testTarget(
+            name: "TandemServerTests",
+            dependencies: [
+                "TandemServer",
+                "TandemWire",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Server/Tests/TandemServerTests",
+            swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

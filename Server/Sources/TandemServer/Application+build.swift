@@ -1,0 +1,53 @@
+public import Hummingbird
+public import Logging
+public import Foundation
+import TandemSchema
+import TandemWire
+
+/// Everything the server's routes need.
+public struct ServerDependencies: Sendable {
+    public var storage: any ServerStorage
+    public var configuration: ServerConfiguration
+    /// The server's clock, milliseconds since 1970 (injected for tests).
+    public var now: @Sendable () -> Int64
+
+    public init(storage: any ServerStorage, configuration: ServerConfiguration = ServerConfiguration(),
+                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+        self.storage = storage
+        self.configuration = configuration
+        self.now = now
+    }
+}
+
+/// Builds the server: routes, authentication, limits. `tandem-server serve` runs it; tests
+/// drive the same application with HummingbirdTesting.
+///
+/// ```swift
+/// let app = buildApplication(ServerDependencies(storage: try SQLiteServerStorage(path: "tandem.sqlite")),
+///                            host: "127.0.0.1", port: 8080, logger: Logger(label: "tandem-server"))
+/// try await app.runService()
+/// ```
+public func buildApplication(_ dependencies: ServerDependencies, host: String = "127.0.0.1", port: Int = 8080,
+                             logger: Logger) -> some ApplicationProtocol {
+    Application(router: buildRouter(dependencies),
+                configuration: .init(address: .hostname(host, port: port), serverName: "tandem-server"),
+                logger: logger)
+}
+
+/// The router alone (what router tests drive).
+public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequestContext> {
+    let router = Router(context: TandemRequestContext.self)
+    router.add(middleware: LogRequestsMiddleware(.info))
+    let routes = Routes(dependencies: dependencies)
+    router.get("health") { _, _ in try await routes.health() }
+    let v1 = router.group("v1")
+        .add(middleware: Authenticator(storage: dependencies.storage,
+                                       limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst)))
+    v1.get("datasets") { _, context in try await routes.listDatasets(context) }
+    v1.put("datasets/:dataset") { _, context in try await routes.createDataset(context) }
+    v1.get("datasets/:dataset/schema") { _, context in try await routes.schemaHistory(context) }
+    v1.put("datasets/:dataset/schema") { request, context in try await routes.registerSchema(request, context) }
+    v1.post("datasets/:dataset/push") { request, context in try await routes.push(request, context) }
+    v1.get("datasets/:dataset/pull") { request, context in try await routes.pull(request, context) }
+    return router
+}

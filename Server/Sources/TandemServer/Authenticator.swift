@@ -1,0 +1,31 @@
+import Hummingbird
+
+/// Resolves `Authorization: Bearer tdm_<id>_<secret>` to a user, or answers 401: missing,
+/// malformed, unknown and revoked tokens alike (the message says which, never whose).
+struct Authenticator: RouterMiddleware {
+    let storage: any ServerStorage
+    let limiter: RateLimiter
+
+    func handle(_ request: Request, context: TandemRequestContext,
+                next: (Request, TandemRequestContext) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else {
+            throw APIError.unauthorized("missing bearer token: send Authorization: Bearer <token> (tandem-server tokens create NAME)")
+        }
+        guard header.hasPrefix("Bearer "), let token = APIToken(text: String(header.dropFirst("Bearer ".count))) else {
+            throw APIError.unauthorized("malformed bearer token: expected Authorization: Bearer tdm_<id>_<secret>")
+        }
+        guard let stored = try await storage.token(id: token.id),
+              APIToken.constantTimeEquals(stored.secretHash, token.secretHash) else {
+            throw APIError.unauthorized("unknown or revoked token")
+        }
+        if let wait = await limiter.admit(token.id) {
+            var error = APIError(.tooManyRequests, "rate_limited", "too many requests for this token; retry after \(wait) s")
+            error.headers[.retryAfter] = String(wait)
+            throw error
+        }
+        var context = context
+        context.user = stored.user
+        context.logger[metadataKey: "user"] = .string(stored.user.name)
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import TandemSchema
+import TandemWire
+
+/// Validates a push against its schema version and applies it change by change with
+/// ``RecordMerge``; runs inside the storage's transaction, so a failure applies nothing.
+struct PushProcessor: Sendable {
+    let datasetName: String
+    let schemaVersion: Int
+    let schema: Schema
+    let now: Int64
+    let maxClockSkew: Int64
+
+    /// Checks every change before anything is written; the first problem is the answer.
+    ///
+    /// - Returns: each change's stamps, parsed.
+    func validate(_ changes: [WireChange]) throws -> [[String: HLCTimestamp]] {
+        try changes.enumerated().map { index, change in try validate(change, at: index) }
+    }
+
+    private func validate(_ change: WireChange, at index: Int) throws -> [String: HLCTimestamp] {
+        let item = "changes[\(index)]"
+        guard let uri = RecordURI(change.record) else {
+            throw APIError.invalid("invalid_record", "\(item).record '\(change.record)' is not a record URI; expected tandem://<dataset>/<Entity>/<uuid>")
+        }
+        guard uri.dataset == datasetName else {
+            throw APIError(.forbidden, "record_in_other_dataset", "\(item).record belongs to dataset '\(uri.dataset)', not '\(datasetName)'")
+        }
+        guard uri.entity == change.entity else {
+            throw APIError.invalid("invalid_record", "\(item).record names entity '\(uri.entity)' but the change says '\(change.entity)'")
+        }
+        guard let entity = schema.entity(named: change.entity) else {
+            throw APIError.invalid("unknown_entity", "\(item): entity '\(change.entity)' is not in schema version \(schemaVersion)")
+        }
+        var stamps: [String: HLCTimestamp] = [:]
+        for (key, text) in change.stamps {
+            guard let stamp = HLCTimestamp(text) else {
+                throw APIError.invalid("invalid_stamp", "\(item).stamps.\(key): '\(text)' is not an HLC stamp (<12 hex>-<4 hex>-<16 hex>)")
+            }
+            if Int64(clamping: stamp.physical) > now + maxClockSkew {
+                throw APIError(.unprocessableContent, "clock_skew",
+                               "\(item).stamps.\(key) is \((Int64(clamping: stamp.physical) - now) / 1000) s ahead of the server's clock; correct the client clock (serverTime) and stamp again",
+                               serverTime: now)
+            }
+            stamps[key] = stamp
+        }
+        switch change.kind {
+        case .delete:
+            guard change.values.isEmpty, stamps[WireChange.deleteStampKey] != nil else {
+                throw APIError.invalid("invalid_change", "\(item): a delete has no values and one stamp under \"*\"")
+            }
+        case .insert, .update:
+            guard !change.values.isEmpty else { throw APIError.invalid("invalid_change", "\(item): an \(change.kind.rawValue) needs values") }
+            let columns = Dictionary(uniqueKeysWithValues: entity.columns.map { ($0.name, $0) })
+            for (key, value) in change.values {
+                guard key != Schema.Column.primaryKey.name, let column = columns[key] else {
+                    throw APIError.invalid("unknown_attribute", "\(item).values.\(key): '\(change.entity)' has no column '\(key)' in schema version \(schemaVersion)")
+                }
+                guard stamps[key] != nil else { throw APIError.invalid("invalid_stamp", "\(item).stamps.\(key) is missing: every value needs its stamp") }
+                guard Self.fits(value, column) else {
+                    throw APIError.invalid("invalid_value", "\(item).values.\(key): \(Self.describe(value)) does not fit column '\(key)' (\(column.sqlType.rawValue)\(column.isNullable ? ", nullable" : ""))")
+                }
+            }
+        }
+        return stamps
+    }
+
+    private static func fits(_ value: WireValue, _ column: Schema.Column) -> Bool {
+        switch (value, column.sqlType) {
+        case (.null, _): column.isNullable
+        case (.integer, .integer), (.bool, .integer), (.integer, .real), (.real, .real), (.text, .text), (.bytes, .blob): true
+        default: false
+        }
+    }
+
+    private static func describe(_ value: WireValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .integer: "an integer"
+        case .real: "a real number"
+        case .text: "a string"
+        case .bytes: "bytes"
+        }
+    }
+
+    /// Merges every change into its record, appends what was applied to the log, records
+    /// what lost; returns the answer.
+    func apply(_ changes: [WireChange], stamps: [[String: HLCTimestamp]], to transaction: inout any PushTransaction) throws -> PushResponse {
+        var outcomes: [ChangeOutcome] = []
+        for (change, changeStamps) in zip(changes, stamps) {
+            var state = try transaction.record(change.record)
+            if let existing = state, existing.entity != change.entity {
+                throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
+            }
+            let merged = RecordMerge.apply(change, stamps: changeStamps, to: &state)
+            var position: Int64?
+            if !merged.applied.isEmpty, let state {
+                try transaction.setRecord(change.record, state)
+                var applied = change
+                applied.values = change.values.filter { merged.applied[$0.key] != nil }
+                applied.stamps = merged.applied.mapValues(\.stamp.description)
+                position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
+            }
+            for lost in merged.lost {
+                try transaction.recordLost(lost, record: change.record, position: position, at: now)
+            }
+            outcomes.append(ChangeOutcome(position: position, applied: merged.applied.keys.sorted(), lost: merged.lost))
+        }
+        return PushResponse(outcomes: outcomes, serverTime: now)
+    }
+}
+
+/// `tandem://<dataset>/<Entity>/<uuid>`.
+struct RecordURI {
+    var dataset: String
+    var entity: String
+    var id: UUID
+
+    init?(_ text: String) {
+        guard text.hasPrefix("tandem://") else { return nil }
+        let parts = text.dropFirst("tandem://".count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, let id = UUID(uuidString: String(parts[2])) else { return nil }
+        dataset = String(parts[0])
+        entity = String(parts[1])
+        self.id = id
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import TandemSchema
+import TandemWire
+
+/// The handlers of protocol v1.
+struct Routes: Sendable {
+    let dependencies: ServerDependencies
+    var storage: any ServerStorage { dependencies.storage }
+    var configuration: ServerConfiguration { dependencies.configuration }
+
+    // MARK: Helpers
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try json(encoder.encode(value), status: status)
+    }
+
+    static func json(_ data: Data, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The body, refused with 413 past the limit: by `Content-Length` before anything is read,
+    /// else while reading.
+    func body(_ request: Request) async throws -> Data {
+        let limit = configuration.maxBodyBytes
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw APIError(.contentTooLarge, "body_too_large", "the body is \(length) bytes; the limit is \(limit)")
+        }
+        do {
+            let buffer = try await request.body.collect(upTo: limit)
+            return Data(buffer.readableBytesView)
+        } catch {
+            throw APIError(.contentTooLarge, "body_too_large", "the body exceeds the limit of \(limit) bytes")
+        }
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch let error as DecodingError {
+            throw APIError.badRequest("invalid_json", "the body is not a valid \(T.self): \(Self.describe(error))")
+        } catch {
+            throw APIError.badRequest("invalid_json", "the body is not JSON: \(error.localizedDescription)")
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return text.isEmpty ? "<root>" : String(text.drop { $0 == "." })
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context)): missing key '\(key.stringValue)'"
+        case .typeMismatch(let type, let context): return "\(path(context)): expected \(type)"
+        case .valueNotFound(let type, let context): return "\(path(context)): expected \(type), found null"
+        case .dataCorrupted(let context): return "\(path(context)): \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+
+    /// The dataset named in the path, owned by the caller: 404 otherwise (another user's
+    /// dataset does not exist for this user).
+    func dataset(_ context: TandemRequestContext) async throws -> (name: String, id: Int64) {
+        let name = try datasetName(context)
+        guard let id = try await storage.datasetID(owner: try context.requireUser().id, name: name) else {
+            throw APIError.notFound("no dataset '\(name)': create it with PUT /v1/datasets/\(name)")
+        }
+        return (name, id)
+    }
+
+    func datasetName(_ context: TandemRequestContext) throws -> String {
+        let name = context.parameters.get("dataset") ?? ""
+        guard (1...128).contains(name.count), name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+            throw APIError.badRequest("invalid_dataset", "dataset names are 1–128 letters, digits, '-', '_' or '.'")
+        }
+        return name
+    }
+
+    // MARK: Handlers
+
+    func health() async throws -> Response {
+        do {
+            try await storage.checkHealth()
+            return try Self.json(["status": "ok"])
+        } catch {
+            return try Self.json(WireErrorBody(error: .init(code: "unavailable", message: "the database cannot be read: \(error)")),
+                                 status: .serviceUnavailable)
+        }
+    }
+
+    func listDatasets(_ context: TandemRequestContext) async throws -> Response {
+        try Self.json(DatasetList(datasets: try await storage.datasets(owner: try context.requireUser().id)))
+    }
+
+    func createDataset(_ context: TandemRequestContext) async throws -> Response {
+        let name = try datasetName(context)
+        let (info, created) = try await storage.createDataset(owner: try context.requireUser().id, name: name, now: dependencies.now())
+        return try Self.json(info, status: created ? .created : .ok)
+    }
+
+    func schemaHistory(_ context: TandemRequestContext) async throws -> Response {
+        let dataset = try await dataset(context)
+        return try Self.json(SchemaHistory(versions: try await storage.schemaHistory(dataset: dataset.id)))
+    }
+
+    func registerSchema(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
+        let dataset = try await dataset(context)
+        let data = try await body(request)
+        let schema: Schema
+        do {
+            schema = try Schema(canonicalJSON: data)
+        } catch let error as SchemaError {
+            throw APIError.badRequest(error.code == .unsupportedFormatVersion ? "unsupported_schema_format" : "invalid_schema", error.message)
+        }
+        let canonical = String(decoding: try schema.canonicalJSON(), as: UTF8.self)
+        let registration = try await storage.registerSchema(dataset: dataset.id, json: canonical, now: dependencies.now()) { history in
+            if history.last?.schema == canonical { return false }
+            let baselines = try history.map { version in
+                CompatibilityCheck.Baseline(name: "version \(version.version)", schema: try Schema(canonicalJSON: Data(version.schema.utf8)))
+            }
+            let report = CompatibilityCheck().run(baselines: baselines, candidate: schema)
+            guard report.isCompatible else {
+                let findings = report.breaking.map {
+                    WireErrorBody.Finding(rule: $0.rule, path: $0.path, verdict: $0.verdict.rawValue, message: $0.message, hint: $0.hint)
+                }
+                throw APIError(.conflict, "schema_incompatible",
+                               "the schema breaks sync with \(Set(report.breaking.flatMap(\.baselines)).sorted().joined(separator: ", ")): \(findings.map { "\($0.rule) at \($0.path)" }.joined(separator: "; "))",
+                               findings: findings)
+            }
+            return true
+        }
+        return try Self.json(registration, status: registration.created ? .created : .ok)
+    }
+
+    func push(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
+        let dataset = try await dataset(context)
+        guard let key = request.headers[HTTPField.Name("Idempotency-Key")!], (1...200).contains(key.count) else {
+            throw APIError.badRequest("missing_idempotency_key", "a push needs an Idempotency-Key header (1–200 characters) that stays the same on retry")
+        }
+        let data = try await body(request)
+        let push = try decode(PushRequest.self, from: data)
+        // The hash of the decoded request in canonical form: the same push with its JSON
+        // members in another order is the same push.
+        let canonical = JSONEncoder()
+        canonical.outputFormatting = [.sortedKeys]
+        let requestHash = SHA256.hex(Array(try canonical.encode(push)))
+        guard push.changes.count <= configuration.maxChangesPerPush else {
+            throw APIError(.contentTooLarge, "batch_too_large", "\(push.changes.count) changes; a push holds at most \(configuration.maxChangesPerPush)")
+        }
+        let history = try await storage.schemaHistory(dataset: dataset.id)
+        guard push.schemaVersion >= 1, push.schemaVersion <= history.count else {
+            throw APIError(.conflict, "unknown_schema_version",
+                           "schema version \(push.schemaVersion) is not registered for '\(dataset.name)' (latest: \(history.count)); register it with PUT /v1/datasets/\(dataset.name)/schema")
+        }
+        let schema = try Schema(canonicalJSON: Data(history[push.schemaVersion - 1].schema.utf8))
+        let now = dependencies.now()
+        let processor = PushProcessor(datasetName: dataset.name, schemaVersion: push.schemaVersion, schema: schema,
+                                      now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
+        let stamps = try processor.validate(push.changes)
+        let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now) { transaction in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return try encoder.encode(try processor.apply(push.changes, stamps: stamps, to: &transaction))
+        }
+        if stored.replayed && stored.requestHash != requestHash {
+            throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(key)' was used for a different push; use a new key for new changes")
+        }
+        return try Self.json(stored.response)
+    }
+
+    func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
+        let dataset = try await dataset(context)
+        let query = request.uri.queryParameters
+        var after: Int64 = 0
+        if let cursor = query["after"], !cursor.isEmpty {
+            guard let decoded = Cursor(String(cursor)) else {
+                throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
+            }
+            guard decoded.dataset == dataset.id else {
+                throw APIError(.forbidden, "cursor_other_dataset", "the cursor belongs to another dataset")
+            }
+            after = decoded.position
+        }
+        var limit = configuration.defaultPageSize
+        if let text = query["limit"] {
+            guard let value = Int(String(text)), value >= 1 else {
+                throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to \(configuration.maxPageSize)")
+            }
+            limit = min(value, configuration.maxPageSize)
+        }
+        let (entries, hasMore) = try await storage.pull(dataset: dataset.id, after: after, limit: limit)
+        let next = Cursor(dataset: dataset.id, position: entries.last?.position ?? after)
+        return try Self.json(PullResponse(changes: entries, nextCursor: next.text, hasMore: hasMore, serverTime: dependencies.now()))
+    }
+}
+
+/// A pull cursor: the dataset and the last log position returned, as opaque text (`c1.` +
+/// base64url), so a cursor cannot be used on another dataset.
+struct Cursor: Equatable {
+    var dataset: Int64
+    var position: Int64
+
+    init(dataset: Int64, position: Int64) {
+        self.dataset = dataset
+        self.position = position
+    }
+
+    init?(_ text: String) {
+        guard text.hasPrefix("c1.") else { return nil }
+        var base64 = String(text.dropFirst(3)).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let plain = String(data: data, encoding: .utf8) else { return nil }
+        let parts = plain.split(separator: ":")
+        guard parts.count == 2, let dataset = Int64(parts[0]), let position = Int64(parts[1]), position >= 0 else { return nil }
+        self.dataset = dataset
+        self.position = position
+    }
+
+    var text: String {
+        "c1." + Data("\(dataset):\(position)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,216 @@
+public import Foundation
+import GRDB
+public import TandemWire
+
+/// ``ServerStorage`` in one SQLite database (WAL, GRDB): the server's default, nothing else
+/// to install. Every method is one transaction; pushes are serialized by SQLite's writer.
+///
+/// ```swift
+/// let storage = try SQLiteServerStorage(path: "tandem-data/tandem.sqlite")
+/// ```
+public final class SQLiteServerStorage: ServerStorage {
+    /// The version of the database layout, kept in `PRAGMA user_version`.
+    public static let formatVersion = 1
+
+    private let pool: DatabasePool
+
+    /// Opens (creating) the database at `path`.
+    ///
+    /// - Throws: ``StorageError/unavailable(_:)`` when the file cannot be opened, is not a
+    ///   Tandem server database, or was written by a newer server.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try pool.write { db in try Self.migrate(db) }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError.unavailable("cannot open the server database at \(path): \(error)")
+        }
+    }
+
+    private static func migrate(_ db: Database) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        if version > formatVersion {
+            throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion). Upgrade tandem-server.")
+        }
+        guard version < formatVersion else { return }
+        try db.execute(sql: """
+            CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
+            CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
+                                created_at INTEGER NOT NULL, revoked_at INTEGER);
+            CREATE TABLE datasets(id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
+                                  created_at INTEGER NOT NULL, UNIQUE(owner_id, name));
+            CREATE TABLE schema_versions(dataset_id INTEGER NOT NULL REFERENCES datasets(id), version INTEGER NOT NULL,
+                                         schema TEXT NOT NULL, registered_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, version));
+            CREATE TABLE records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, state BLOB NOT NULL, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
+            CREATE TABLE log(position INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+                             change BLOB NOT NULL);
+            CREATE INDEX log_by_dataset ON log(dataset_id, position);
+            CREATE TABLE lost_values(id INTEGER PRIMARY KEY, dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, position INTEGER,
+                                     lost BLOB NOT NULL, at INTEGER NOT NULL);
+            CREATE TABLE idempotency(dataset_id INTEGER NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL,
+                                     response BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, key)) WITHOUT ROWID;
+            PRAGMA user_version = \(formatVersion);
+            """)
+    }
+
+    public func addUser(name: String, now: Int64) async throws -> ServerUser {
+        try await pool.write { db in
+            if try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name]) != nil {
+                throw StorageError.conflict("user '\(name)' exists")
+            }
+            try db.execute(sql: "INSERT INTO users(name, created_at) VALUES (?, ?)", arguments: [name, now])
+            return ServerUser(id: db.lastInsertedRowID, name: name)
+        }
+    }
+
+    public func user(named name: String) async throws -> ServerUser? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, name FROM users WHERE name = ?", arguments: [name]).map { ServerUser(id: $0[0], name: $0[1]) }
+        }
+    }
+
+    public func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT INTO tokens(id, user_id, secret_hash, created_at) VALUES (?, ?, ?, ?)", arguments: [id, user, secretHash, now])
+        }
+    }
+
+    public func revokeToken(id: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                           arguments: [Int64(Date().timeIntervalSince1970 * 1000), id])
+            return db.changesCount > 0
+        }
+    }
+
+    public func token(id: String) async throws -> (user: ServerUser, secretHash: String)? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT u.id, u.name, t.secret_hash FROM tokens t JOIN users u ON u.id = t.user_id
+                WHERE t.id = ? AND t.revoked_at IS NULL
+                """, arguments: [id]).map { (ServerUser(id: $0[0], name: $0[1]), $0[2]) }
+        }
+    }
+
+    public func createDataset(owner: Int64, name: String, now: Int64) async throws -> (DatasetInfo, created: Bool) {
+        try await pool.write { db in
+            if let existing = try Self.info(db, owner: owner, name: name) { return (existing, false) }
+            try db.execute(sql: "INSERT INTO datasets(owner_id, name, created_at) VALUES (?, ?, ?)", arguments: [owner, name, now])
+            return (DatasetInfo(name: name, createdAt: now, schemaVersion: 0), true)
+        }
+    }
+
+    private static let infoSQL = """
+        SELECT d.name, d.created_at, COALESCE((SELECT MAX(version) FROM schema_versions s WHERE s.dataset_id = d.id), 0)
+        FROM datasets d
+        """
+
+    private static func info(_ db: Database, owner: Int64, name: String) throws -> DatasetInfo? {
+        try Row.fetchOne(db, sql: infoSQL + " WHERE d.owner_id = ? AND d.name = ?", arguments: [owner, name])
+            .map { DatasetInfo(name: $0[0], createdAt: $0[1], schemaVersion: $0[2]) }
+    }
+
+    public func datasets(owner: Int64) async throws -> [DatasetInfo] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: Self.infoSQL + " WHERE d.owner_id = ? ORDER BY d.name", arguments: [owner])
+                .map { DatasetInfo(name: $0[0], createdAt: $0[1], schemaVersion: $0[2]) }
+        }
+    }
+
+    public func datasetID(owner: Int64, name: String) async throws -> Int64? {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT id FROM datasets WHERE owner_id = ? AND name = ?", arguments: [owner, name])
+        }
+    }
+
+    private static func history(_ db: Database, dataset: Int64) throws -> [SchemaVersionInfo] {
+        try Row.fetchAll(db, sql: "SELECT version, registered_at, schema FROM schema_versions WHERE dataset_id = ? ORDER BY version",
+                         arguments: [dataset]).map { SchemaVersionInfo(version: $0[0], registeredAt: $0[1], schema: $0[2]) }
+    }
+
+    public func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] {
+        try await pool.read { db in try Self.history(db, dataset: dataset) }
+    }
+
+    public func registerSchema(dataset: Int64, json: String, now: Int64,
+                               check: @Sendable ([SchemaVersionInfo]) throws -> Bool) async throws -> SchemaRegistration {
+        try await pool.write { db in
+            let history = try Self.history(db, dataset: dataset)
+            guard try check(history) else { return SchemaRegistration(version: history.count, created: false) }
+            let version = history.count + 1
+            try db.execute(sql: "INSERT INTO schema_versions(dataset_id, version, schema, registered_at) VALUES (?, ?, ?, ?)",
+                           arguments: [dataset, version, json, now])
+            return SchemaRegistration(version: version, created: true)
+        }
+    }
+
+    public func push(dataset: Int64, key: String, requestHash: String, now: Int64,
+                     apply: @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush {
+        try await pool.write { db in
+            if let row = try Row.fetchOne(db, sql: "SELECT request_hash, response FROM idempotency WHERE dataset_id = ? AND key = ?",
+                                          arguments: [dataset, key]) {
+                return StoredPush(response: row[1], requestHash: row[0], replayed: true)
+            }
+            var transaction: any PushTransaction = Transaction(db: db, dataset: dataset)
+            let response = try apply(&transaction)
+            try db.execute(sql: "INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [dataset, key, requestHash, response, now])
+            return StoredPush(response: response, requestHash: requestHash, replayed: false)
+        }
+    }
+
+    public func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) {
+        try await pool.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT position, schema_version, change FROM log WHERE dataset_id = ? AND position > ? ORDER BY position LIMIT ?
+                """, arguments: [dataset, position, limit + 1])
+            let decoder = JSONDecoder()
+            let entries = try rows.prefix(limit).map { row in
+                LogEntry(position: row[0], change: try decoder.decode(WireChange.self, from: row[2] as Data), schemaVersion: row[1])
+            }
+            return (entries, rows.count > limit)
+        }
+    }
+
+    public func checkHealth() async throws {
+        try await pool.read { db in _ = try Int.fetchOne(db, sql: "SELECT 1 FROM users LIMIT 1") }
+    }
+
+    /// A push's reads and writes on the writer connection.
+    private struct Transaction: PushTransaction {
+        let db: Database
+        let dataset: Int64
+        let encoder = JSONEncoder()
+        let decoder = JSONDecoder()
+
+        func record(_ uri: String) throws -> RecordState? {
+            guard let data = try Data.fetchOne(db, sql: "SELECT state FROM records WHERE dataset_id = ? AND uri = ?", arguments: [dataset, uri]) else {
+                return nil
+            }
+            return try decoder.decode(RecordState.self, from: data)
+        }
+
+        mutating func setRecord(_ uri: String, _ state: RecordState) throws {
+            try db.execute(sql: "INSERT OR REPLACE INTO records(dataset_id, uri, state) VALUES (?, ?, ?)",
+                           arguments: [dataset, uri, try encoder.encode(state)])
+        }
+
+        mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64 {
+            try db.execute(sql: "INSERT INTO log(dataset_id, schema_version, change) VALUES (?, ?, ?)",
+                           arguments: [dataset, schemaVersion, try encoder.encode(change)])
+            return db.lastInsertedRowID
+        }
+
+        mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws {
+            try db.execute(sql: "INSERT INTO lost_values(dataset_id, uri, position, lost, at) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [dataset, uri, position, try encoder.encode(lost), now])
+        }
+    }
+}

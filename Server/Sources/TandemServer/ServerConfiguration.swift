@@ -1,0 +1,25 @@
+/// The server's limits and behaviour; every field has a production default.
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.maxBodyBytes = 4 << 20
+/// ```
+public struct ServerConfiguration: Sendable, Hashable {
+    /// Requests with a larger body get 413 before the body is read.
+    public var maxBodyBytes = 8 << 20
+    /// Changes per push.
+    public var maxChangesPerPush = 1_000
+    /// The largest `limit` of a pull; larger ones are capped to it.
+    public var maxPageSize = 1_000
+    /// The page size of a pull without `limit`.
+    public var defaultPageSize = 100
+    /// How far ahead of the server's clock a stamp may be (milliseconds). Further ahead, the
+    /// push is refused with `clock_skew` and the server's time, so the client corrects its
+    /// clock instead of winning every conflict until the world catches up.
+    public var maxClockSkewMilliseconds: Int64 = 5 * 60 * 1000
+    /// Requests per token per second (sustained), and the burst above it; 0 disables the limit.
+    public var requestsPerSecond: Double = 50
+    public var burst: Double = 100
+
+    public init() {}
+}

@@ -1,0 +1,68 @@
+public import Foundation
+public import TandemWire
+
+/// A user of the server.
+public struct ServerUser: Sendable, Hashable, Codable {
+    public var id: Int64
+    public var name: String
+    public init(id: Int64, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// What a push stored: its answer, and whether the request that produced it had the same
+/// body (a replayed `Idempotency-Key` with another body is refused).
+public struct StoredPush: Sendable {
+    public var response: Data
+    public var requestHash: String
+    /// `true` when this answer was stored by an earlier request with the same key.
+    public var replayed: Bool
+}
+
+/// Everything the server keeps: users, tokens, datasets, schema versions, records, the log,
+/// lost values and idempotent answers. Handlers see only this protocol; `SQLiteServerStorage`
+/// is the default, `MemoryServerStorage` its in-memory twin, and a PostgreSQL implementation
+/// fits behind it (every method is one transaction).
+public protocol ServerStorage: Sendable {
+    func addUser(name: String, now: Int64) async throws -> ServerUser
+    func user(named name: String) async throws -> ServerUser?
+    func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws
+    /// Revokes the token; `false` when there is no such live token.
+    func revokeToken(id: String) async throws -> Bool
+    /// The owner and secret hash of a live (not revoked) token.
+    func token(id: String) async throws -> (user: ServerUser, secretHash: String)?
+
+    /// Creates the dataset `name` of `owner` unless it exists; returns it and whether it was created.
+    func createDataset(owner: Int64, name: String, now: Int64) async throws -> (DatasetInfo, created: Bool)
+    func datasets(owner: Int64) async throws -> [DatasetInfo]
+    /// The id of `owner`'s dataset `name`.
+    func datasetID(owner: Int64, name: String) async throws -> Int64?
+
+    func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo]
+    /// Registers `json` as the next version after `check` accepted it against every earlier
+    /// version, in one transaction; `check` returns `false` when it equals the latest (nothing
+    /// to register).
+    func registerSchema(dataset: Int64, json: String, now: Int64,
+                        check: @Sendable ([SchemaVersionInfo]) throws -> Bool) async throws -> SchemaRegistration
+
+    /// Runs a push in one transaction: the stored answer when `key` was seen, else `apply`
+    /// (all or nothing) and its answer stored under `key`.
+    func push(dataset: Int64, key: String, requestHash: String, now: Int64,
+              apply: @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush
+
+    /// Log entries after `position`, oldest first, at most `limit`, and whether more follow.
+    func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool)
+
+    /// Throws when the storage cannot serve requests.
+    func checkHealth() async throws
+}
+
+/// What a push reads and writes inside its transaction.
+public protocol PushTransaction {
+    func record(_ uri: String) throws -> RecordState?
+    mutating func setRecord(_ uri: String, _ state: RecordState) throws
+    /// Appends an applied change to the dataset's log; returns its position.
+    mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64
+    mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws
+}

@@ -1,0 +1,13 @@
+/// A storage failure the handlers turn into a 4xx (``conflict``, ``notFound``) or a 503.
+public enum StorageError: Error, Sendable, CustomStringConvertible {
+    case conflict(String)
+    case notFound(String)
+    /// The database cannot be used (unreadable file, disk full…).
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .conflict(let message), .notFound(let message), .unavailable(let message): message
+        }
+    }
+}

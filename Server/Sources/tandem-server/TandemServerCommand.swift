@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import TandemServer
+
+/// `tandem-server`: the Tandem sync server.
+@main
+struct TandemServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tandem-server",
+        abstract: "The Tandem sync server: datasets, schema registry, push and pull over HTTP.",
+        subcommands: [Serve.self, Users.self, Tokens.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Where the server keeps its database.
+struct DataOptions: ParsableArguments {
+    @Option(help: "The data directory (created if missing); everything lives in one SQLite file in it.")
+    var dataDir = "tandem-data"
+
+    func storage() throws -> SQLiteServerStorage {
+        do {
+            try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        } catch {
+            throw ValidationError("cannot create the data directory \(dataDir): \(error.localizedDescription)")
+        }
+        do {
+            return try SQLiteServerStorage(path: (dataDir as NSString).appendingPathComponent("tandem.sqlite"))
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve protocol v1 until SIGTERM or SIGINT (in-flight requests finish).")
+
+    @OptionGroup var data: DataOptions
+    @Option(help: "The address to listen on.") var host = "127.0.0.1"
+    @Option(help: "The port to listen on.") var port = 8080
+    @Option(help: "The largest request body, in bytes.") var maxBodyBytes = ServerConfiguration().maxBodyBytes
+    @Option(help: "The most changes in one push.") var maxChangesPerPush = ServerConfiguration().maxChangesPerPush
+    @Option(help: "The largest pull page.") var maxPageSize = ServerConfiguration().maxPageSize
+    @Option(help: "Requests per second per token (0: no limit).") var requestsPerSecond = ServerConfiguration().requestsPerSecond
+    @Option(help: "Requests a token may burst above the rate.") var burst = ServerConfiguration().burst
+    @Option(help: "How far ahead of the server's clock a stamp may be, in milliseconds.")
+    var maxClockSkew = ServerConfiguration().maxClockSkewMilliseconds
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var configuration = ServerConfiguration()
+        configuration.maxBodyBytes = maxBodyBytes
+        configuration.maxChangesPerPush = maxChangesPerPush
+        configuration.maxPageSize = maxPageSize
+        configuration.requestsPerSecond = requestsPerSecond
+        configuration.burst = burst
+        configuration.maxClockSkewMilliseconds = maxClockSkew
+        let logger = Logger(label: "tandem-server")
+        let app = buildApplication(ServerDependencies(storage: try data.storage(), configuration: configuration),
+                                   host: host, port: port, logger: logger)
+        try await app.runService()
+    }
+}
+
+struct Users: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a user.")
+        @OptionGroup var data: DataOptions
+        @Argument(help: "The user name.") var name: String
+
+        func run() async throws {
+            do {
+                let user = try await data.storage().addUser(name: name, now: Int64(Date().timeIntervalSince1970 * 1000))
+                print("user \(user.name) added")
+            } catch let error as StorageError {
+                throw ValidationError(error.description)
+            }
+        }
+    }
+}
+
+struct Tokens: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Manage API tokens.", subcommands: [Create.self, Revoke.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a token for a user; it is printed once and stored hashed.")
+        @OptionGroup var data: DataOptions
+        @Argument(help: "The user name.") var name: String
+
+        func run() async throws {
+            let storage = try data.storage()
+            guard let user = try await storage.user(named: name) else {
+                throw ValidationError("no user '\(name)': add it with tandem-server users add \(name)")
+            }
+            print(try await TokenIssuer.issue(for: user, in: storage))
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a token (by the token, or its id: the 12 hex digits after tdm_).")
+        @OptionGroup var data: DataOptions
+        @Argument(help: "The token or its id.") var token: String
+
+        func run() async throws {
+            let id = token.hasPrefix("tdm_") ? String(token.dropFirst(4).prefix(12)) : token
+            guard try await data.storage().revokeToken(id: id) else {
+                throw ValidationError("no live token with id \(id)")
+            }
+            print("token \(id) revoked")
+        }
+    }
+}

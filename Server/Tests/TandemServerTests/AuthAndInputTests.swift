@@ -1,0 +1,161 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import Testing
+import TandemSchema
+@testable import TandemServer
+import TandemWire
+
+@Suite("Authentication, isolation and bad input")
+struct AuthAndInputTests {
+    /// Every protocol endpoint, with a body where it takes one.
+    static func endpoints(_ dataset: String) throws -> [(HTTPRequest.Method, String, Data?)] {
+        let push = try JSONEncoder().encode(PushRequest(schemaVersion: 1, changes: [ServerHarness.insert(dataset, 1)]))
+        return [
+            (.get, "/v1/datasets", nil),
+            (.put, "/v1/datasets/\(dataset)", nil),
+            (.get, "/v1/datasets/\(dataset)/schema", nil),
+            (.put, "/v1/datasets/\(dataset)/schema", try ServerHarness.schema.canonicalJSON()),
+            (.post, "/v1/datasets/\(dataset)/push", push),
+            (.get, "/v1/datasets/\(dataset)/pull", nil),
+        ]
+    }
+
+    @Test func missingMalformedUnknownAndRevokedTokensGet401OnEveryEndpoint() async throws {
+        let harness = try await ServerHarness.make(.sqlite)
+        let revoked = try await TokenIssuer.issue(for: try #require(await harness.storage.user(named: "ann")), in: harness.storage)
+        #expect(try await harness.storage.revokeToken(id: String(revoked.dropFirst(4).prefix(12))))
+        let unknown = "tdm_" + String(repeating: "a", count: 12) + "_" + String(repeating: "b", count: 64)
+        let wrongSecret = String(harness.ann.prefix(17)) + String(repeating: "0", count: 64)
+        try await harness.run { client in
+            for (method, path, body) in try Self.endpoints("todos") {
+                for token: String? in [nil, "not-a-token", "tdm_short_x", unknown, wrongSecret, revoked] {
+                    let reply = try await client.send(method, path, token: token, body: body,
+                                                      headers: [HTTPField.Name("Idempotency-Key")!: "k"])
+                    #expect(reply.status == .unauthorized, "\(method) \(path) with \(token ?? "no token")")
+                    #expect(reply.errorCode == "unauthorized")
+                }
+            }
+        }
+    }
+
+    /// Bob can reach none of Ann's data: not by path, not by record URI, not by cursor.
+    @Test(arguments: StorageKind.allCases)
+    func anotherUsersDatasetIsInvisibleWhereverItsNameCanHide(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("alpha", token: harness.ann)
+            _ = try await client.push("alpha", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("alpha", 1)]))
+            let annCursor = try await client.send(.get, "/v1/datasets/alpha/pull", token: harness.ann).decode(PullResponse.self).nextCursor
+            // Path: every endpoint but the create answers 404 for Bob.
+            for (method, path, body) in try Self.endpoints("alpha") where !(method == .put && path == "/v1/datasets/alpha") && path != "/v1/datasets" {
+                let reply = try await client.send(method, path, token: harness.bob, body: body, headers: [HTTPField.Name("Idempotency-Key")!: "b"])
+                #expect(reply.status == .notFound, "\(method) \(path)")
+            }
+            #expect(try await client.send(.get, "/v1/datasets", token: harness.bob).decode(DatasetList.self).datasets.isEmpty)
+            // Bob's own "alpha" is another dataset: empty, and Ann's cursor does not open hers.
+            try await client.setUp("alpha", token: harness.bob)
+            #expect(try await client.pullAll("alpha", token: harness.bob, limit: 10).isEmpty)
+            let byCursor = try await client.send(.get, "/v1/datasets/alpha/pull?after=\(annCursor)", token: harness.bob)
+            #expect(byCursor.status == .forbidden && byCursor.errorCode == "cursor_other_dataset")
+            // Batch items: a record URI of another dataset is refused.
+            try await client.setUp("beta", token: harness.bob)
+            let foreign = try await client.push("beta", token: harness.bob, key: "x", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("alpha", 9)]))
+            #expect(foreign.status == .forbidden && foreign.errorCode == "record_in_other_dataset")
+            // Ann's data is unchanged.
+            #expect(try await client.pullAll("alpha", token: harness.ann, limit: 10).count == 1)
+        }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func badInputGetsTheDocumented4xxAndChangesNothing(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.maxBodyBytes = 4096; $0.maxChangesPerPush = 3 }
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "k"]
+            func push(_ text: String) async throws -> Reply {
+                try await client.send(.post, "/v1/datasets/todos/push", token: harness.ann, body: Data(text.utf8), headers: key)
+            }
+            func change(_ values: String, stamps: String? = nil) -> String {
+                let stamp = ServerHarness.stamp()
+                return #"{"schemaVersion": 1, "changes": [{"record": "\#(ServerHarness.uri("todos", 1))", "entity": "Todo", "kind": "insert", "values": \#(values), "stamps": \#(stamps ?? #"{"title": "\#(stamp)"}"#)}]}"#
+            }
+            let cases: [(String, HTTPResponse.Status, String)] = [
+                ("{not json", .badRequest, "invalid_json"),
+                (#"{"schemaVersion": "one", "changes": []}"#, .badRequest, "invalid_json"),
+                (change(#"{"title": 12}"#), .unprocessableContent, "invalid_value"),
+                (change(#"{"title": 1e400}"#), .badRequest, "invalid_json"),
+                (change(#"{"rank": 99999999999999999999999}"#, stamps: #"{"rank": "\#(ServerHarness.stamp())"}"#), .unprocessableContent, "invalid_value"),
+                (change(#"{"title": "x"}"#, stamps: #"{"title": "yesterday"}"#), .unprocessableContent, "invalid_stamp"),
+                (change(#"{"title": "x"}"#, stamps: "{}"), .unprocessableContent, "invalid_stamp"),
+                (change(#"{"title": null}"#), .unprocessableContent, "invalid_value"),
+                (#"{"schemaVersion": 1, "changes": [{"record": "tandem://todos/Nope/00000000-0000-0000-0000-000000000001", "entity": "Nope", "kind": "insert", "values": {}, "stamps": {}}]}"#, .unprocessableContent, "unknown_entity"),
+                (#"{"schemaVersion": 1, "changes": [{"record": "http://x", "entity": "Todo", "kind": "insert", "values": {}, "stamps": {}}]}"#, .unprocessableContent, "invalid_record"),
+                (#"{"schemaVersion": 1, "changes": [{"record": "x", "entity": "Todo", "kind": "upsert", "values": {}, "stamps": {}}]}"#, .badRequest, "invalid_json"),
+                (String(repeating: " ", count: 5000), .contentTooLarge, "body_too_large"),
+            ]
+            for (body, status, code) in cases {
+                let reply = try await push(body)
+                #expect(reply.status == status && reply.errorCode == code, "\(body.prefix(120)) → \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            }
+            var invalidUTF8 = Data(#"{"schemaVersion": 1, "changes": [{"record": ""#.utf8)
+            invalidUTF8.append(contentsOf: [0xC3, 0x28])
+            invalidUTF8.append(contentsOf: Data(#"", "entity": "Todo", "kind": "insert", "values": {}, "stamps": {}}]}"#.utf8))
+            let utf8 = try await client.send(.post, "/v1/datasets/todos/push", token: harness.ann, body: invalidUTF8, headers: key)
+            #expect(utf8.status == .badRequest && utf8.errorCode == "invalid_json")
+            let tooMany = try await client.push("todos", token: harness.ann, key: "many",
+                                                PushRequest(schemaVersion: 1, changes: (1...4).map { ServerHarness.insert("todos", $0) }))
+            #expect(tooMany.status == .contentTooLarge && tooMany.errorCode == "batch_too_large")
+            let noKey = try await client.send(.post, "/v1/datasets/todos/push", token: harness.ann, body: Data(change(#"{"title": "x"}"#).utf8))
+            #expect(noKey.status == .badRequest && noKey.errorCode == "missing_idempotency_key")
+            let badCursor = try await client.send(.get, "/v1/datasets/todos/pull?after=garbage", token: harness.ann)
+            #expect(badCursor.status == .badRequest && badCursor.errorCode == "invalid_cursor")
+            let badLimit = try await client.send(.get, "/v1/datasets/todos/pull?limit=-3", token: harness.ann)
+            #expect(badLimit.status == .badRequest && badLimit.errorCode == "invalid_limit")
+            let badName = try await client.send(.put, "/v1/datasets/bad%20name", token: harness.ann)
+            #expect(badName.status == .badRequest && badName.errorCode == "invalid_dataset")
+            let badSchema = try await client.send(.put, "/v1/datasets/todos/schema", token: harness.ann, body: Data(#"{"formatVersion": 1}"#.utf8))
+            #expect(badSchema.status == .badRequest && badSchema.errorCode == "invalid_schema")
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 10).isEmpty, "nothing was applied")
+        }
+    }
+
+    @Test func aStampFarAheadOfTheServerClockIsRefusedWithTheServerTime() async throws {
+        let now: Int64 = 1_800_000_000_000
+        let harness = try await ServerHarness.make(.memory, now: { now })
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let dayAhead = ServerHarness.stamp(UInt64(now) + 86_400_000)
+            let reply = try await client.push("todos", token: harness.ann, key: "k",
+                                              PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, at: dayAhead)]))
+            #expect(reply.status == .unprocessableContent)
+            let error = try reply.decode(WireErrorBody.self).error
+            #expect(error.code == "clock_skew" && error.serverTime == now)
+        }
+    }
+
+    @Test func aTokenOverItsRateGets429WithRetryAfter() async throws {
+        let harness = try await ServerHarness.make(.memory) { $0.requestsPerSecond = 1; $0.burst = 3 }
+        try await harness.run { client in
+            var statuses: [HTTPResponse.Status] = []
+            var retryAfter: String?
+            for _ in 0..<5 {
+                let reply = try await client.send(.get, "/v1/datasets", token: harness.ann)
+                statuses.append(reply.status)
+                if reply.status == .tooManyRequests { retryAfter = reply.headers[.retryAfter] }
+            }
+            #expect(statuses.prefix(3).allSatisfy { $0 == .ok })
+            #expect(statuses.last == .tooManyRequests)
+            #expect(retryAfter == "1")
+            #expect(try await client.send(.get, "/v1/datasets", token: harness.bob).status == .ok, "limits are per token")
+        }
+    }
+
+    @Test func healthChecksTheDatabase() async throws {
+        let harness = try await ServerHarness.make(.sqlite)
+        try await harness.run { client in
+            let reply = try await client.send(.get, "/health", token: nil)
+            #expect(reply.status == .ok)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Testing
+@testable import TandemServer
+import TandemSchema
+import TandemWire
+
+/// The conflict model with no I/O.
+@Suite("Record merge (per-field HLC, delete wins)")
+struct RecordMergeTests {
+    static func stamp(_ physical: UInt64, node: UInt64 = 1) -> HLCTimestamp { HLCTimestamp(physical: physical, counter: 0, node: node) }
+
+    static func change(_ kind: WireChange.Kind, _ values: [String: WireValue], at physical: UInt64, node: UInt64 = 1) -> (WireChange, [String: HLCTimestamp]) {
+        let stamp = stamp(physical, node: node)
+        let keys = kind == .delete ? [WireChange.deleteStampKey] : Array(values.keys)
+        let stamps = Dictionary(uniqueKeysWithValues: keys.map { ($0, stamp) })
+        return (WireChange(record: "tandem://d/Todo/00000000-0000-0000-0000-000000000001", entity: "Todo", kind: kind,
+                           values: values, stamps: stamps.mapValues(\.description)), stamps)
+    }
+
+    @Test func aNewerValueWinsAndAnOlderOneLosesToIt() {
+        var state: RecordState?
+        let (insert, s1) = Self.change(.insert, ["title": .text("a"), "rank": .integer(1)], at: 100)
+        #expect(RecordMerge.apply(insert, stamps: s1, to: &state).applied.keys.sorted() == ["rank", "title"])
+        let (newer, s2) = Self.change(.update, ["title": .text("b")], at: 200)
+        #expect(RecordMerge.apply(newer, stamps: s2, to: &state).applied.keys.sorted() == ["title"])
+        let (older, s3) = Self.change(.update, ["title": .text("stale"), "rank": .integer(7)], at: 150)
+        let merged = RecordMerge.apply(older, stamps: s3, to: &state)
+        #expect(merged.applied.keys.sorted() == ["rank"], "rank's stamp 100 < 150: applied")
+        #expect(merged.lost == [LostValue(attribute: "title", value: .text("stale"), stamp: Self.stamp(150).description,
+                                          winningValue: .text("b"), winningStamp: Self.stamp(200).description)])
+        #expect(state?.fields["title"]?.value == .text("b"))
+        #expect(state?.fields["rank"]?.value == .integer(7))
+    }
+
+    @Test func theSameStampIsTheSameEditAndChangesNothing() {
+        var state: RecordState?
+        let (insert, stamps) = Self.change(.insert, ["title": .text("a")], at: 100)
+        _ = RecordMerge.apply(insert, stamps: stamps, to: &state)
+        let again = RecordMerge.apply(insert, stamps: stamps, to: &state)
+        #expect(again.applied.isEmpty && again.lost.isEmpty)
+    }
+
+    @Test func equalPhysicalTimesAreOrderedByNodeOnEveryReplica() {
+        var state: RecordState?
+        let (a, sa) = Self.change(.update, ["title": .text("node 1")], at: 100, node: 1)
+        let (b, sb) = Self.change(.update, ["title": .text("node 2")], at: 100, node: 2)
+        _ = RecordMerge.apply(b, stamps: sb, to: &state)
+        _ = RecordMerge.apply(a, stamps: sa, to: &state)
+        var other: RecordState?
+        _ = RecordMerge.apply(a, stamps: sa, to: &other)
+        _ = RecordMerge.apply(b, stamps: sb, to: &other)
+        #expect(state == other)
+        #expect(state?.fields["title"]?.value == .text("node 2"))
+    }
+
+    @Test func aDeleteWinsOverUpdatesOlderOrNewer() {
+        var state: RecordState?
+        let (insert, s1) = Self.change(.insert, ["title": .text("a")], at: 100)
+        _ = RecordMerge.apply(insert, stamps: s1, to: &state)
+        let (delete, s2) = Self.change(.delete, [:], at: 200)
+        #expect(RecordMerge.apply(delete, stamps: s2, to: &state).applied.keys.sorted() == ["*"])
+        for physical: UInt64 in [150, 300] {
+            let (update, s3) = Self.change(.update, ["title": .text("late")], at: physical)
+            let merged = RecordMerge.apply(update, stamps: s3, to: &state)
+            #expect(merged.applied.isEmpty)
+            #expect(merged.lost.map(\.winningStamp) == [Self.stamp(200).description])
+        }
+        #expect(state?.deleted == Self.stamp(200))
+    }
+
+    @Test func anInsertNewerThanTheDeleteBringsTheRecordBack() {
+        var state: RecordState?
+        let (delete, s1) = Self.change(.delete, [:], at: 200)
+        _ = RecordMerge.apply(delete, stamps: s1, to: &state)
+        let (older, s2) = Self.change(.insert, ["title": .text("old")], at: 100)
+        #expect(RecordMerge.apply(older, stamps: s2, to: &state).applied.isEmpty)
+        let (reinsert, s3) = Self.change(.insert, ["title": .text("again")], at: 300)
+        #expect(RecordMerge.apply(reinsert, stamps: s3, to: &state).applied.keys.sorted() == ["title"])
+        #expect(state?.deleted == nil)
+    }
+
+    @Test func anOlderDeleteThanTheRecordedOneChangesNothing() {
+        var state: RecordState?
+        let (delete, s1) = Self.change(.delete, [:], at: 200)
+        _ = RecordMerge.apply(delete, stamps: s1, to: &state)
+        let (older, s2) = Self.change(.delete, [:], at: 150)
+        #expect(RecordMerge.apply(older, stamps: s2, to: &state).applied.isEmpty)
+        #expect(state?.deleted == Self.stamp(200))
+    }
+
+    @Test func sha256MatchesTheStandardVectors() {
+        #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+}

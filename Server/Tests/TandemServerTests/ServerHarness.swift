@@ -1,0 +1,125 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import TandemSchema
+@testable import TandemServer
+import TandemWire
+
+/// Which storage a test runs on: the in-memory twin and the real SQLite file.
+enum StorageKind: String, CaseIterable, Sendable {
+    case memory, sqlite
+
+    func make() throws -> any ServerStorage {
+        switch self {
+        case .memory: return MemoryServerStorage()
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-server-tests-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return try SQLiteServerStorage(path: directory.appending(path: "tandem.sqlite").path(percentEncoded: false))
+        }
+    }
+}
+
+/// A response, with its body as data and decoded.
+struct Reply: Sendable {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var body: Data
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try JSONDecoder().decode(T.self, from: body) }
+    var errorCode: String? { (try? decode(WireErrorBody.self))?.error.code }
+}
+
+/// The server's router on a storage, with two users (`ann`, `bob`) and a token each.
+struct ServerHarness: Sendable {
+    let storage: any ServerStorage
+    let dependencies: ServerDependencies
+    let ann: String
+    let bob: String
+
+    static func make(_ kind: StorageKind, configure: (inout ServerConfiguration) -> Void = { _ in },
+                     now: @escaping @Sendable () -> Int64 = { 1_800_000_000_000 }) async throws -> ServerHarness {
+        let storage = try kind.make()
+        var configuration = ServerConfiguration()
+        configure(&configuration)
+        let ann = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
+        let bob = try await TokenIssuer.issue(for: try await storage.addUser(name: "bob", now: 0), in: storage)
+        return ServerHarness(storage: storage, dependencies: ServerDependencies(storage: storage, configuration: configuration, now: now),
+                             ann: ann, bob: bob)
+    }
+
+    /// Runs `body` with a client of the router.
+    func run<T: Sendable>(_ body: @Sendable (Client) async throws -> T) async throws -> T {
+        let app = Application(router: buildRouter(dependencies), logger: Logger(label: "test"))
+        return try await app.test(.router) { client in try await body(Client(client: client)) }
+    }
+
+    struct Client: Sendable {
+        let client: any TestClientProtocol
+
+        func send(_ method: HTTPRequest.Method, _ uri: String, token: String?, body: Data? = nil,
+                  headers extra: HTTPFields = [:]) async throws -> Reply {
+            var headers = extra
+            if let token { headers[.authorization] = "Bearer \(token)" }
+            if body != nil { headers[.contentType] = "application/json" }
+            return try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(bytes: $0) }) { response in
+                Reply(status: response.status, headers: response.headers, body: Data(response.body.readableBytesView))
+            }
+        }
+
+        func json(_ method: HTTPRequest.Method, _ uri: String, token: String?, _ value: some Encodable,
+                  headers: HTTPFields = [:]) async throws -> Reply {
+            try await send(method, uri, token: token, body: try JSONEncoder().encode(value), headers: headers)
+        }
+
+        func push(_ dataset: String, token: String, key: String, _ request: PushRequest) async throws -> Reply {
+            try await json(.post, "/v1/datasets/\(dataset)/push", token: token, request, headers: [HTTPField.Name("Idempotency-Key")!: key])
+        }
+
+        /// Creates the dataset and registers `schema` as version 1.
+        func setUp(_ dataset: String, token: String, schema: Schema = ServerHarness.schema) async throws {
+            _ = try await send(.put, "/v1/datasets/\(dataset)", token: token)
+            _ = try await send(.put, "/v1/datasets/\(dataset)/schema", token: token, body: try schema.canonicalJSON())
+        }
+
+        /// Every log entry of a dataset, pulling pages of `limit`.
+        func pullAll(_ dataset: String, token: String, limit: Int) async throws -> [LogEntry] {
+            var entries: [LogEntry] = []
+            var cursor = ""
+            while true {
+                let reply = try await send(.get, "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)", token: token)
+                let page = try reply.decode(PullResponse.self)
+                entries += page.changes
+                cursor = page.nextCursor
+                if !page.hasMore { return entries }
+            }
+        }
+    }
+
+    /// A schema with one entity, `Todo` (title, rank?, people.name, people.age).
+    static let schema = Schema(entities: [
+        Schema.Entity(name: "Todo", attributes: [
+            Schema.Attribute(name: "title", type: .scalar(.string)),
+            Schema.Attribute(name: "rank", type: .scalar(.int), isOptional: true),
+            Schema.Attribute(name: "people", type: .composite(.init(typeName: "People", fields: [
+                .init(name: "name", type: .scalar(.string)), .init(name: "age", type: .scalar(.int)),
+            ]))),
+        ]),
+    ])
+
+    static func stamp(_ physical: UInt64 = 1_800_000_000_000, counter: UInt16 = 0, node: UInt64 = 7) -> String {
+        HLCTimestamp(physical: physical, counter: counter, node: node).description
+    }
+
+    static func uri(_ dataset: String, _ n: Int) -> String {
+        "tandem://\(dataset)/Todo/" + String(format: "00000000-0000-0000-0000-%012d", n)
+    }
+
+    static func insert(_ dataset: String, _ n: Int, title: String = "t", at stamp: String = ServerHarness.stamp()) -> WireChange {
+        WireChange(record: uri(dataset, n), entity: "Todo", kind: .insert,
+                   values: ["title": .text(title), "people.name": .text("Ann"), "people.age": .integer(31)],
+                   stamps: ["title": stamp, "people.name": stamp, "people.age": stamp])
+    }
+}

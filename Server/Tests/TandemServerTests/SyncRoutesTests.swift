@@ -1,0 +1,135 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import Testing
+import TandemSchema
+@testable import TandemServer
+import TandemWire
+
+@Suite("Protocol v1 routes")
+struct SyncRoutesTests {
+    @Test(arguments: StorageKind.allCases)
+    func pushThenPullReturnsTheAppliedChangesInLogOrder(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let push = try await client.push("todos", token: harness.ann, key: "k1",
+                                             PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1), ServerHarness.insert("todos", 2)]))
+            #expect(push.status == .ok)
+            let answer = try push.decode(PushResponse.self)
+            #expect(answer.outcomes.map(\.applied) == [["people.age", "people.name", "title"], ["people.age", "people.name", "title"]])
+            let entries = try await client.pullAll("todos", token: harness.ann, limit: 100)
+            #expect(entries.map(\.change.record) == [ServerHarness.uri("todos", 1), ServerHarness.uri("todos", 2)])
+            #expect(entries.map(\.position) == answer.outcomes.compactMap(\.position))
+        }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func aBatchWithOneInvalidChangeAppliesNothing(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            var bad = ServerHarness.insert("todos", 3)
+            bad.values["nope"] = .integer(1)
+            bad.stamps["nope"] = ServerHarness.stamp()
+            let reply = try await client.push("todos", token: harness.ann, key: "k",
+                                              PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1), bad]))
+            #expect(reply.status == .unprocessableContent)
+            #expect(reply.errorCode == "unknown_attribute")
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 10).isEmpty)
+        }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func aReplayedIdempotencyKeyAppliesOnceAndAnswersTheSame(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let request = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1)])
+            var answers: [Data] = []
+            for _ in 0..<3 { answers.append(try await client.push("todos", token: harness.ann, key: "same", request).body) }
+            #expect(Set(answers).count == 1)
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 10).count == 1)
+            let other = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 2)])
+            let reused = try await client.push("todos", token: harness.ann, key: "same", other)
+            #expect(reused.status == .unprocessableContent && reused.errorCode == "idempotency_key_reused")
+        }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func concurrentPushersLoseNothingAndEveryPageSizeReturnsEachChangeOnce(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.requestsPerSecond = 0 }
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for pusher in 0..<8 {
+                    group.addTask {
+                        for batch in 0..<5 {
+                            let changes = (0..<4).map { ServerHarness.insert("todos", pusher * 1000 + batch * 10 + $0) }
+                            let reply = try await client.push("todos", token: harness.ann, key: "p\(pusher)-b\(batch)",
+                                                              PushRequest(schemaVersion: 1, changes: changes))
+                            #expect(reply.status == .ok)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for limit in [1, 7, 100] {
+                let entries = try await client.pullAll("todos", token: harness.ann, limit: limit)
+                #expect(entries.count == 160, "page size \(limit)")
+                #expect(Set(entries.map(\.change.record)).count == 160)
+                #expect(entries.map(\.position) == entries.map(\.position).sorted())
+            }
+        }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func anOlderValueLosesAndTheAnswerNamesTheWinner(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let newer = ServerHarness.stamp(1_800_000_000_000)
+            let older = ServerHarness.stamp(1_799_999_999_000)
+            _ = try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, title: "new", at: newer)]))
+            let stale = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update, values: ["title": .text("old")], stamps: ["title": older])
+            let reply = try await client.push("todos", token: harness.ann, key: "b", PushRequest(schemaVersion: 1, changes: [stale]))
+            let outcome = try #require(try reply.decode(PushResponse.self).outcomes.first)
+            #expect(outcome.position == nil && outcome.applied.isEmpty)
+            #expect(outcome.lost == [LostValue(attribute: "title", value: .text("old"), stamp: older, winningValue: .text("new"), winningStamp: newer)])
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 10).count == 1)
+            if let memory = harness.storage as? MemoryServerStorage {
+                #expect(await memory.lostValues(dataset: try #require(await memory.datasetID(owner: 1, name: "todos"))).count == 1)
+            }
+        }
+    }
+
+    @Test func theSchemaRegistryAcceptsCompatibleVersionsAndRefusesBreakingOnesWithFindings() async throws {
+        let harness = try await ServerHarness.make(.sqlite)
+        try await harness.run { client in
+            _ = try await client.send(.put, "/v1/datasets/todos", token: harness.ann)
+            let v1 = try await client.send(.put, "/v1/datasets/todos/schema", token: harness.ann, body: try ServerHarness.schema.canonicalJSON())
+            #expect(v1.status == .created)
+            #expect(try v1.decode(SchemaRegistration.self) == SchemaRegistration(version: 1, created: true))
+            let again = try await client.send(.put, "/v1/datasets/todos/schema", token: harness.ann, body: try ServerHarness.schema.canonicalJSON())
+            #expect(again.status == .ok)
+            #expect(try again.decode(SchemaRegistration.self).created == false)
+            var compatible = ServerHarness.schema
+            compatible.entities[0].attributes.append(Schema.Attribute(name: "note", type: .scalar(.string), isOptional: true))
+            let v2 = try await client.send(.put, "/v1/datasets/todos/schema", token: harness.ann, body: try compatible.canonicalJSON())
+            #expect(v2.status == .created)
+            #expect(try v2.decode(SchemaRegistration.self).version == 2)
+            var breaking = compatible
+            breaking.entities[0].attributes.removeFirst()  // title removed: breaking against v1 and v2
+            let refused = try await client.send(.put, "/v1/datasets/todos/schema", token: harness.ann, body: try breaking.canonicalJSON())
+            #expect(refused.status == .conflict)
+            let error = try refused.decode(WireErrorBody.self).error
+            #expect(error.code == "schema_incompatible")
+            #expect(error.findings?.map(\.rule) == ["ATTRIBUTE_REMOVED"])
+            #expect(error.findings?.first?.path == "Todo.title")
+            let history = try await client.send(.get, "/v1/datasets/todos/schema", token: harness.ann).decode(SchemaHistory.self)
+            #expect(history.versions.map(\.version) == [1, 2])
+            let unknownVersion = try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 3, changes: [ServerHarness.insert("todos", 1)]))
+            #expect(unknownVersion.status == .conflict && unknownVersion.errorCode == "unknown_schema_version")
+        }
+    }
+}

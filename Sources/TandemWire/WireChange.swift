@@ -1,0 +1,33 @@
+/// One record change in a push: a client's journal entry, coalesced per record.
+///
+/// `values` and `stamps` are keyed by column name (`title`, `people.age`); every value has
+/// the HLC stamp (`HLCTimestamp` text) of the edit that set it. A delete carries one stamp
+/// under `"*"`.
+///
+/// ```swift
+/// WireChange(record: "tandem://todos/Todo/5f0c…", entity: "Todo", kind: .update,
+///            values: ["title": .text("Buy oat milk")], stamps: ["title": "0190a1b2c3d4-0000-00000000000000aa"])
+/// ```
+public struct WireChange: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case insert, update, delete
+    }
+
+    /// The record URI, `tandem://<dataset>/<Entity>/<uuid>`.
+    public var record: String
+    public var entity: String
+    public var kind: Kind
+    public var values: [String: WireValue]
+    public var stamps: [String: String]
+
+    public init(record: String, entity: String, kind: Kind, values: [String: WireValue] = [:], stamps: [String: String] = [:]) {
+        self.record = record
+        self.entity = entity
+        self.kind = kind
+        self.values = values
+        self.stamps = stamps
+    }
+
+    /// The stamp key of a delete.
+    public static let deleteStampKey = "*"
+}

@@ -1,0 +1,179 @@
+/// The version of the wire protocol these types describe (the `/v1/` of every path).
+public enum WireProtocol {
+    public static let version = 1
+}
+
+/// `POST /v1/datasets/{dataset}/push`: a batch, applied all or nothing.
+public struct PushRequest: Sendable, Hashable, Codable {
+    /// The registered schema version the client wrote these changes with.
+    public var schemaVersion: Int
+    public var changes: [WireChange]
+
+    public init(schemaVersion: Int, changes: [WireChange]) {
+        self.schemaVersion = schemaVersion
+        self.changes = changes
+    }
+}
+
+/// A value that lost a per-field comparison, and what won.
+public struct LostValue: Sendable, Hashable, Codable {
+    public var attribute: String
+    public var value: WireValue
+    public var stamp: String
+    public var winningValue: WireValue
+    public var winningStamp: String
+
+    public init(attribute: String, value: WireValue, stamp: String, winningValue: WireValue, winningStamp: String) {
+        self.attribute = attribute
+        self.value = value
+        self.stamp = stamp
+        self.winningValue = winningValue
+        self.winningStamp = winningStamp
+    }
+}
+
+/// What became of one change of a push, in request order.
+public struct ChangeOutcome: Sendable, Hashable, Codable {
+    /// The change's position in the dataset's log, when any of it was applied.
+    public var position: Int64?
+    /// Attributes whose value was applied (`"*"` for a delete).
+    public var applied: [String]
+    /// Values that lost to newer ones (or to a delete).
+    public var lost: [LostValue]
+
+    public init(position: Int64?, applied: [String], lost: [LostValue]) {
+        self.position = position
+        self.applied = applied
+        self.lost = lost
+    }
+}
+
+/// The answer to a push. A replayed `Idempotency-Key` gets the first answer again.
+public struct PushResponse: Sendable, Hashable, Codable {
+    public var outcomes: [ChangeOutcome]
+    /// The server's clock (milliseconds since 1970), so clients can correct theirs.
+    public var serverTime: Int64
+
+    public init(outcomes: [ChangeOutcome], serverTime: Int64) {
+        self.outcomes = outcomes
+        self.serverTime = serverTime
+    }
+}
+
+/// One entry of a dataset's log: what the server applied, in log order.
+public struct LogEntry: Sendable, Hashable, Codable {
+    public var position: Int64
+    public var change: WireChange
+    public var schemaVersion: Int
+
+    public init(position: Int64, change: WireChange, schemaVersion: Int) {
+        self.position = position
+        self.change = change
+        self.schemaVersion = schemaVersion
+    }
+}
+
+/// `GET /v1/datasets/{dataset}/pull?after=CURSOR&limit=N`.
+public struct PullResponse: Sendable, Hashable, Codable {
+    public var changes: [LogEntry]
+    /// Pass as `after` to continue; stable: the same cursor always means the same position.
+    public var nextCursor: String
+    public var hasMore: Bool
+    public var serverTime: Int64
+
+    public init(changes: [LogEntry], nextCursor: String, hasMore: Bool, serverTime: Int64) {
+        self.changes = changes
+        self.nextCursor = nextCursor
+        self.hasMore = hasMore
+        self.serverTime = serverTime
+    }
+}
+
+/// A dataset as listed by `GET /v1/datasets`.
+public struct DatasetInfo: Sendable, Hashable, Codable {
+    public var name: String
+    public var createdAt: Int64
+    /// The latest registered schema version, 0 before the first.
+    public var schemaVersion: Int
+
+    public init(name: String, createdAt: Int64, schemaVersion: Int) {
+        self.name = name
+        self.createdAt = createdAt
+        self.schemaVersion = schemaVersion
+    }
+}
+
+/// `GET /v1/datasets`.
+public struct DatasetList: Sendable, Hashable, Codable {
+    public var datasets: [DatasetInfo]
+    public init(datasets: [DatasetInfo]) { self.datasets = datasets }
+}
+
+/// One registered schema version.
+public struct SchemaVersionInfo: Sendable, Hashable, Codable {
+    public var version: Int
+    public var registeredAt: Int64
+    /// The canonical schema JSON, as registered.
+    public var schema: String
+
+    public init(version: Int, registeredAt: Int64, schema: String) {
+        self.version = version
+        self.registeredAt = registeredAt
+        self.schema = schema
+    }
+}
+
+/// `GET /v1/datasets/{dataset}/schema`: every version, oldest first.
+public struct SchemaHistory: Sendable, Hashable, Codable {
+    public var versions: [SchemaVersionInfo]
+    public init(versions: [SchemaVersionInfo]) { self.versions = versions }
+}
+
+/// The answer to `PUT /v1/datasets/{dataset}/schema`.
+public struct SchemaRegistration: Sendable, Hashable, Codable {
+    public var version: Int
+    /// `false` when the schema equals the latest version (nothing registered).
+    public var created: Bool
+    public init(version: Int, created: Bool) {
+        self.version = version
+        self.created = created
+    }
+}
+
+/// Every error answer: `{"error": {"code": "…", "message": "…"}}`, plus details for some codes.
+public struct WireErrorBody: Sendable, Hashable, Codable {
+    public struct Detail: Sendable, Hashable, Codable {
+        public var code: String
+        public var message: String
+        /// For `schema_incompatible`: the findings (rule, path, message, hint).
+        public var findings: [Finding]?
+        /// For `clock_skew`: the server's clock, milliseconds since 1970.
+        public var serverTime: Int64?
+
+        public init(code: String, message: String, findings: [Finding]? = nil, serverTime: Int64? = nil) {
+            self.code = code
+            self.message = message
+            self.findings = findings
+            self.serverTime = serverTime
+        }
+    }
+
+    /// A schema-compatibility finding.
+    public struct Finding: Sendable, Hashable, Codable {
+        public var rule: String
+        public var path: String
+        public var verdict: String
+        public var message: String
+        public var hint: String
+        public init(rule: String, path: String, verdict: String, message: String, hint: String) {
+            self.rule = rule
+            self.path = path
+            self.verdict = verdict
+            self.message = message
+            self.hint = hint
+        }
+    }
+
+    public var error: Detail
+    public init(error: Detail) { self.error = error }
+}
