@@ -54,7 +54,7 @@ struct ServerProcessTests {
             let executable = try #require(ServerProcessTests.serverURL, "tandem-server is not built: run `swift build --build-tests` (Scripts/test.sh does)")
             port = Int.random(in: 20_000..<60_000)
             process.executableURL = executable
-            process.arguments = ["serve", "--data-dir", dataDir, "--port", String(port), "--log-level", "error", "--requests-per-second", "0"]
+            process.arguments = ["serve", "--data-dir", dataDir, "--port", String(port), "--log-level", "error", "--requests-per-second", "0", "--max-page-size", "100000"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -85,6 +85,12 @@ struct ServerProcessTests {
         let url = FileManager.default.temporaryDirectory.appending(path: "tandem-server-process-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url.path(percentEncoded: false)
+    }
+
+    /// The position of the newest log entry: its cursor after a pull of everything (one page).
+    static func logCount(_ base: String, token: String) throws -> Int {
+        let reply = try curl("GET", base + "/v1/datasets/todos/pull?limit=100000", token: token)
+        return (try? JSONDecoder().decode(PullResponse.self, from: Data(reply.body.utf8)).changes.count) ?? 0
     }
 
     static func startServer(_ dataDir: String) throws -> Server {
@@ -121,26 +127,34 @@ struct ServerProcessTests {
         let batchSize = 20
         var batch = 0
         var appliedPerRound: [Int] = []
+        let batchesPerRound = 30
         for round in 0..<rounds {
             let base = server.base
             let first = batch
-            batch += 12
-            let pushes = Task.detached {
-                await withTaskGroup(of: Void.self) { group in
-                    for b in first..<(first + 12) {
-                        group.addTask {
-                            // Stamped with the real clock: the server refuses stamps far ahead of its own.
-                            let stamp = ServerHarness.stamp(UInt64(Date().timeIntervalSince1970 * 1000))
-                            let changes = (0..<batchSize).map { ServerHarness.insert("todos", b * 100 + $0, title: "batch-\(b)", at: stamp) }
-                            let body = try? JSONEncoder().encode(PushRequest(schemaVersion: 1, changes: changes))
-                            _ = try? ServerProcessTests.curl("POST", base + "/v1/datasets/todos/push", token: token, body: body, key: "b\(b)")
-                        }
-                    }
+            batch += batchesPerRound
+            // Pushes run on GCD threads (curl blocks), a few at a time, until the kill stops them.
+            let done = DispatchGroup()
+            done.enter()
+            DispatchQueue.global().async {
+                DispatchQueue.concurrentPerform(iterations: batchesPerRound) { offset in
+                    let b = first + offset
+                    // Stamped with the real clock: the server refuses stamps far ahead of its own.
+                    let stamp = ServerHarness.stamp(UInt64(Date().timeIntervalSince1970 * 1000))
+                    let changes = (0..<batchSize).map { ServerHarness.insert("todos", b * 100 + $0, title: "batch-\(b)", at: stamp) }
+                    let body = try? JSONEncoder().encode(PushRequest(schemaVersion: 1, changes: changes))
+                    _ = try? ServerProcessTests.curl("POST", base + "/v1/datasets/todos/push", token: token, body: body, key: "b\(b)")
                 }
+                done.leave()
             }
-            try await Task.sleep(for: .milliseconds(30 + 40 * (round % 4)))
+            // Kill as soon as this round's first batch is in: the others are still coming.
+            let before = try Self.logCount(base, token: token)
+            var polls = 0
+            while try Self.logCount(base, token: token) == before, polls < 1000 {
+                polls += 1
+                try await Task.sleep(for: .milliseconds(5))
+            }
             server.kill9()
-            await pushes.value
+            await withCheckedContinuation { continuation in done.notify(queue: .global()) { continuation.resume() } }
             server = try Self.startServer(dataDir)
             var titles: [String: Int] = [:]
             var cursor = ""
@@ -156,7 +170,7 @@ struct ServerProcessTests {
         }
         // The test means something only if pushes landed and kills cut some off.
         #expect(appliedPerRound.reduce(0, +) > 0, "no push landed: \(appliedPerRound)")
-        #expect(appliedPerRound.contains { $0 < 12 }, "no kill interrupted pushes: \(appliedPerRound)")
+        #expect(appliedPerRound.contains { $0 < batchesPerRound }, "no kill interrupted pushes: \(appliedPerRound)")
         server.process.terminate()
         server.process.waitUntilExit()
         let check = try Self.run("/usr/bin/env", ["python3", "-c",
