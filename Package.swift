@@ -87,6 +87,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Server/Sources/TandemServer",
+            resources: [.copy("Resources/openapi.yaml")],
             swiftSettings: strict),
         .executableTarget(
             name: "tandem-server",

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the system packages Tandem builds against, when they are missing.
+# Installs the system packages Tandem builds against, and the tools its tests run (curl drives
+# the real tandem-server process; python3 reads its database), when they are missing.
 set -euo pipefail
 missing=()
-for pkg in libsqlite3-dev libcurl4-openssl-dev; do
+for pkg in libsqlite3-dev libcurl4-openssl-dev curl python3; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -40,6 +40,11 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
     router.add(middleware: LogRequestsMiddleware(.info))
     let routes = Routes(dependencies: dependencies)
     router.get("health") { _, _ in try await routes.health() }
+    let specification = OpenAPIDocument.text
+    router.get("openapi.yaml") { _, _ in
+        Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(string: specification)))
+    }
     let v1 = router.group("v1")
         .add(middleware: Authenticator(storage: dependencies.storage,
                                        limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst)))
