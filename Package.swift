@@ -151,6 +151,7 @@ let package = Package(
                 "TandemWire",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Server/Tests/TandemServerTests",
             swiftSettings: strict),

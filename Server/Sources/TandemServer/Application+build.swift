@@ -38,6 +38,7 @@ public func buildApplication(_ dependencies: ServerDependencies, host: String = 
 public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequestContext> {
     let router = Router(context: TandemRequestContext.self)
     router.add(middleware: LogRequestsMiddleware(.info))
+    router.add(middleware: ErrorMiddleware())
     let routes = Routes(dependencies: dependencies)
     router.get("health") { _, _ in try await routes.health() }
     let specification = OpenAPIDocument.text

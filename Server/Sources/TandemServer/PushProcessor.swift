@@ -13,12 +13,24 @@ struct PushProcessor: Sendable {
 
     /// Checks every change before anything is written; the first problem is the answer.
     ///
-    /// - Returns: each change's stamps, parsed.
-    func validate(_ changes: [WireChange]) throws -> [[String: HLCTimestamp]] {
-        try changes.enumerated().map { index, change in try validate(change, at: index) }
+    /// - Returns: the changes with their record URIs in canonical form (lowercase UUID), and
+    ///   each change's stamps, parsed.
+    func validate(_ changes: [WireChange]) throws -> (changes: [WireChange], stamps: [[String: HLCTimestamp]]) {
+        var columns: [String: [String: Schema.Column]] = [:]
+        for entity in schema.entities {
+            columns[entity.name] = Dictionary(entity.columns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        var normalized: [WireChange] = []
+        var stamps: [[String: HLCTimestamp]] = []
+        for (index, change) in changes.enumerated() {
+            var change = change
+            stamps.append(try validate(&change, at: index, columns: columns))
+            normalized.append(change)
+        }
+        return (normalized, stamps)
     }
 
-    private func validate(_ change: WireChange, at index: Int) throws -> [String: HLCTimestamp] {
+    private func validate(_ change: inout WireChange, at index: Int, columns: [String: [String: Schema.Column]]) throws -> [String: HLCTimestamp] {
         let item = "changes[\(index)]"
         guard let uri = RecordURI(change.record) else {
             throw APIError.invalid("invalid_record", "\(item).record '\(change.record)' is not a record URI; expected tandem://<dataset>/<Entity>/<uuid>")
@@ -29,15 +41,20 @@ struct PushProcessor: Sendable {
         guard uri.entity == change.entity else {
             throw APIError.invalid("invalid_record", "\(item).record names entity '\(uri.entity)' but the change says '\(change.entity)'")
         }
-        guard let entity = schema.entity(named: change.entity) else {
+        guard let columns = columns[change.entity] else {
             throw APIError.invalid("unknown_entity", "\(item): entity '\(change.entity)' is not in schema version \(schemaVersion)")
+        }
+        change.record = uri.text
+        let expected = change.kind == .delete ? [WireChange.deleteStampKey] : Array(change.values.keys)
+        guard Set(change.stamps.keys) == Set(expected) else {
+            throw APIError.invalid("invalid_stamp", "\(item).stamps must have exactly one stamp per value\(change.kind == .delete ? " (a delete: one, under \"*\")" : "") ; got \(change.stamps.keys.sorted())")
         }
         var stamps: [String: HLCTimestamp] = [:]
         for (key, text) in change.stamps {
             guard let stamp = HLCTimestamp(text) else {
                 throw APIError.invalid("invalid_stamp", "\(item).stamps.\(key): '\(text)' is not an HLC stamp (<12 hex>-<4 hex>-<16 hex>)")
             }
-            if Int64(clamping: stamp.physical) > now + maxClockSkew {
+            if Int64(clamping: stamp.physical) > now.addingReportingOverflow(maxClockSkew).partialValue {
                 throw APIError(.unprocessableContent, "clock_skew",
                                "\(item).stamps.\(key) is \((Int64(clamping: stamp.physical) - now) / 1000) s ahead of the server's clock; correct the client clock (serverTime) and stamp again",
                                serverTime: now)
@@ -51,12 +68,10 @@ struct PushProcessor: Sendable {
             }
         case .insert, .update:
             guard !change.values.isEmpty else { throw APIError.invalid("invalid_change", "\(item): an \(change.kind.rawValue) needs values") }
-            let columns = Dictionary(uniqueKeysWithValues: entity.columns.map { ($0.name, $0) })
             for (key, value) in change.values {
                 guard key != Schema.Column.primaryKey.name, let column = columns[key] else {
                     throw APIError.invalid("unknown_attribute", "\(item).values.\(key): '\(change.entity)' has no column '\(key)' in schema version \(schemaVersion)")
                 }
-                guard stamps[key] != nil else { throw APIError.invalid("invalid_stamp", "\(item).stamps.\(key) is missing: every value needs its stamp") }
                 guard Self.fits(value, column) else {
                     throw APIError.invalid("invalid_value", "\(item).values.\(key): \(Self.describe(value)) does not fit column '\(key)' (\(column.sqlType.rawValue)\(column.isNullable ? ", nullable" : ""))")
                 }
@@ -116,6 +131,9 @@ struct RecordURI {
     var dataset: String
     var entity: String
     var id: UUID
+
+    /// The canonical form: the UUID in lowercase.
+    var text: String { "tandem://\(dataset)/\(entity)/\(id.uuidString.lowercased())" }
 
     init?(_ text: String) {
         guard text.hasPrefix("tandem://") else { return nil }

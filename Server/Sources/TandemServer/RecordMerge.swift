@@ -4,10 +4,18 @@ import TandemWire
 /// The conflict model, applied to one change against one record (no I/O): per-field
 /// last-writer-wins by HLC stamp, and a delete wins over concurrent updates.
 ///
-/// - An insert or update value is applied when its stamp is newer than the field's; an older
-///   one loses to the stored value (recorded, with the winner). Equal stamps are the same edit.
-/// - A delete marks the record deleted; an update of a deleted record loses to the delete.
-///   An insert newer than the delete brings the record back (delete, then re-insert).
+/// The state is a function of the set of changes received, whatever their order, so every
+/// replica and the server converge:
+/// - `created` is the newest insert stamp, `deleted` the newest delete stamp; the record is
+///   deleted while `deleted` is newer than `created` (an insert newer than the delete brings
+///   it back: delete, then re-insert).
+/// - A delete removes every value written before it; a value stamped before the newest delete
+///   loses to it. An insert or update value newer than the field's is kept; an older one loses
+///   to the stored value (recorded, with the winner). Equal stamps are the same edit.
+/// - While the record is deleted, newer values are kept but not applied: they lose to the
+///   delete (delete wins over concurrent updates), and come back only with a newer insert.
+/// - A delete older than the newest insert still removes what was written before it, but the
+///   record stays: the delete is reported as lost to the insert.
 ///
 /// ```swift
 /// var state: RecordState? = nil
@@ -21,34 +29,36 @@ enum RecordMerge {
         var lost: [LostValue] = []
     }
 
-    /// Applies `change` (its stamps already parsed) to `state`; `state` is `nil` for a record
-    /// the server has never seen.
+    /// Applies `change` (its stamps already parsed and matching its values) to `state`;
+    /// `state` is `nil` for a record the server has never seen.
     static func apply(_ change: WireChange, stamps: [String: HLCTimestamp], to state: inout RecordState?) -> Result {
         var result = Result()
+        var record = state ?? RecordState(entity: change.entity)
         switch change.kind {
         case .delete:
             guard let stamp = stamps[WireChange.deleteStampKey] else { return result }
-            var record = state ?? RecordState(entity: change.entity)
             if let deleted = record.deleted, deleted >= stamp { return result }
             record.deleted = stamp
-            state = record
-            result.applied[WireChange.deleteStampKey] = RecordState.Field(value: .null, stamp: stamp)
-        case .insert, .update:
-            var record = state ?? RecordState(entity: change.entity)
-            if let deleted = record.deleted {
-                let newest = stamps.values.max()
-                if change.kind == .insert, let newest, newest > deleted {
-                    record.deleted = nil  // re-inserted after the delete
-                } else {
-                    for (column, value) in change.values.sorted(by: { $0.key < $1.key }) {
-                        result.lost.append(LostValue(attribute: column, value: value, stamp: stamps[column]?.description ?? "",
-                                                     winningValue: .null, winningStamp: deleted.description))
-                    }
-                    return result
-                }
+            record.fields = record.fields.filter { $0.value.stamp > stamp }
+            if let created = record.created, created > stamp {
+                result.lost.append(LostValue(attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
+                                             winningValue: .null, winningStamp: created.description))
+            } else {
+                result.applied[WireChange.deleteStampKey] = RecordState.Field(value: .null, stamp: stamp)
             }
+        case .insert, .update:
+            if change.kind == .insert, let newest = change.values.keys.compactMap({ stamps[$0] }).max(),
+               record.created.map({ newest > $0 }) ?? true {
+                record.created = newest
+            }
+            let deleted = record.isDeleted
             for (column, value) in change.values.sorted(by: { $0.key < $1.key }) {
                 guard let stamp = stamps[column] else { continue }
+                if let delete = record.deleted, stamp <= delete {
+                    result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
+                                                 winningValue: .null, winningStamp: delete.description))
+                    continue
+                }
                 if let current = record.fields[column] {
                     if current.stamp == stamp { continue }
                     if current.stamp > stamp {
@@ -59,10 +69,15 @@ enum RecordMerge {
                 }
                 let field = RecordState.Field(value: value, stamp: stamp)
                 record.fields[column] = field
-                result.applied[column] = field
+                if deleted {
+                    result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
+                                                 winningValue: .null, winningStamp: record.deleted?.description ?? ""))
+                } else {
+                    result.applied[column] = field
+                }
             }
-            state = record
         }
+        state = record
         return result
     }
 }

@@ -1,8 +1,8 @@
 public import TandemSchema
 public import TandemWire
 
-/// The server's view of one record: the latest value and HLC stamp of each column, and the
-/// delete that removed it, if any.
+/// The server's view of one record: the newest value and HLC stamp of each column, and the
+/// newest insert and delete stamps (``RecordMerge`` decides from them).
 public struct RecordState: Sendable, Hashable, Codable {
     public struct Field: Sendable, Hashable, Codable {
         public var value: WireValue
@@ -13,14 +13,23 @@ public struct RecordState: Sendable, Hashable, Codable {
         }
     }
 
-    public init(entity: String, fields: [String: Field] = [:], deleted: HLCTimestamp? = nil) {
+    public var entity: String
+    public var fields: [String: Field] = [:]
+    /// The newest insert's stamp.
+    public var created: HLCTimestamp?
+    /// The newest delete's stamp.
+    public var deleted: HLCTimestamp?
+
+    public init(entity: String, fields: [String: Field] = [:], created: HLCTimestamp? = nil, deleted: HLCTimestamp? = nil) {
         self.entity = entity
         self.fields = fields
+        self.created = created
         self.deleted = deleted
     }
 
-    public var entity: String
-    public var fields: [String: Field] = [:]
-    /// The stamp of the delete that removed the record, `nil` while it exists.
-    public var deleted: HLCTimestamp?
+    /// Deleted: the newest delete is newer than the newest insert.
+    public var isDeleted: Bool {
+        guard let deleted else { return false }
+        return created.map { deleted > $0 } ?? true
+    }
 }

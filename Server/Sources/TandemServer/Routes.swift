@@ -79,6 +79,25 @@ struct Routes: Sendable {
         return name
     }
 
+    /// What makes a well-formed schema unusable as a dataset's schema: repeated names, a
+    /// column named like the primary key, a relationship named like an attribute.
+    static func structuralProblem(_ schema: Schema) -> String? {
+        var entities: Set<String> = []
+        for entity in schema.entities {
+            guard entities.insert(entity.name).inserted else { return "entity '\(entity.name)' is declared twice" }
+            guard !entity.name.isEmpty else { return "an entity has an empty name" }
+            var names: Set<String> = []
+            for column in entity.columns {
+                guard names.insert(column.name).inserted else { return "\(entity.name): the column '\(column.name)' is declared twice (an attribute, a composite leaf or a relationship)" }
+            }
+            let relationships = entity.relationships.map(\.name)
+            if let clash = relationships.first(where: { name in entity.attributes.contains { $0.name == name } }) ?? relationships.first(where: { name in relationships.filter { $0 == name }.count > 1 }) {
+                return "\(entity.name): the name '\(clash)' is used twice"
+            }
+        }
+        return nil
+    }
+
     // MARK: Handlers
 
     func health() async throws -> Response {
@@ -86,7 +105,7 @@ struct Routes: Sendable {
             try await storage.checkHealth()
             return try Self.json(["status": "ok"])
         } catch {
-            return try Self.json(WireErrorBody(error: .init(code: "unavailable", message: "the database cannot be read: \(error)")),
+            return try Self.json(WireErrorBody(error: .init(code: "unavailable", message: "the database cannot be read; see the server's log")),
                                  status: .serviceUnavailable)
         }
     }
@@ -114,6 +133,9 @@ struct Routes: Sendable {
             schema = try Schema(canonicalJSON: data)
         } catch let error as SchemaError {
             throw APIError.badRequest(error.code == .unsupportedFormatVersion ? "unsupported_schema_format" : "invalid_schema", error.message)
+        }
+        if let problem = Self.structuralProblem(schema) {
+            throw APIError.invalid("invalid_schema", problem)
         }
         let canonical = String(decoding: try schema.canonicalJSON(), as: UTF8.self)
         let registration = try await storage.registerSchema(dataset: dataset.id, json: canonical, now: dependencies.now()) { history in
@@ -159,11 +181,11 @@ struct Routes: Sendable {
         let now = dependencies.now()
         let processor = PushProcessor(datasetName: dataset.name, schemaVersion: push.schemaVersion, schema: schema,
                                       now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
-        let stamps = try processor.validate(push.changes)
+        let (changes, stamps) = try processor.validate(push.changes)
         let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now) { transaction in
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            return try encoder.encode(try processor.apply(push.changes, stamps: stamps, to: &transaction))
+            return try encoder.encode(try processor.apply(changes, stamps: stamps, to: &transaction))
         }
         if stored.replayed && stored.requestHash != requestHash {
             throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(key)' was used for a different push; use a new key for new changes")
@@ -189,7 +211,7 @@ struct Routes: Sendable {
             guard let value = Int(String(text)), value >= 1 else {
                 throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to \(configuration.maxPageSize)")
             }
-            limit = min(value, configuration.maxPageSize)
+            limit = min(value, configuration.maxPageSize, Int(Int32.max))
         }
         let (entries, hasMore) = try await storage.pull(dataset: dataset.id, after: after, limit: limit)
         let next = Cursor(dataset: dataset.id, position: entries.last?.position ?? after)

@@ -101,7 +101,7 @@ struct Tokens: AsyncParsableCommand {
             guard let user = try await storage.user(named: name) else {
                 throw ValidationError("no user '\(name)': add it with tandem-server users add \(name)")
             }
-            print(try await TokenIssuer.issue(for: user, in: storage))
+            print(try await TokenIssuer.issue(for: user, in: storage, now: Int64(Date().timeIntervalSince1970 * 1000)))
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Hummingbird
 import HTTPTypes
 import Testing
@@ -152,6 +153,53 @@ struct AuthAndInputTests {
         }
     }
 
+    @Test func stampsWithoutValuesAndMixedCaseURIsAreHandled() async throws {
+        let harness = try await ServerHarness.make(.sqlite)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            var extra = ServerHarness.insert("todos", 1)
+            extra.stamps["ghost"] = ServerHarness.stamp()
+            let reply = try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [extra]))
+            #expect(reply.status == .unprocessableContent && reply.errorCode == "invalid_stamp")
+            var upper = ServerHarness.insert("todos", 2)
+            upper.record = upper.record.uppercased().replacingOccurrences(of: "TANDEM://TODOS/TODO/", with: "tandem://todos/Todo/")
+            _ = try await client.push("todos", token: harness.ann, key: "b", PushRequest(schemaVersion: 1, changes: [upper]))
+            let later = WireChange(record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .update, values: ["title": .text("x")],
+                                   stamps: ["title": ServerHarness.stamp(1_800_000_000_001)])
+            _ = try await client.push("todos", token: harness.ann, key: "c", PushRequest(schemaVersion: 1, changes: [later]))
+            let records = Set(try await client.pullAll("todos", token: harness.ann, limit: 10).map(\.change.record))
+            #expect(records == [ServerHarness.uri("todos", 2)], "one record, in canonical form")
+        }
+    }
+
+    @Test func aSchemaWithRepeatedNamesIsRefusedBeforeItCanHurt() async throws {
+        let harness = try await ServerHarness.make(.memory)
+        try await harness.run { client in
+            _ = try await client.send(.put, "/v1/datasets/todos", token: harness.ann)
+            var repeated = ServerHarness.schema
+            repeated.entities[0].attributes.append(Schema.Attribute(name: "title", type: .scalar(.int)))
+            var primaryKey = ServerHarness.schema
+            primaryKey.entities[0].attributes.append(Schema.Attribute(name: "#id", type: .scalar(.string)))
+            var twice = ServerHarness.schema
+            twice.entities.append(twice.entities[0])
+            for schema in [repeated, primaryKey, twice] {
+                let reply = try await client.send(.put, "/v1/datasets/todos/schema", token: harness.ann, body: try schema.canonicalJSON())
+                #expect(reply.status == .unprocessableContent && reply.errorCode == "invalid_schema", "\(String(decoding: reply.body, as: UTF8.self))")
+            }
+        }
+    }
+
+    @Test func aStorageFailureIsAJSON503NotACrash() async throws {
+        let storage = FailingStorage(base: MemoryServerStorage())
+        let ann = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
+        let harness = ServerHarness(storage: storage, dependencies: ServerDependencies(storage: storage), ann: ann, bob: ann)
+        try await harness.run { client in
+            let reply = try await client.send(.get, "/v1/datasets", token: harness.ann)
+            #expect(reply.status == .serviceUnavailable && reply.errorCode == "busy")
+            #expect(reply.headers[.retryAfter] == "1")
+        }
+    }
+
     @Test func healthChecksTheDatabase() async throws {
         let harness = try await ServerHarness.make(.sqlite)
         try await harness.run { client in
@@ -159,4 +207,26 @@ struct AuthAndInputTests {
             #expect(reply.status == .ok)
         }
     }
+}
+
+/// Memory storage whose dataset listing fails as a busy SQLite database would.
+struct FailingStorage: ServerStorage {
+    let base: MemoryServerStorage
+    func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
+    func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
+    func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
+    func revokeToken(id: String) async throws -> Bool { await base.revokeToken(id: id) }
+    func token(id: String) async throws -> (user: ServerUser, secretHash: String)? { await base.token(id: id) }
+    func createDataset(owner: Int64, name: String, now: Int64) async throws -> (DatasetInfo, created: Bool) { await base.createDataset(owner: owner, name: name, now: now) }
+    func datasets(owner: Int64) async throws -> [DatasetInfo] { throw DatabaseError(resultCode: .SQLITE_BUSY, message: "database is locked") }
+    func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
+    func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }
+    func registerSchema(dataset: Int64, json: String, now: Int64, check: @Sendable ([SchemaVersionInfo]) throws -> Bool) async throws -> SchemaRegistration {
+        try await base.registerSchema(dataset: dataset, json: json, now: now, check: check)
+    }
+    func push(dataset: Int64, key: String, requestHash: String, now: Int64, apply: @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush {
+        try await base.push(dataset: dataset, key: key, requestHash: requestHash, now: now, apply: apply)
+    }
+    func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) { await base.pull(dataset: dataset, after: position, limit: limit) }
+    func checkHealth() async throws {}
 }

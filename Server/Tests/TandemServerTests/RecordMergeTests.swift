@@ -75,7 +75,7 @@ struct RecordMergeTests {
         #expect(RecordMerge.apply(older, stamps: s2, to: &state).applied.isEmpty)
         let (reinsert, s3) = Self.change(.insert, ["title": .text("again")], at: 300)
         #expect(RecordMerge.apply(reinsert, stamps: s3, to: &state).applied.keys.sorted() == ["title"])
-        #expect(state?.deleted == nil)
+        #expect(state?.isDeleted == false)
     }
 
     @Test func anOlderDeleteThanTheRecordedOneChangesNothing() {
@@ -85,6 +85,40 @@ struct RecordMergeTests {
         let (older, s2) = Self.change(.delete, [:], at: 150)
         #expect(RecordMerge.apply(older, stamps: s2, to: &state).applied.isEmpty)
         #expect(state?.deleted == Self.stamp(200))
+    }
+
+    /// Every order of the same changes gives the same state: the server converges.
+    @Test func anyArrivalOrderGivesTheSameState() {
+        let changes = [
+            Self.change(.insert, ["title": .text("a"), "rank": .integer(1)], at: 100),
+            Self.change(.update, ["title": .text("b")], at: 150),
+            Self.change(.delete, [:], at: 200),
+            Self.change(.update, ["rank": .integer(5)], at: 250),
+            Self.change(.insert, ["title": .text("again")], at: 300),
+            Self.change(.delete, [:], at: 120),
+        ]
+        var reference: RecordState?
+        for (change, stamps) in changes { _ = RecordMerge.apply(change, stamps: stamps, to: &reference) }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<50 {
+            var state: RecordState?
+            for (change, stamps) in changes.shuffled(using: &generator) { _ = RecordMerge.apply(change, stamps: stamps, to: &state) }
+            #expect(state == reference)
+        }
+        #expect(reference?.isDeleted == false)
+        #expect(reference?.fields["title"]?.value == .text("again"))
+        #expect(reference?.fields["rank"]?.value == .integer(5), "written after the delete: kept on re-insert")
+    }
+
+    @Test func aDeleteOlderThanTheNewestInsertLosesAndIsRecorded() {
+        var state: RecordState?
+        let (insert, s1) = Self.change(.insert, ["title": .text("a")], at: 300)
+        _ = RecordMerge.apply(insert, stamps: s1, to: &state)
+        let (delete, s2) = Self.change(.delete, [:], at: 200)
+        let merged = RecordMerge.apply(delete, stamps: s2, to: &state)
+        #expect(merged.applied.isEmpty)
+        #expect(merged.lost.map(\.attribute) == ["*"])
+        #expect(state?.isDeleted == false)
     }
 
     @Test func sha256MatchesTheStandardVectors() {

@@ -1,0 +1,36 @@
+import Foundation
+import GRDB
+import Hummingbird
+
+/// Turns every error that is not already an ``APIError`` into one, so that every answer has
+/// the JSON error body: storage conflicts and missing rows are 409/404, an unusable database
+/// is 503, anything else 500 (logged with its cause; the client gets no internals).
+struct ErrorMiddleware: RouterMiddleware {
+    func handle(_ request: Request, context: TandemRequestContext,
+                next: (Request, TandemRequestContext) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as HTTPError {
+            throw APIError(error.status, "http_error", error.body ?? error.status.reasonPhrase)
+        } catch let error as StorageError {
+            switch error {
+            case .conflict(let message): throw APIError(.conflict, "conflict", message)
+            case .notFound(let message): throw APIError.notFound(message)
+            case .unavailable:
+                context.logger.error("storage unavailable", metadata: ["error": "\(error)"])
+                throw APIError(.serviceUnavailable, "unavailable", "the server's database is unavailable; retry later")
+            }
+        } catch let error as DatabaseError {
+            context.logger.error("database error", metadata: ["error": "\(error)"])
+            let busy = error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+            var answer = APIError(.serviceUnavailable, busy ? "busy" : "unavailable", "the server's database is \(busy ? "busy" : "unavailable"); retry later")
+            answer.headers[.retryAfter] = "1"
+            throw answer
+        } catch {
+            context.logger.error("unexpected error", metadata: ["error": "\(error)"])
+            throw APIError(.internalServerError, "internal", "the server failed; the request id is in its log")
+        }
+    }
+}
