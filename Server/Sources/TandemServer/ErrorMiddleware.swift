@@ -6,6 +6,24 @@ import Hummingbird
 /// the JSON error body: storage conflicts and missing rows are 409/404, an unusable database
 /// is 503, anything else 500 (logged with its cause; the client gets no internals).
 struct ErrorMiddleware: RouterMiddleware {
+    /// The methods of each route (the router answers 404 for a known path with another method).
+    static func allowedMethods(_ path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        switch parts.count {
+        case 1 where parts[0] == "health" || parts[0] == "openapi.yaml": return "GET"
+        case 2 where parts == ["v1", "datasets"]: return "GET"
+        case 3 where parts[0] == "v1" && parts[1] == "datasets" && !parts[2].isEmpty: return "PUT"
+        case 4 where parts[0] == "v1" && parts[1] == "datasets" && !parts[2].isEmpty:
+            switch parts[3] {
+            case "schema": return "GET, PUT"
+            case "push": return "POST"
+            case "pull": return "GET"
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+
     func handle(_ request: Request, context: TandemRequestContext,
                 next: (Request, TandemRequestContext) async throws -> Response) async throws -> Response {
         do {
@@ -13,6 +31,11 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let error as APIError {
             throw error
         } catch let error as HTTPError {
+            if error.status == .notFound, let allowed = Self.allowedMethods(request.uri.path) {
+                var answer = APIError(.methodNotAllowed, "method_not_allowed", "\(request.method) is not supported here; use \(allowed)")
+                answer.headers[.allow] = allowed
+                throw answer
+            }
             throw APIError(error.status, "http_error", error.body ?? error.status.reasonPhrase)
         } catch let error as StorageError {
             switch error {
