@@ -7,6 +7,7 @@ import TandemWire
 /// The handlers of protocol v1.
 struct Routes: Sendable {
     let dependencies: ServerDependencies
+    let schemas = SchemaCache()
     var storage: any ServerStorage { dependencies.storage }
     var configuration: ServerConfiguration { dependencies.configuration }
 
@@ -172,12 +173,12 @@ struct Routes: Sendable {
         guard push.changes.count <= configuration.maxChangesPerPush else {
             throw APIError(.contentTooLarge, "batch_too_large", "\(push.changes.count) changes; a push holds at most \(configuration.maxChangesPerPush)")
         }
-        let history = try await storage.schemaHistory(dataset: dataset.id)
-        guard push.schemaVersion >= 1, push.schemaVersion <= history.count else {
+        let storage = self.storage
+        guard let schema = try await schemas.schema(dataset: dataset.id, version: push.schemaVersion,
+                                                    load: { try await storage.schemaHistory(dataset: dataset.id) }) else {
             throw APIError(.conflict, "unknown_schema_version",
-                           "schema version \(push.schemaVersion) is not registered for '\(dataset.name)' (latest: \(history.count)); register it with PUT /v1/datasets/\(dataset.name)/schema")
+                           "schema version \(push.schemaVersion) is not registered for '\(dataset.name)'; register it with PUT /v1/datasets/\(dataset.name)/schema")
         }
-        let schema = try Schema(canonicalJSON: Data(history[push.schemaVersion - 1].schema.utf8))
         let now = dependencies.now()
         let processor = PushProcessor(datasetName: dataset.name, schemaVersion: push.schemaVersion, schema: schema,
                                       now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)

@@ -42,6 +42,16 @@ struct OpenAPITests {
         }
     }
 
+    @Test func anUnsupportedMethodIs405WithAllow() async throws {
+        let harness = try await ServerHarness.make(.memory)
+        try await harness.run { client in
+            let reply = try await client.send(.delete, "/v1/datasets/todos/schema", token: harness.ann)
+            #expect(reply.status == .methodNotAllowed && reply.errorCode == "method_not_allowed")
+            #expect(reply.headers[.allow] == "GET, PUT")
+            #expect(try await client.send(.get, "/nowhere", token: harness.ann).status == .notFound)
+        }
+    }
+
     @Test func everyDocumentedOperationAnswersADocumentedStatus() async throws {
         let operations = try Self.operations()
         #expect(operations.count == 8, "\(operations.keys.sorted())")
