@@ -2,9 +2,12 @@
 # Release build, then Tandem vs GRDB vs the raw SQLite C API side by side in one process,
 # and the `tandem` CLI's schema commands timed as whole processes.
 # Usage: Scripts/bench.sh [--rows N] [--runs K] [--only insert|fetch|groupby|graph|journal|schema]
+# Then (without --only) Scripts/bench-server.sh: the sync server under wrk load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 swift build -c release --product TandemBench
 swift build -c release --product tandem
 .build/release/TandemBench "$@"
+# The sync server under load (wrk on loopback), unless a single TandemBench test was asked for.
+if [[ " $* " != *" --only "* ]]; then Scripts/bench-server.sh "${TANDEM_SERVER_BENCH_SECONDS:-30}"; fi
