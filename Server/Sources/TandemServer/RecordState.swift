@@ -1,3 +1,4 @@
+public import Foundation
 public import TandemSchema
 public import TandemWire
 
@@ -31,5 +32,37 @@ public struct RecordState: Sendable, Hashable, Codable {
     public var isDeleted: Bool {
         guard let deleted else { return false }
         return created.map { deleted > $0 } ?? true
+    }
+}
+
+extension RecordState {
+    /// The JSON of its `Codable` form, written without `JSONEncoder` (a push writes one per
+    /// change inside the write transaction).
+    func jsonData() -> Data {
+        WireJSON.data { json in
+            if let created {
+                json.raw("{\"created\":")
+                json.string(created.description)
+                json.raw(",")
+            } else {
+                json.raw("{")
+            }
+            if let deleted {
+                json.raw("\"deleted\":")
+                json.string(deleted.description)
+                json.raw(",")
+            }
+            json.raw("\"entity\":")
+            json.string(entity)
+            json.raw(",\"fields\":")
+            json.object(fields) { json, field in
+                json.raw("{\"stamp\":")
+                json.string(field.stamp.description)
+                json.raw(",\"value\":")
+                json.append(field.value)
+                json.raw("}")
+            }
+            json.raw("}")
+        }
     }
 }

@@ -167,9 +167,7 @@ struct Routes: Sendable {
         let push = try decode(PushRequest.self, from: data)
         // The hash of the decoded request in canonical form: the same push with its JSON
         // members in another order is the same push.
-        let canonical = JSONEncoder()
-        canonical.outputFormatting = [.sortedKeys]
-        let requestHash = SHA256.hex(Array(try canonical.encode(push)))
+        let requestHash = SHA256.hex(Array(WireJSON.data { $0.append(push) }))
         guard push.changes.count <= configuration.maxChangesPerPush else {
             throw APIError(.contentTooLarge, "batch_too_large", "\(push.changes.count) changes; a push holds at most \(configuration.maxChangesPerPush)")
         }
@@ -184,9 +182,8 @@ struct Routes: Sendable {
                                       now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
         let (changes, stamps) = try processor.validate(push.changes)
         let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now) { transaction in
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            return try encoder.encode(try processor.apply(changes, stamps: stamps, to: &transaction))
+            let response = try processor.apply(changes, stamps: stamps, to: &transaction)
+            return WireJSON.data { $0.append(response) }
         }
         if stored.replayed && stored.requestHash != requestHash {
             throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(key)' was used for a different push; use a new key for new changes")
@@ -216,6 +213,7 @@ struct Routes: Sendable {
         }
         let (entries, hasMore) = try await storage.pull(dataset: dataset.id, after: after, limit: limit)
         let next = Cursor(dataset: dataset.id, position: entries.last?.position ?? after)
-        return try Self.json(PullResponse(changes: entries, nextCursor: next.text, hasMore: hasMore, serverTime: dependencies.now()))
+        let page = PullResponse(changes: entries, nextCursor: next.text, hasMore: hasMore, serverTime: dependencies.now())
+        return try Self.json(WireJSON.data { $0.append(page) })
     }
 }

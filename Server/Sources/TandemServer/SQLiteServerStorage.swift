@@ -187,30 +187,30 @@ public final class SQLiteServerStorage: ServerStorage {
     private struct Transaction: PushTransaction {
         let db: Database
         let dataset: Int64
-        let encoder = JSONEncoder()
         let decoder = JSONDecoder()
 
         func record(_ uri: String) throws -> RecordState? {
-            guard let data = try Data.fetchOne(db, sql: "SELECT state FROM records WHERE dataset_id = ? AND uri = ?", arguments: [dataset, uri]) else {
+            guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT state FROM records WHERE dataset_id = ? AND uri = ?"),
+                                               arguments: [dataset, uri]) else {
                 return nil
             }
             return try decoder.decode(RecordState.self, from: data)
         }
 
         mutating func setRecord(_ uri: String, _ state: RecordState) throws {
-            try db.execute(sql: "INSERT OR REPLACE INTO records(dataset_id, uri, state) VALUES (?, ?, ?)",
-                           arguments: [dataset, uri, try encoder.encode(state)])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO records(dataset_id, uri, state) VALUES (?, ?, ?)")
+                .execute(arguments: [dataset, uri, state.jsonData()])
         }
 
         mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64 {
-            try db.execute(sql: "INSERT INTO log(dataset_id, schema_version, change) VALUES (?, ?, ?)",
-                           arguments: [dataset, schemaVersion, try encoder.encode(change)])
+            try db.cachedStatement(sql: "INSERT INTO log(dataset_id, schema_version, change) VALUES (?, ?, ?)")
+                .execute(arguments: [dataset, schemaVersion, WireJSON.data { $0.append(change) }])
             return db.lastInsertedRowID
         }
 
         mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws {
-            try db.execute(sql: "INSERT INTO lost_values(dataset_id, uri, position, lost, at) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [dataset, uri, position, try encoder.encode(lost), now])
+            try db.cachedStatement(sql: "INSERT INTO lost_values(dataset_id, uri, position, lost, at) VALUES (?, ?, ?, ?, ?)")
+                .execute(arguments: [dataset, uri, position, WireJSON.data { $0.append(lost) }, now])
         }
     }
 }

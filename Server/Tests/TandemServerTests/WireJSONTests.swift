@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import TandemSchema
+@testable import TandemServer
+import TandemWire
+
+/// The fast JSON writer reads back, through `JSONDecoder`, as exactly what it wrote.
+@Suite("Wire JSON writer")
+struct WireJSONTests {
+    static let tricky = ["", "plain", "quote \" backslash \\ slash /", "tab\tnew\nline\rcr", "\u{01}\u{1F}\u{7F}", "é 😀 ∑", "{\"not\":\"json\"}"]
+
+    static let change = WireChange(record: "tandem://d/Todo/00000000-0000-0000-0000-000000000001", entity: "Todo \"x\"", kind: .update,
+                                   values: Dictionary(uniqueKeysWithValues: tricky.enumerated().map { ("k\($0.offset) \($0.element)", WireValue.text($0.element)) })
+                                       .merging(["null": .null, "t": .bool(true), "f": .bool(false), "i": .integer(.min), "j": .integer(.max),
+                                                 "r": .real(-1.5e-300), "s": .real(6.02e23), "b": .bytes(Data([0, 1, 254, 255]))]) { a, _ in a },
+                                   stamps: ["k0": "0190a1b2c3d4-0001-00000000000000aa"])
+
+    @Test func changesRoundTrip() throws {
+        #expect(try JSONDecoder().decode(WireChange.self, from: WireJSON.data { $0.append(Self.change) }) == Self.change)
+    }
+
+    @Test func pushAndPullAnswersRoundTrip() throws {
+        let lost = LostValue(attribute: "title", value: .text("a\"b"), stamp: "s1", winningValue: .real(2.5), winningStamp: "s2")
+        let push = PushResponse(outcomes: [ChangeOutcome(position: 7, applied: ["a", "b"], lost: [lost]), ChangeOutcome(position: nil, applied: [], lost: [])],
+                                serverTime: 1_800_000_000_000)
+        #expect(try JSONDecoder().decode(PushResponse.self, from: WireJSON.data { $0.append(push) }) == push)
+        let pull = PullResponse(changes: [LogEntry(position: 3, change: Self.change, schemaVersion: 2)], nextCursor: "c1.x", hasMore: true, serverTime: 9)
+        #expect(try JSONDecoder().decode(PullResponse.self, from: WireJSON.data { $0.append(pull) }) == pull)
+        let request = PushRequest(schemaVersion: 4, changes: [Self.change])
+        #expect(try JSONDecoder().decode(PushRequest.self, from: WireJSON.data { $0.append(request) }) == request)
+    }
+
+    @Test func theSamePushInAnyMemberOrderHasTheSameCanonicalText() throws {
+        let request = PushRequest(schemaVersion: 1, changes: [Self.change])
+        let reordered = try JSONDecoder().decode(PushRequest.self, from: JSONEncoder().encode(request))
+        #expect(WireJSON.data { $0.append(request) } == WireJSON.data { $0.append(reordered) })
+    }
+
+    @Test func recordStatesRoundTrip() throws {
+        let stamp = HLCTimestamp(physical: 1, counter: 2, node: 3)
+        for state in [
+            RecordState(entity: "Todo", fields: ["title": .init(value: .text("x\n"), stamp: stamp)]),
+            RecordState(entity: "Todo", fields: [:], created: stamp, deleted: HLCTimestamp(physical: 9, counter: 0, node: 1)),
+        ] {
+            #expect(try JSONDecoder().decode(RecordState.self, from: state.jsonData()) == state)
+        }
+    }
+}
