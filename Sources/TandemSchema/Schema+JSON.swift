@@ -127,7 +127,11 @@ extension Schema.AttributeType: Codable {
 
 extension DecodingError {
     /// A one-line description with the coding path, e.g. `entities[0].attributes[2].type: missing key 'kind'`.
-    var tandemDescription: String {
+    ///
+    /// ```swift
+    /// catch let error as DecodingError { print(error.tandemDescription) }
+    /// ```
+    public var tandemDescription: String {
         func path(_ context: Context) -> String {
             let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return path.isEmpty ? "<root>" : String(path.drop { $0 == "." })

@@ -42,23 +42,9 @@ struct Routes: Sendable {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {
-            throw APIError.badRequest("invalid_json", "the body is not a valid \(T.self): \(Self.describe(error))")
+            throw APIError.badRequest("invalid_json", "the body is not a valid \(T.self): \(error.tandemDescription)")
         } catch {
             throw APIError.badRequest("invalid_json", "the body is not JSON: \(error.localizedDescription)")
-        }
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            return text.isEmpty ? "<root>" : String(text.drop { $0 == "." })
-        }
-        switch error {
-        case .keyNotFound(let key, let context): return "\(path(context)): missing key '\(key.stringValue)'"
-        case .typeMismatch(let type, let context): return "\(path(context)): expected \(type)"
-        case .valueNotFound(let type, let context): return "\(path(context)): expected \(type), found null"
-        case .dataCorrupted(let context): return "\(path(context)): \(context.debugDescription)"
-        @unknown default: return "\(error)"
         }
     }
 

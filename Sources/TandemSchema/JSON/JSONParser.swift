@@ -235,16 +235,8 @@ struct JSONParser {
     }
 
     private func error(_ message: String) -> JSONValue.SyntaxError {
-        var line = 1
-        var column = 1
-        for byte in bytes[0..<min(position, bytes.count)] {
-            if byte == 0x0A {
-                line += 1
-                column = 1
-            } else if byte & 0xC0 != 0x80 {
-                column += 1
-            }
-        }
+        let end = min(position, bytes.count)
+        let (line, column) = JSONValue.position(after: bytes[0..<end])
         return JSONValue.SyntaxError(message: message, line: line, column: column)
     }
 }

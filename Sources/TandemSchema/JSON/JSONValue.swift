@@ -70,9 +70,14 @@ public enum JSONValue: Sendable, Hashable {
 
     /// The 1-based line and column of a byte offset in `data`.
     public static func position(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+        position(after: data.prefix(offset))
+    }
+
+    /// The 1-based line and column just after the bytes of `prefix`.
+    static func position(after prefix: some Sequence<UInt8>) -> (line: Int, column: Int) {
         var line = 1
         var column = 1
-        for byte in data.prefix(offset) {
+        for byte in prefix {
             if byte == 0x0A {
                 line += 1
                 column = 1
