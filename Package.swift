@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // No I/O: entity/attribute descriptions, canonical JSON, migration planning.
@@ -72,6 +74,10 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // The system's zlib (gzip bodies on the wire), and the small Swift API over it.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "TandemGzip", dependencies: ["CZlib"], swiftSettings: strict),
+
         // Protocol v1: Codable + Sendable wire types shared by the sync client and the server.
         .target(name: "TandemWire", swiftSettings: strict),
 
@@ -81,7 +87,10 @@ let package = Package(
             dependencies: [
                 "TandemWire",
                 "TandemSchema",
+                "TandemGzip",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -96,6 +105,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Server/Sources/tandem-server",
             swiftSettings: strict),
@@ -143,12 +154,17 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemSchemaExtract"], swiftSettings: strict),
-        .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema"], swiftSettings: strict),
+        // One v1/v2 Swift source pair per compatibility rule, shared by two test targets.
+        .target(name: "TandemSchemaTestSupport", dependencies: ["TandemSchema"], path: "Tests/TandemSchemaTestSupport", swiftSettings: strict),
+        .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema", "TandemSchemaTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TandemServerTests",
             dependencies: [
                 "TandemServer",
                 "TandemWire",
+                "TandemGzip",
+                "TandemSchemaExtract",
+                "TandemSchemaTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "GRDB", package: "GRDB.swift"),

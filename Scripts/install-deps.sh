@@ -3,7 +3,7 @@
 # the real tandem-server process; python3 reads its database), when they are missing.
 set -euo pipefail
 missing=()
-for pkg in libsqlite3-dev libcurl4-openssl-dev curl python3; do
+for pkg in libsqlite3-dev libcurl4-openssl-dev zlib1g-dev curl python3; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemSchema
+import TandemSchemaTestSupport
 
 /// The `tandem` executable, run as a process: exit codes, output formats, bad input.
 @Suite("tandem schema (the CLI process)")

@@ -10,11 +10,15 @@ public struct ServerDependencies: Sendable {
     public var configuration: ServerConfiguration
     /// The server's clock, milliseconds since 1970 (injected for tests).
     public var now: @Sendable () -> Int64
+    /// The counters and timers `GET /metrics` serves.
+    public var metrics: ServerMetrics
 
     public init(storage: any ServerStorage, configuration: ServerConfiguration = ServerConfiguration(),
+                metrics: ServerMetrics = ServerMetrics(),
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
         self.storage = storage
         self.configuration = configuration
+        self.metrics = metrics
         self.now = now
     }
 }
@@ -38,9 +42,17 @@ public func buildApplication(_ dependencies: ServerDependencies, host: String = 
 public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequestContext> {
     let router = Router(context: TandemRequestContext.self)
     router.add(middleware: LogRequestsMiddleware(.info))
+    router.add(middleware: ResponseMetricsMiddleware(metrics: dependencies.metrics))
+    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: CompressionMiddleware())
     router.add(middleware: ErrorMiddleware())
     let routes = Routes(dependencies: dependencies)
     router.get("health") { _, _ in try await routes.health() }
+    let registry = dependencies.metrics.registry
+    router.get("metrics") { _, _ in
+        Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+    }
     let specification = OpenAPIDocument.text
     router.get("openapi.yaml") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],

@@ -1,6 +1,9 @@
 import Foundation
+import Metrics
+import Synchronization
 import Hummingbird
 import HTTPTypes
+import TandemGzip
 import TandemSchema
 import TandemWire
 
@@ -24,17 +27,30 @@ struct Routes: Sendable {
     }
 
     /// The body, refused with 413 past the limit: by `Content-Length` before anything is read,
-    /// else while reading.
+    /// else while reading. A `Content-Encoding: gzip` body is inflated, and the inflated size
+    /// is held to the same limit (a small body cannot expand into a huge one).
     func body(_ request: Request) async throws -> Data {
         let limit = configuration.maxBodyBytes
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
             throw APIError(.contentTooLarge, "body_too_large", "the body is \(length) bytes; the limit is \(limit)")
         }
+        let encoding = request.headers[.contentEncoding]?.trimmingCharacters(in: .whitespaces).lowercased() ?? "identity"
+        guard ["identity", "gzip", "x-gzip"].contains(encoding) else {
+            throw APIError(.unsupportedMediaType, "unsupported_encoding", "Content-Encoding '\(encoding)' is not supported; send gzip or no encoding")
+        }
+        let buffer: ByteBuffer
         do {
-            let buffer = try await request.body.collect(upTo: limit)
-            return Data(buffer.readableBytesView)
+            buffer = try await request.body.collect(upTo: limit)
         } catch {
             throw APIError(.contentTooLarge, "body_too_large", "the body exceeds the limit of \(limit) bytes")
+        }
+        guard encoding != "identity" else { return Data(buffer.readableBytesView) }
+        do {
+            return Data(try Gzip.decompress(buffer.readableBytesView, limit: limit))
+        } catch where error.code == .tooLarge {
+            throw APIError(.contentTooLarge, "body_too_large", "the gzip body inflates past the limit of \(limit) bytes")
+        } catch {
+            throw APIError.badRequest("invalid_encoding", "the body is not valid gzip: \(error.message)")
         }
     }
 
@@ -141,10 +157,12 @@ struct Routes: Sendable {
             }
             return true
         }
+        if registration.created { dependencies.metrics.schemasRegistered.increment() }
         return try Self.json(registration, status: registration.created ? .created : .ok)
     }
 
     func push(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
+        let started = ContinuousClock.now
         let dataset = try await dataset(context)
         guard let key = request.headers[HTTPField.Name("Idempotency-Key")!], (1...200).contains(key.count) else {
             throw APIError.badRequest("missing_idempotency_key", "a push needs an Idempotency-Key header (1–200 characters) that stays the same on retry")
@@ -167,17 +185,32 @@ struct Routes: Sendable {
         let processor = PushProcessor(datasetName: dataset.name, schemaVersion: push.schemaVersion, schema: schema,
                                       now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
         let (changes, stamps) = try processor.validate(push.changes)
+        let counts = Mutex((applied: 0, lost: 0))
         let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now) { transaction in
             let response = try processor.apply(changes, stamps: stamps, to: &transaction)
+            counts.withLock {
+                $0 = (response.outcomes.count { $0.position != nil }, response.outcomes.reduce(0) { $0 + $1.lost.count })
+            }
             return WireJSON.data { $0.append(response) }
         }
         if stored.replayed && stored.requestHash != requestHash {
             throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(key)' was used for a different push; use a new key for new changes")
         }
+        let metrics = dependencies.metrics
+        metrics.pushes.increment()
+        if stored.replayed {
+            metrics.pushReplays.increment()
+        } else {
+            let (applied, lost) = counts.withLock { $0 }
+            metrics.changesApplied.increment(by: applied)
+            metrics.valuesLost.increment(by: lost)
+        }
+        metrics.pushDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(stored.response)
     }
 
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
+        let started = ContinuousClock.now
         let dataset = try await dataset(context)
         let query = request.uri.queryParameters
         var after: Int64 = 0
@@ -200,6 +233,8 @@ struct Routes: Sendable {
         let (entries, hasMore) = try await storage.pull(dataset: dataset.id, after: after, limit: limit)
         let next = Cursor(dataset: dataset.id, position: entries.last?.position ?? after)
         let page = PullResponse(changes: entries, nextCursor: next.text, hasMore: hasMore, serverTime: dependencies.now())
+        dependencies.metrics.changesPulled.increment(by: entries.count)
+        dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(WireJSON.data { $0.append(page) })
     }
 }

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
 import TandemServer
 
 /// `tandem-server`: the Tandem sync server.
@@ -63,7 +65,10 @@ struct Serve: AsyncParsableCommand {
         configuration.burst = burst
         configuration.maxClockSkewMilliseconds = maxClockSkew
         let logger = Logger(label: "tandem-server")
-        let app = buildApplication(ServerDependencies(storage: try data.storage(), configuration: configuration),
+        // One registry for the server's own metrics and those of the libraries it runs on.
+        let metrics = ServerMetrics()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
+        let app = buildApplication(ServerDependencies(storage: try data.storage(), configuration: configuration, metrics: metrics),
                                    host: host, port: port, logger: logger)
         try await app.runService()
     }
