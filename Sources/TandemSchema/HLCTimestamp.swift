@@ -37,7 +37,26 @@ public struct HLCTimestamp: Sendable, Hashable, Comparable, Codable, CustomStrin
     }
 
     public var description: String {
-        Self.pad(physical, 12) + "-" + Self.pad(UInt64(counter), 4) + "-" + Self.pad(node, 16)
+        guard physical < 1 << 48 else {
+            return Self.pad(physical, 12) + "-" + Self.pad(UInt64(counter), 4) + "-" + Self.pad(node, 16)
+        }
+        // Written digit by digit: stamps are formatted for every value a push or save writes.
+        return String(unsafeUninitializedCapacity: 34) { buffer in
+            func put(_ value: UInt64, _ width: Int, at start: Int) {
+                var value = value
+                for offset in stride(from: start + width - 1, through: start, by: -1) {
+                    let digit = UInt8(truncatingIfNeeded: value & 0xF)
+                    buffer[offset] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                    value >>= 4
+                }
+            }
+            put(physical, 12, at: 0)
+            buffer[12] = UInt8(ascii: "-")
+            put(UInt64(counter), 4, at: 13)
+            buffer[17] = UInt8(ascii: "-")
+            put(node, 16, at: 18)
+            return 34
+        }
     }
 
     public static func < (lhs: HLCTimestamp, rhs: HLCTimestamp) -> Bool {

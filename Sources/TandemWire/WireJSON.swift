@@ -9,115 +9,142 @@ public import Foundation
 /// let data = WireJSON.data { $0.append(response) }    // == JSONEncoder (sortedKeys) semantics
 /// ```
 public struct WireJSON {
-    public private(set) var text = ""
+    /// The UTF-8 bytes written so far.
+    public private(set) var bytes: [UInt8] = []
+
+    /// The text written so far.
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
 
     public init() {
-        text.reserveCapacity(256)
+        bytes.reserveCapacity(256)
     }
 
     /// Builds JSON text with `body` and returns its UTF-8 bytes.
     public static func data(_ body: (inout WireJSON) -> Void) -> Data {
         var writer = WireJSON()
         body(&writer)
-        return Data(writer.text.utf8)
+        return Data(writer.bytes)
     }
 
-    public mutating func raw(_ text: String) { self.text += text }
+    /// Appends JSON text as it is.
+    public mutating func raw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Appends JSON text as it is.
+    public mutating func raw(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
 
     public mutating func string(_ value: String) {
-        text += "\""
-        var needsEscaping = false
-        for unit in value.utf8 where unit < 0x20 || unit == 0x22 || unit == 0x5C {
-            needsEscaping = true
-            break
-        }
-        if !needsEscaping {
-            text += value
-        } else {
-            for scalar in value.unicodeScalars {
-                switch scalar {
-                case "\"": text += "\\\""
-                case "\\": text += "\\\\"
-                case "\n": text += "\\n"
-                case "\r": text += "\\r"
-                case "\t": text += "\\t"
-                case _ where scalar.value < 0x20:
-                    let hex = String(scalar.value, radix: 16)
-                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                default: text.unicodeScalars.append(scalar)
+        bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var clean = utf8.startIndex
+            for index in utf8.indices {
+                let unit = utf8[index]
+                guard unit < 0x20 || unit == 0x22 || unit == 0x5C else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean..<index]))
+                clean = index + 1
+                switch unit {
+                case 0x22: bytes += [0x5C, 0x22]
+                case 0x5C: bytes += [0x5C, 0x5C]
+                case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
+                case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
+                case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    bytes += [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(unit >> 4)], hex[Int(unit & 0xF)]]
                 }
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean...]))
         }
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
     }
 
-    public mutating func number(_ value: Int64) { text += String(value) }
+    public mutating func number(_ value: Int64) {
+        if value == .min { raw("-9223372036854775808"); return }
+        var magnitude = value.magnitude
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            bytes.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
 
     /// An object whose members are written by `members`, called with the sorted keys.
     public mutating func object<Value>(_ dictionary: [String: Value], _ value: (inout WireJSON, Value) -> Void) {
-        text += "{"
-        for (index, key) in dictionary.keys.sorted().enumerated() {
-            if index > 0 { text += "," }
-            string(key)
-            text += ":"
-            value(&self, dictionary[key]!)
+        bytes.append(UInt8(ascii: "{"))
+        for (index, element) in dictionary.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            string(element.key)
+            bytes.append(UInt8(ascii: ":"))
+            value(&self, element.value)
         }
-        text += "}"
+        bytes.append(UInt8(ascii: "}"))
     }
 
     public mutating func array<Element>(_ elements: [Element], _ element: (inout WireJSON, Element) -> Void) {
-        text += "["
+        bytes.append(UInt8(ascii: "["))
         for (index, item) in elements.enumerated() {
-            if index > 0 { text += "," }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
             element(&self, item)
         }
-        text += "]"
+        bytes.append(UInt8(ascii: "]"))
     }
 
     public mutating func append(_ value: WireValue) {
         switch value {
-        case .null: text += "null"
-        case .bool(let flag): text += flag ? "true" : "false"
+        case .null: raw("null")
+        case .bool(let flag): if flag { raw("true") } else { raw("false") }
         case .integer(let integer): number(integer)
-        case .real(let real): text += real.isFinite ? "\(real)" : "null"
+        case .real(let real): if real.isFinite { raw(real.description) } else { raw("null") }
         case .text(let string): self.string(string)
         case .bytes(let data):
-            text += "{\"bytes\":"
+            raw("{\"bytes\":")
             string(data.base64EncodedString())
-            text += "}"
+            raw("}")
         }
     }
 
     public mutating func append(_ change: WireChange) {
-        text += "{\"entity\":"
+        raw("{\"entity\":")
         string(change.entity)
-        text += ",\"kind\":"
+        raw(",\"kind\":")
         string(change.kind.rawValue)
-        text += ",\"record\":"
+        raw(",\"record\":")
         string(change.record)
-        text += ",\"stamps\":"
+        raw(",\"stamps\":")
         object(change.stamps) { $0.string($1) }
-        text += ",\"values\":"
+        raw(",\"values\":")
         object(change.values) { $0.append($1) }
-        text += "}"
+        raw("}")
     }
 
     public mutating func append(_ lost: LostValue) {
-        text += "{\"attribute\":"
+        raw("{\"attribute\":")
         string(lost.attribute)
-        text += ",\"stamp\":"
+        raw(",\"stamp\":")
         string(lost.stamp)
-        text += ",\"value\":"
+        raw(",\"value\":")
         append(lost.value)
-        text += ",\"winningStamp\":"
+        raw(",\"winningStamp\":")
         string(lost.winningStamp)
-        text += ",\"winningValue\":"
+        raw(",\"winningValue\":")
         append(lost.winningValue)
-        text += "}"
+        raw("}")
     }
 
     public mutating func append(_ response: PushResponse) {
-        text += "{\"outcomes\":"
+        raw("{\"outcomes\":")
         array(response.outcomes) { writer, outcome in
             writer.raw("{\"applied\":")
             writer.array(outcome.applied) { $0.string($1) }
@@ -129,36 +156,55 @@ public struct WireJSON {
             }
             writer.raw("}")
         }
-        text += ",\"serverTime\":"
+        raw(",\"serverTime\":")
         number(response.serverTime)
-        text += "}"
+        raw("}")
     }
 
     public mutating func append(_ request: PushRequest) {
-        text += "{\"changes\":"
+        raw("{\"changes\":")
         array(request.changes) { $0.append($1) }
-        text += ",\"schemaVersion\":"
+        raw(",\"schemaVersion\":")
         number(Int64(request.schemaVersion))
-        text += "}"
+        raw("}")
+    }
+
+    public mutating func append(_ entry: LogEntry) {
+        logEntry(position: entry.position, schemaVersion: entry.schemaVersion) { $0.append(entry.change) }
+    }
+
+    /// A log entry whose change is written by `change` (the server splices stored JSON).
+    public mutating func logEntry(position: Int64, schemaVersion: Int, change: (inout WireJSON) -> Void) {
+        raw("{\"change\":")
+        change(&self)
+        raw(",\"position\":")
+        number(position)
+        raw(",\"schemaVersion\":")
+        number(Int64(schemaVersion))
+        raw("}")
     }
 
     public mutating func append(_ response: PullResponse) {
-        text += "{\"changes\":"
-        array(response.changes) { writer, entry in
-            writer.raw("{\"change\":")
-            writer.append(entry.change)
-            writer.raw(",\"position\":")
-            writer.number(entry.position)
-            writer.raw(",\"schemaVersion\":")
-            writer.number(Int64(entry.schemaVersion))
-            writer.raw("}")
-        }
-        text += ",\"hasMore\":"
-        text += response.hasMore ? "true" : "false"
-        text += ",\"nextCursor\":"
-        string(response.nextCursor)
-        text += ",\"serverTime\":"
-        number(response.serverTime)
-        text += "}"
+        var entries = WireJSON()
+        entries.array(response.changes) { $0.append($1) }
+        pullResponse(entries: entries.bytes, hasMore: response.hasMore, nextCursor: response.nextCursor, serverTime: response.serverTime)
+    }
+
+    /// A pull answer around an already written JSON array of log entries.
+    public mutating func pullResponse(entries: [UInt8], hasMore: Bool, nextCursor: String, serverTime: Int64) {
+        raw("{\"changes\":")
+        bytes.append(contentsOf: entries)
+        raw(",\"hasMore\":")
+        if hasMore { raw("true") } else { raw("false") }
+        raw(",\"nextCursor\":")
+        string(nextCursor)
+        raw(",\"serverTime\":")
+        number(serverTime)
+        raw("}")
+    }
+
+    /// Appends bytes that are already JSON (a stored change).
+    public mutating func rawJSON(_ json: some Sequence<UInt8>) {
+        bytes.append(contentsOf: json)
     }
 }

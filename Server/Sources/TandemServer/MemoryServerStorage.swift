@@ -83,7 +83,7 @@ public actor MemoryServerStorage: ServerStorage {
     }
 
     public func push(dataset: Int64, key: String, requestHash: String, now: Int64,
-                     apply: @Sendable (inout any PushTransaction) throws -> Data) throws -> StoredPush {
+                     apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) throws -> StoredPush {
         guard let stored = state.datasets[dataset] else { throw StorageError.notFound("dataset") }
         if let previous = stored.idempotent[key] {
             return StoredPush(response: previous.response, requestHash: previous.hash, replayed: true)

@@ -168,7 +168,12 @@ struct Routes: Sendable {
             throw APIError.badRequest("missing_idempotency_key", "a push needs an Idempotency-Key header (1–200 characters) that stays the same on retry")
         }
         let data = try await body(request)
-        let push = try decode(PushRequest.self, from: data)
+        let push: PushRequest
+        do {
+            push = try WireJSONReader.pushRequest(data)
+        } catch {
+            throw APIError.badRequest("invalid_json", "the body is not a valid PushRequest: \(error)")
+        }
         // The hash of the decoded request in canonical form: the same push with its JSON
         // members in another order is the same push.
         let requestHash = SHA256.hex(Array(WireJSON.data { $0.append(push) }))
@@ -230,11 +235,11 @@ struct Routes: Sendable {
             }
             limit = min(value, configuration.maxPageSize, Int(Int32.max))
         }
-        let (entries, hasMore) = try await storage.pull(dataset: dataset.id, after: after, limit: limit)
-        let next = Cursor(dataset: dataset.id, position: entries.last?.position ?? after)
-        let page = PullResponse(changes: entries, nextCursor: next.text, hasMore: hasMore, serverTime: dependencies.now())
-        dependencies.metrics.changesPulled.increment(by: entries.count)
+        let page = try await storage.pullJSON(dataset: dataset.id, after: after, limit: limit)
+        let next = Cursor(dataset: dataset.id, position: page.lastPosition ?? after)
+        dependencies.metrics.changesPulled.increment(by: page.count)
         dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
-        return try Self.json(WireJSON.data { $0.append(page) })
+        let serverTime = dependencies.now()
+        return try Self.json(WireJSON.data { $0.pullResponse(entries: page.json, hasMore: page.hasMore, nextCursor: next.text, serverTime: serverTime) })
     }
 }

@@ -13,6 +13,16 @@ public final class SQLiteServerStorage: ServerStorage {
     public static let formatVersion = 1
 
     private let pool: DatabasePool
+    /// Pushes that queue for the writer run together, each in its own savepoint.
+    private let committer: GroupCommitter<QueuedPush, StoredPush>
+
+    private struct QueuedPush: Sendable {
+        var dataset: Int64
+        var key: String
+        var requestHash: String
+        var now: Int64
+        var apply: @Sendable (inout any PushTransaction) throws -> Data
+    }
 
     /// Opens (creating) the database at `path`.
     ///
@@ -24,6 +34,7 @@ public final class SQLiteServerStorage: ServerStorage {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
+        let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             try pool.write { db in try Self.migrate(db) }
@@ -32,7 +43,25 @@ public final class SQLiteServerStorage: ServerStorage {
         } catch {
             throw StorageError.unavailable("cannot open the server database at \(path): \(error)")
         }
+        self.pool = pool
+        committer = GroupCommitter(maxBatch: Self.maxPushesPerTransaction) { pushes in
+            try await pool.write { db in
+                pushes.map { push in
+                    Result {
+                        var stored: StoredPush?
+                        try db.inSavepoint {
+                            stored = try Self.run(push, db)
+                            return .commit
+                        }
+                        return stored!
+                    }
+                }
+            }
+        }
     }
+
+    /// The most pushes one transaction holds (each is still all or nothing on its own).
+    static let maxPushesPerTransaction = 32
 
     private static func migrate(_ db: Database) throws {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
@@ -152,18 +181,21 @@ public final class SQLiteServerStorage: ServerStorage {
     }
 
     public func push(dataset: Int64, key: String, requestHash: String, now: Int64,
-                     apply: @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush {
-        try await pool.write { db in
-            if let row = try Row.fetchOne(db, sql: "SELECT request_hash, response FROM idempotency WHERE dataset_id = ? AND key = ?",
-                                          arguments: [dataset, key]) {
-                return StoredPush(response: row[1], requestHash: row[0], replayed: true)
-            }
-            var transaction: any PushTransaction = Transaction(db: db, dataset: dataset)
-            let response = try apply(&transaction)
-            try db.execute(sql: "INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [dataset, key, requestHash, response, now])
-            return StoredPush(response: response, requestHash: requestHash, replayed: false)
+                     apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush {
+        try await committer.submit(QueuedPush(dataset: dataset, key: key, requestHash: requestHash, now: now, apply: apply))
+    }
+
+    /// One push inside the group's transaction (in its own savepoint).
+    private static func run(_ push: QueuedPush, _ db: Database) throws -> StoredPush {
+        if let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT request_hash, response FROM idempotency WHERE dataset_id = ? AND key = ?"),
+                                      arguments: [push.dataset, push.key]) {
+            return StoredPush(response: row[1], requestHash: row[0], replayed: true)
         }
+        var transaction: any PushTransaction = Transaction(db: db, dataset: push.dataset)
+        let response = try push.apply(&transaction)
+        try db.cachedStatement(sql: "INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [push.dataset, push.key, push.requestHash, response, push.now])
+        return StoredPush(response: response, requestHash: push.requestHash, replayed: false)
     }
 
     public func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) {
@@ -171,11 +203,36 @@ public final class SQLiteServerStorage: ServerStorage {
             let rows = try Row.fetchAll(db, sql: """
                 SELECT position, schema_version, change FROM log WHERE dataset_id = ? AND position > ? ORDER BY position LIMIT ?
                 """, arguments: [dataset, position, limit + 1])
-            let decoder = JSONDecoder()
             let entries = try rows.prefix(limit).map { row in
-                LogEntry(position: row[0], change: try decoder.decode(WireChange.self, from: row[2] as Data), schemaVersion: row[1])
+                LogEntry(position: row[0], change: try WireJSONReader.change(row[2] as Data), schemaVersion: row[1])
             }
             return (entries, rows.count > limit)
+        }
+    }
+
+    public func pullJSON(dataset: Int64, after position: Int64, limit: Int) async throws -> PulledPage {
+        try await pool.read { db in
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT position, schema_version, change FROM log WHERE dataset_id = ? AND position > ? ORDER BY position LIMIT ?
+                """, arguments: [dataset, position, limit + 1])
+            var json = WireJSON()
+            json.raw("[")
+            var count = 0
+            var last: Int64?
+            var hasMore = false
+            while let row = try rows.next() {
+                guard count < limit else { hasMore = true; break }
+                if count > 0 { json.raw(",") }
+                let at: Int64 = row[0]
+                // Log changes are stored as the JSON of a WireChange: spliced as they are.
+                try row.withUnsafeData(atIndex: 2) { data in
+                    json.logEntry(position: at, schemaVersion: row[1]) { $0.rawJSON(data ?? Data("null".utf8)) }
+                }
+                count += 1
+                last = at
+            }
+            json.raw("]")
+            return PulledPage(json: json.bytes, count: count, lastPosition: last, hasMore: hasMore)
         }
     }
 

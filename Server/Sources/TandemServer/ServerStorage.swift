@@ -49,13 +49,43 @@ public protocol ServerStorage: Sendable {
     /// Runs a push in one transaction: the stored answer when `key` was seen, else `apply`
     /// (all or nothing) and its answer stored under `key`.
     func push(dataset: Int64, key: String, requestHash: String, now: Int64,
-              apply: @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush
+              apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush
 
     /// Log entries after `position`, oldest first, at most `limit`, and whether more follow.
     func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool)
 
+    /// The same page as ``pull(dataset:after:limit:)``, as the JSON array of its entries.
+    /// Storages that keep log entries as JSON splice them instead of decoding and encoding
+    /// each change; the default writes the entries with ``WireJSON``.
+    func pullJSON(dataset: Int64, after position: Int64, limit: Int) async throws -> PulledPage
+
     /// Throws when the storage cannot serve requests.
     func checkHealth() async throws
+}
+
+/// A page of the log as JSON: `[{"change":…,"position":…,"schemaVersion":…},…]`.
+public struct PulledPage: Sendable {
+    public var json: [UInt8]
+    public var count: Int
+    /// The position of the last entry, `nil` when the page is empty.
+    public var lastPosition: Int64?
+    public var hasMore: Bool
+
+    public init(json: [UInt8], count: Int, lastPosition: Int64?, hasMore: Bool) {
+        self.json = json
+        self.count = count
+        self.lastPosition = lastPosition
+        self.hasMore = hasMore
+    }
+}
+
+extension ServerStorage {
+    public func pullJSON(dataset: Int64, after position: Int64, limit: Int) async throws -> PulledPage {
+        let (entries, hasMore) = try await pull(dataset: dataset, after: position, limit: limit)
+        var json = WireJSON()
+        json.array(entries) { writer, entry in writer.append(entry) }
+        return PulledPage(json: json.bytes, count: entries.count, lastPosition: entries.last?.position, hasMore: hasMore)
+    }
 }
 
 /// What a push reads and writes inside its transaction.

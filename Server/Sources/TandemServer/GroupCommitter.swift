@@ -1,0 +1,54 @@
+/// Gathers jobs that arrive while a batch is running and runs them together as the next
+/// batch: SQLite has one writer, so pushes queue anyway, and one transaction for the pushes
+/// that queued up costs one commit instead of one each (group commit). A job's answer comes
+/// back only after its batch ran.
+///
+/// ```swift
+/// let committer = GroupCommitter<Push, StoredPush>(maxBatch: 64) { pushes in
+///     try await pool.write { db in pushes.map { push in Result { try apply(push, db) } } }
+/// }
+/// let stored = try await committer.submit(push)
+/// ```
+///
+/// `run` answers one result per job, in order; when `run` itself throws, every job of the
+/// batch gets that error.
+actor GroupCommitter<Job: Sendable, Output: Sendable> {
+    private let maxBatch: Int
+    private let run: @Sendable ([Job]) async throws -> [Result<Output, any Error>]
+    private var pending: [(job: Job, continuation: CheckedContinuation<Output, any Error>)] = []
+    private var draining = false
+
+    init(maxBatch: Int, run: @escaping @Sendable ([Job]) async throws -> [Result<Output, any Error>]) {
+        precondition(maxBatch >= 1)
+        self.maxBatch = maxBatch
+        self.run = run
+    }
+
+    /// Queues `job` and returns its result once the batch that contains it ran.
+    ///
+    /// - Throws: what the job's own part of the batch threw, or what `run` threw.
+    func submit(_ job: Job) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            pending.append((job, continuation))
+            if !draining {
+                draining = true
+                Task { await drain() }
+            }
+        }
+    }
+
+    private func drain() async {
+        while !pending.isEmpty {
+            let batch = Array(pending.prefix(maxBatch))
+            pending.removeFirst(batch.count)
+            do {
+                let results = try await run(batch.map(\.job))
+                precondition(results.count == batch.count, "GroupCommitter: run must answer once per job")
+                for (entry, result) in zip(batch, results) { entry.continuation.resume(with: result) }
+            } catch {
+                for entry in batch { entry.continuation.resume(throwing: error) }
+            }
+        }
+        draining = false
+    }
+}

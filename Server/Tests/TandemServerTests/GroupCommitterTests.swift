@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TandemServer
+import TandemWire
+
+@Suite("Group commit")
+struct GroupCommitterTests {
+    struct Planted: Error, Equatable { var job: Int }
+
+    @Test func jobsThatQueueDuringABatchRunTogetherAndEachGetsItsOwnAnswer() async throws {
+        let batches = Mutex<[[Int]]>([])
+        let committer = GroupCommitter<Int, Int>(maxBatch: 8) { jobs in
+            batches.withLock { $0.append(jobs) }
+            try await Task.sleep(for: .milliseconds(20))
+            return jobs.map { $0 % 5 == 0 ? .failure(Planted(job: $0)) : .success($0 * 10) }
+        }
+        let results = await withTaskGroup(of: (Int, Result<Int, Planted>).self) { group in
+            for job in 1...40 {
+                group.addTask {
+                    do { return (job, .success(try await committer.submit(job))) } catch { return (job, .failure(error as! Planted)) }
+                }
+            }
+            var results: [Int: Result<Int, Planted>] = [:]
+            for await (job, result) in group { results[job] = result }
+            return results
+        }
+        for job in 1...40 {
+            #expect(results[job] == (job % 5 == 0 ? .failure(Planted(job: job)) : .success(job * 10)))
+        }
+        let seen = batches.withLock { $0 }
+        #expect(seen.flatMap { $0 }.sorted() == Array(1...40), "every job ran exactly once")
+        #expect(seen.allSatisfy { $0.count <= 8 })
+        #expect(seen.count < 40, "jobs that queued ran together: \(seen.map(\.count))")
+    }
+
+    @Test func whenABatchFailsAsAWholeEveryJobInItGetsTheErrorAndLaterBatchesStillRun() async throws {
+        let calls = Mutex(0)
+        let committer = GroupCommitter<Int, Int>(maxBatch: 100) { jobs in
+            let call = calls.withLock { $0 += 1; return $0 }
+            if call == 1 { throw Planted(job: -1) }
+            return jobs.map { .success($0) }
+        }
+        await #expect(throws: Planted(job: -1)) { try await committer.submit(1) }
+        #expect(try await committer.submit(2) == 2)
+    }
+
+    /// Pushes that share a transaction stay all or nothing each: the failing ones leave no
+    /// log entry, their neighbours are applied.
+    @Test func aFailingPushInAGroupLeavesNothingAndItsNeighboursAreApplied() async throws {
+        let harness = try await ServerHarness.make(.sqlite)
+        let storage = harness.storage
+        let owner = try #require(try await storage.user(named: "ann")).id
+        _ = try await storage.createDataset(owner: owner, name: "d", now: 0)
+        let dataset = try #require(try await storage.datasetID(owner: owner, name: "d"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for push in 0..<60 {
+                group.addTask {
+                    do {
+                        _ = try await storage.push(dataset: dataset, key: "k\(push)", requestHash: "h", now: 0) { transaction in
+                            for n in 0..<5 {
+                                let change = ServerHarness.insert("d", push * 10 + n)
+                                _ = try transaction.appendLog(change, schemaVersion: 1)
+                                if push % 3 == 0 && n == 3 { throw Planted(job: push) }
+                            }
+                            return Data("{}".utf8)
+                        }
+                        #expect(push % 3 != 0)
+                    } catch {
+                        #expect(error as? Planted == Planted(job: push))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let (entries, _) = try await storage.pull(dataset: dataset, after: 0, limit: 1000)
+        let pushes = Set(entries.map { (Int($0.change.record.suffix(12))! / 10) })
+        #expect(entries.count == 40 * 5)
+        #expect(pushes == Set((0..<60).filter { $0 % 3 != 0 }))
+        // A failed push's key was not stored: retrying it applies it.
+        let retried = try await storage.push(dataset: dataset, key: "k0", requestHash: "h", now: 0) { _ in Data("{}".utf8) }
+        #expect(!retried.replayed)
+    }
+}
