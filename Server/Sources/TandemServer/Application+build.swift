@@ -35,6 +35,7 @@ public func buildApplication(_ dependencies: ServerDependencies, host: String = 
                              logger: Logger) -> some ApplicationProtocol {
     Application(router: buildRouter(dependencies),
                 configuration: .init(address: .hostname(host, port: port), serverName: "tandem-server"),
+                services: [MaintenanceService(dependencies: dependencies, logger: logger)],
                 logger: logger)
 }
 

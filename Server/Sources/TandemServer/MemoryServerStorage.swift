@@ -10,7 +10,7 @@ public actor MemoryServerStorage: ServerStorage {
         var info: DatasetInfo
         var schemas: [SchemaVersionInfo] = []
         var records: [String: RecordState] = [:]
-        var idempotent: [String: (hash: String, response: Data)] = [:]
+        var idempotent: [String: (hash: String, response: Data, at: Int64)] = [:]
     }
 
     struct State {
@@ -91,9 +91,19 @@ public actor MemoryServerStorage: ServerStorage {
         var transaction: any PushTransaction = Transaction(state: state, dataset: dataset)
         let response = try apply(&transaction)
         var committed = (transaction as! Transaction).state  // the only implementation made above
-        committed.datasets[dataset]?.idempotent[key] = (requestHash, response)
+        committed.datasets[dataset]?.idempotent[key] = (requestHash, response, now)
         state = committed
         return StoredPush(response: response, requestHash: requestHash, replayed: false)
+    }
+
+    public func pruneIdempotencyKeys(before cutoff: Int64) -> Int {
+        var pruned = 0
+        for id in state.datasets.keys {
+            let old = state.datasets[id]!.idempotent.filter { $0.value.at < cutoff }.map(\.key)
+            for key in old { state.datasets[id]!.idempotent[key] = nil }
+            pruned += old.count
+        }
+        return pruned
     }
 
     public func pull(dataset: Int64, after position: Int64, limit: Int) -> (entries: [LogEntry], hasMore: Bool) {

@@ -236,6 +236,13 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
+    public func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM idempotency WHERE created_at < ?", arguments: [cutoff])
+            return db.changesCount
+        }
+    }
+
     public func checkHealth() async throws {
         try await pool.read { db in _ = try Int.fetchOne(db, sql: "SELECT 1 FROM users LIMIT 1") }
     }

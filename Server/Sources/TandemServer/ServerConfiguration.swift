@@ -21,5 +21,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var requestsPerSecond: Double = 50
     public var burst: Double = 100
 
+    /// How long a push's answer is kept for `Idempotency-Key` replays (milliseconds).
+    public var idempotencyRetentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000
+    /// How often the maintenance service prunes expired answers.
+    public var maintenanceInterval: Duration = .seconds(3600)
+
     public init() {}
 }

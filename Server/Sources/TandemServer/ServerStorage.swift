@@ -59,6 +59,11 @@ public protocol ServerStorage: Sendable {
     /// each change; the default writes the entries with ``WireJSON``.
     func pullJSON(dataset: Int64, after position: Int64, limit: Int) async throws -> PulledPage
 
+    /// Forgets the answers of pushes stored before `cutoff` (milliseconds since 1970);
+    /// returns how many. A retry that comes later is applied as a new push: its values carry
+    /// the same stamps as the ones already merged, so they change nothing.
+    func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int
+
     /// Throws when the storage cannot serve requests.
     func checkHealth() async throws
 }

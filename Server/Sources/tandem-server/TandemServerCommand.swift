@@ -48,6 +48,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Requests a token may burst above the rate.") var burst = ServerConfiguration().burst
     @Option(help: "How far ahead of the server's clock a stamp may be, in milliseconds.")
     var maxClockSkew = ServerConfiguration().maxClockSkewMilliseconds
+    @Option(help: "Days a push's answer is kept for Idempotency-Key replays.") var idempotencyRetentionDays = 7
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func run() async throws {
@@ -64,6 +65,7 @@ struct Serve: AsyncParsableCommand {
         configuration.requestsPerSecond = requestsPerSecond
         configuration.burst = burst
         configuration.maxClockSkewMilliseconds = maxClockSkew
+        configuration.idempotencyRetentionMilliseconds = Int64(idempotencyRetentionDays) * 24 * 3600 * 1000
         let logger = Logger(label: "tandem-server")
         // One registry for the server's own metrics and those of the libraries it runs on.
         let metrics = ServerMetrics()

@@ -221,6 +221,7 @@ struct FailingStorage: ServerStorage {
     func datasets(owner: Int64) async throws -> [DatasetInfo] { throw DatabaseError(resultCode: .SQLITE_BUSY, message: "database is locked") }
     func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
     func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }
+    func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int { try await base.pruneIdempotencyKeys(before: cutoff) }
     func registerSchema(dataset: Int64, json: String, now: Int64, check: @Sendable ([SchemaVersionInfo]) throws -> Bool) async throws -> SchemaRegistration {
         try await base.registerSchema(dataset: dataset, json: json, now: now, check: check)
     }

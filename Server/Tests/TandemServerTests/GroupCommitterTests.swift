@@ -82,3 +82,30 @@ struct GroupCommitterTests {
         #expect(!retried.replayed)
     }
 }
+
+@Suite("Maintenance")
+struct MaintenanceTests {
+    @Test(arguments: StorageKind.allCases)
+    func expiredIdempotencyKeysArePrunedAndALateRetryChangesNothing(_ kind: StorageKind) async throws {
+        let clock = Mutex<Int64>(1_800_000_000_000)
+        let harness = try await ServerHarness.make(kind, configure: { $0.idempotencyRetentionMilliseconds = 60_000 },
+                                                   now: { clock.withLock { $0 } })
+        let maintenance = MaintenanceService(dependencies: harness.dependencies, logger: .init(label: "test"))
+        try await harness.run { client in
+            try await client.setUp("d", token: harness.ann)
+            let push = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("d", 1), ServerHarness.insert("d", 2)])
+            #expect(try await client.push("d", token: harness.ann, key: "old", push).status == .ok)
+            clock.withLock { $0 += 30_000 }
+            #expect(try await client.push("d", token: harness.ann, key: "new", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("d", 3)])).status == .ok)
+            #expect(try await maintenance.runOnce() == 0)
+            clock.withLock { $0 += 31_000 }
+            #expect(try await maintenance.runOnce() == 1, "only the answer older than 60 s goes")
+            let late = try await client.push("d", token: harness.ann, key: "old", push)
+            #expect(late.status == .ok)
+            #expect(try late.decode(PushResponse.self).outcomes.allSatisfy { $0.position == nil && $0.applied.isEmpty })
+            #expect(try await client.pullAll("d", token: harness.ann, limit: 100).count == 3)
+            let replay = try await client.push("d", token: harness.ann, key: "new", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("d", 3)]))
+            #expect(try replay.decode(PushResponse.self).outcomes.first?.position != nil, "the newer answer is still replayed")
+        }
+    }
+}

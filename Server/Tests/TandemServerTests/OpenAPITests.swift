@@ -49,6 +49,13 @@ struct OpenAPITests {
             #expect(reply.status == .methodNotAllowed && reply.errorCode == "method_not_allowed")
             #expect(reply.headers[.allow] == "GET, PUT")
             #expect(try await client.send(.get, "/nowhere", token: harness.ann).status == .notFound)
+            // Every documented path answers 405 with Allow to a method it does not document.
+            for (operation, _) in try Self.operations() {
+                let path = String(operation.split(separator: " ")[1]).replacingOccurrences(of: "{dataset}", with: "todos")
+                let trace = try await client.send(HTTPRequest.Method("TRACE")!, path, token: harness.ann)
+                #expect(trace.status == .methodNotAllowed, "TRACE \(path) answered \(trace.status.code)")
+                #expect(trace.headers[.allow] != nil)
+            }
         }
     }
 

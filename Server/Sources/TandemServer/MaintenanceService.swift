@@ -1,0 +1,45 @@
+public import ServiceLifecycle
+public import Logging
+
+/// Runs the server's periodic upkeep until graceful shutdown: forgets push answers older
+/// than ``ServerConfiguration/idempotencyRetentionMilliseconds``.
+///
+/// `buildApplication` runs it beside the HTTP server; its clock is the dependencies' `now`.
+///
+/// ```swift
+/// let maintenance = MaintenanceService(dependencies: dependencies, logger: logger)
+/// try await maintenance.runOnce()   // what each interval does
+/// ```
+public struct MaintenanceService: Service {
+    let dependencies: ServerDependencies
+    let logger: Logger
+
+    public init(dependencies: ServerDependencies, logger: Logger) {
+        self.dependencies = dependencies
+        self.logger = logger
+    }
+
+    /// One round of upkeep; returns how many expired answers were dropped.
+    ///
+    /// - Throws: the storage's error.
+    @discardableResult
+    public func runOnce() async throws -> Int {
+        let cutoff = dependencies.now() - dependencies.configuration.idempotencyRetentionMilliseconds
+        return try await dependencies.storage.pruneIdempotencyKeys(before: cutoff)
+    }
+
+    public func run() async throws {
+        let interval = dependencies.configuration.maintenanceInterval
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let pruned = try await runOnce()
+                    if pruned > 0 { logger.info("pruned expired idempotency keys", metadata: ["count": "\(pruned)"]) }
+                } catch {
+                    logger.error("maintenance failed; retrying at the next interval", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+}
