@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "TandemSchema", targets: ["TandemSchema"]),
         .library(name: "TandemSchemaExtract", targets: ["TandemSchemaExtract"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
+        .library(name: "TandemSync", targets: ["TandemSync"]),
+        .library(name: "TandemCurl", targets: ["TandemCurl"]),
         .library(name: "TandemServer", targets: ["TandemServer"]),
         .executable(name: "tandem-server", targets: ["tandem-server"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
@@ -82,6 +84,20 @@ let package = Package(
         // Protocol v1: Codable + Sendable wire types shared by the sync client and the server.
         .target(name: "TandemWire", swiftSettings: strict),
 
+        // The sync engine: Transport protocol, push/pull, conflict handling. No network code.
+        .target(
+            name: "TandemSync",
+            dependencies: [
+                "Tandem", "TandemSchema", "TandemWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // libcurl (system library + a shim for the variadic setopt) and the live transport.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "TandemCurl", dependencies: ["CCurl", "TandemSync", "TandemGzip"], swiftSettings: strict),
+
         // The sync server (Server/): handlers, storage protocol with SQLite and in-memory twins.
         .target(
             name: "TandemServer",
@@ -118,6 +134,9 @@ let package = Package(
             dependencies: [
                 "TandemSchema",
                 "TandemSchemaExtract",
+                "Tandem", "TandemWire", "TandemSync", "TandemCurl",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -158,6 +177,11 @@ let package = Package(
         // One v1/v2 Swift source pair per compatibility rule, shared by two test targets.
         .target(name: "TandemSchemaTestSupport", dependencies: ["TandemSchema"], path: "Tests/TandemSchemaTestSupport", swiftSettings: strict),
         .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema", "TandemSchemaTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "TandemSyncTests",
+            dependencies: ["TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire",
+                           .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
         .testTarget(
             name: "TandemServerTests",
             dependencies: [

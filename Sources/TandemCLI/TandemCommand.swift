@@ -5,18 +5,23 @@ import Foundation
 ///
 /// Exit codes: 0 success (a compatible schema), 1 a failed check, 2 bad input or usage.
 @main
-struct TandemCommand: ParsableCommand {
+struct TandemCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tandem",
-        abstract: "Tandem's command line tool: schema extraction and compatibility checks.",
-        subcommands: [SchemaCommand.self])
+        abstract: "Tandem's command line tool: stores, records, sync, and schema compatibility checks.",
+        subcommands: [SchemaCommand.self, InitCommand.self, RecordsCommand.self, SyncCommand.self, StatusCommand.self,
+                      ConflictsCommand.self])
 
     /// Parses and runs the command, mapping every failure to exit code 1 (a check failed) or
     /// 2 (bad input or usage), with a message on standard error.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
         } catch let failure as CheckFailed {
             Foundation.exit(failure.exitCode)
         } catch let error as CLIError {

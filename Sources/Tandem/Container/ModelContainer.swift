@@ -35,13 +35,17 @@ public final class ModelContainer: Sendable {
     }
 
     /// Opens (or creates) the store for these model types.
-    public init(for types: [any PersistentModel.Type], configurations: [ModelConfiguration] = []) throws {
+    public convenience init(for types: [any PersistentModel.Type], configurations: [ModelConfiguration] = []) throws {
         guard configurations.count <= 1 else {
             throw StoreError(.misuse, "a container stores all its models in one configuration; got \(configurations.count)")
         }
-        let configuration = configurations.first ?? ModelConfiguration()
         let mappings = try Self.mappings(for: types)
-        let schema = Schema(entities: mappings.map(\.entity))
+        try self.init(schema: Schema(entities: mappings.map(\.entity)), mappings: mappings, configuration: configurations.first ?? ModelConfiguration())
+    }
+
+    /// Opens the store with `schema`; `mappings` are the model types (none for a store opened
+    /// from its schema alone).
+    init(schema: Schema, mappings: [EntityMapping], configuration: ModelConfiguration) throws {
         let opened = try StoreFile.open(configuration: configuration, schema: schema, mappings: mappings)
         self.schema = schema
         self.configurations = [configuration]

@@ -46,6 +46,16 @@ public struct HistoryChange: Sendable, Hashable, Codable {
     /// The deleted record's preserved values (`nil` unless ``kind`` is `.delete`).
     public var tombstone: [String: HistoryValue]? { kind == .delete ? values : nil }
 
+    /// The HLC stamp of one column's value in this change (the transaction's stamp when the
+    /// change carries no stamp of its own for it).
+    ///
+    /// ```swift
+    /// let stamp = change.stamp(of: "title")
+    /// ```
+    public func stamp(of column: String) -> HLCTimestamp {
+        stamps[column] ?? stamps["*"] ?? defaultStamp ?? .zero
+    }
+
     /// The latest stamp of the change: when it happened, in HLC order.
     public var stamp: HLCTimestamp {
         stamps.values.max() ?? defaultStamp ?? .zero

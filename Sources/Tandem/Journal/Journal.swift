@@ -33,7 +33,11 @@ enum Journal {
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                         """).execute(arguments: [token, origin.author, journal.clock.now().timeIntervalSince1970, stamp.description,
                                                  origin.context, process, before + 1, after])
-                    try StoreFile.setMetadata("hlc", stamp.description, db)
+                    // Never moves back: a sync may have advanced it past this stamp (remote stamps).
+                    try db.execute(sql: """
+                        INSERT INTO tandem_metadata (key, value) VALUES ('hlc', ?)
+                        ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
+                        """, arguments: [stamp.description])
                 }
                 return .commit
             }

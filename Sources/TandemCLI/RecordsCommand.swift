@@ -1,0 +1,172 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import Tandem
+import TandemSchema
+import TandemWire
+
+/// `tandem records put|get|list|delete`: records as JSON, for scripts and operations. Writes
+/// are journaled (author `tandem`), so they sync like an app's.
+struct RecordsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "records",
+        abstract: "Read and write a store's records as JSON (journaled, so they sync).",
+        subcommands: [Put.self, Get.self, List.self, Delete.self])
+
+    /// A record as printed: its URI, entity and column values.
+    struct Printed: Codable {
+        var record: String
+        var entity: String
+        var values: [String: WireValue]
+    }
+
+    static func entity(_ name: String, in container: ModelContainer) throws -> Schema.Entity {
+        guard let entity = container.schema.entity(named: name) else {
+            throw CLIError("no entity '\(name)' in the store; it has \(container.schema.entities.map(\.name).joined(separator: ", "))")
+        }
+        return entity
+    }
+
+    static func columns(of entity: Schema.Entity) -> [Schema.Column] {
+        entity.columns.filter { $0.role != .primaryKey }
+    }
+
+    static func parse(_ uri: String, in container: ModelContainer) throws -> (Schema.Entity, String) {
+        guard let url = URL(string: uri), let id = try? PersistentIdentifier(uriRepresentation: url) else {
+            throw CLIError("'\(uri)' is not a record URI (tandem://dataset/Entity/uuid)")
+        }
+        guard id.dataset == container.dataset else { throw CLIError("'\(uri)' belongs to dataset '\(id.dataset)'; the store is '\(container.dataset)'") }
+        return (try entity(id.entityName, in: container), id.uuid.uuidString.lowercased())
+    }
+
+    static func printed(_ row: Row, entity: Schema.Entity, dataset: String) -> Printed {
+        var values: [String: WireValue] = [:]
+        for column in columns(of: entity) {
+            let value: DatabaseValue = row[column.name]
+            switch value.storage {
+            case .null: values[column.name] = .null
+            case .int64(let integer): values[column.name] = .integer(integer)
+            case .double(let real): values[column.name] = .real(real)
+            case .string(let text): values[column.name] = .text(text)
+            case .blob(let data): values[column.name] = .bytes(data)
+            }
+        }
+        let id: String = row["#id"]
+        return Printed(record: "tandem://\(dataset)/\(entity.name)/\(id)", entity: entity.name, values: values)
+    }
+
+    static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    struct Put: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Insert a record, or update the given columns of an existing one; prints its URI.",
+            discussion: #"Example: tandem records put --store todos.store --entity Todo '{"title": "Buy milk", "rank": 2}'"#)
+        @OptionGroup var store: StoreOptions
+        @Option(help: "The entity.") var entity: String
+        @Option(help: "The record's UUID (a new one when omitted).") var id: String?
+        @Argument(help: "The values as a JSON object of column names ('-': read standard input).") var json: String
+
+        func run() throws {
+            let container = try store.open()
+            let entity = try RecordsCommand.entity(entity, in: container)
+            let text = json == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : json
+            let values: [String: WireValue]
+            do { values = try JSONDecoder().decode([String: WireValue].self, from: Data(text.utf8)) } catch {
+                throw CLIError("the values are not a JSON object of column values: \(error)")
+            }
+            let known = Dictionary(uniqueKeysWithValues: RecordsCommand.columns(of: entity).map { ($0.name, $0) })
+            if let unknown = values.keys.sorted().first(where: { known[$0] == nil }) {
+                throw CLIError("'\(entity.name)' has no column '\(unknown)'; its columns are \(known.keys.sorted().joined(separator: ", "))")
+            }
+            let uuid: String
+            if let id {
+                guard let parsed = UUID(uuidString: id) else { throw CLIError("'\(id)' is not a UUID") }
+                uuid = parsed.uuidString.lowercased()
+            } else {
+                uuid = UUID().uuidString.lowercased()
+            }
+            let names = values.keys.sorted()
+            let table = RecordsCommand.quote(entity.name)
+            do {
+                try container.write(author: "tandem") { db in
+                    let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(table) WHERE \"#id\" = ?", arguments: [uuid]) ?? false
+                    let arguments = names.map { values[$0]!.cliDatabaseValue }
+                    if exists {
+                        guard !names.isEmpty else { return }
+                        try db.execute(sql: "UPDATE \(table) SET \(names.map { RecordsCommand.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
+                                       arguments: StatementArguments(arguments + [uuid.databaseValue]))
+                    } else {
+                        try db.execute(sql: "INSERT INTO \(table) (\"#id\"\(names.map { ", " + RecordsCommand.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
+                                       arguments: StatementArguments([uuid.databaseValue] + arguments))
+                    }
+                }
+            } catch let error as StoreError {
+                throw CLIError("the record was not written: \(error.message)")
+            }
+            print("tandem://\(container.dataset)/\(entity.name)/\(uuid)")
+        }
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print one record as JSON.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The record URI.") var uri: String
+
+        func run() throws {
+            let container = try store.open()
+            let (entity, uuid) = try RecordsCommand.parse(uri, in: container)
+            guard let row = try container.read({ db in
+                try Row.fetchOne(db, sql: "SELECT * FROM \(RecordsCommand.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid])
+            }) else {
+                throw CLIError("no record \(uri)")
+            }
+            try printJSON(RecordsCommand.printed(row, entity: entity, dataset: container.dataset))
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the records of an entity as a JSON array (ordered by id).")
+        @OptionGroup var store: StoreOptions
+        @Option(help: "The entity.") var entity: String
+        @Option(help: "At most this many.") var limit = 1000
+
+        func run() throws {
+            let container = try store.open()
+            let entity = try RecordsCommand.entity(entity, in: container)
+            let rows = try container.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM \(RecordsCommand.quote(entity.name)) ORDER BY \"#id\" LIMIT ?", arguments: [limit])
+            }
+            try printJSON(rows.map { RecordsCommand.printed($0, entity: entity, dataset: container.dataset) })
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a record.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The record URI.") var uri: String
+
+        func run() throws {
+            let container = try store.open()
+            let (entity, uuid) = try RecordsCommand.parse(uri, in: container)
+            let deleted = try container.write(author: "tandem") { db in
+                try db.execute(sql: "DELETE FROM \(RecordsCommand.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid])
+                return db.changesCount
+            }
+            guard deleted > 0 else { throw CLIError("no record \(uri)") }
+            print("deleted \(uri)")
+        }
+    }
+}
+
+extension WireValue {
+    var cliDatabaseValue: DatabaseValue {
+        switch self {
+        case .null: .null
+        case .bool(let flag): (flag ? 1 : 0).databaseValue
+        case .integer(let integer): integer.databaseValue
+        case .real(let real): real.databaseValue
+        case .text(let text): text.databaseValue
+        case .bytes(let data): data.databaseValue
+        }
+    }
+}

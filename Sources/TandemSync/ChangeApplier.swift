@@ -1,0 +1,198 @@
+import Foundation
+import GRDB
+import TandemSchema
+import TandemWire
+
+/// Applies pulled log entries to the store's rows, inside the sync's write transaction
+/// (author `sync`, so the journal never pushes them back).
+///
+/// Per column, the newer HLC stamp wins (the server decided the same way, so every replica
+/// converges). A pulled delete removes the row unless the row was created after it (a
+/// re-insert); a pulled insert of a record this store deleted, unpushed and later, is
+/// skipped (delete wins; the delete is pushed next). Values that lose against an unpushed
+/// local edit, in either direction, go to the conflict log. An entry that cannot be applied
+/// is quarantined with its reason; the others go on.
+struct ChangeApplier {
+    let schema: Schema
+    let dataset: String
+    let now: Int64
+    /// Unpushed local edits: record URI → column → stamp (`*`: a delete).
+    let pending: [String: [String: HLCTimestamp]]
+
+    struct Outcome {
+        var applied = 0
+        var conflicts = 0
+        var quarantined = 0
+        var newestStamp: HLCTimestamp?
+    }
+
+    private let columns: [String: [String: Schema.Column]]
+
+    init(schema: Schema, dataset: String, now: Int64, pending: [String: [String: HLCTimestamp]]) {
+        self.schema = schema
+        self.dataset = dataset
+        self.now = now
+        self.pending = pending
+        var columns: [String: [String: Schema.Column]] = [:]
+        for entity in schema.entities {
+            columns[entity.name] = Dictionary(entity.columns.filter { $0.role != .primaryKey }.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        self.columns = columns
+    }
+
+    static let stampColumn = "\"#hlc\""
+    static let idColumn = "\"#id\""
+
+    func apply(_ entry: LogEntry, _ db: Database, into outcome: inout Outcome) throws {
+        let change = entry.change
+        func quarantine(_ reason: String) throws {
+            try SyncStore.quarantine(WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now, db)
+            outcome.quarantined += 1
+        }
+        guard let (uriDataset, entityName, uuid) = Self.parse(change.record) else {
+            return try quarantine("'\(change.record)' is not a record URI")
+        }
+        guard uriDataset == dataset, entityName == change.entity else {
+            return try quarantine("the record URI names dataset '\(uriDataset)' and entity '\(entityName)'; this store is dataset '\(dataset)' and the change says '\(change.entity)'")
+        }
+        guard let known = columns[change.entity] else {
+            return try quarantine("entity '\(change.entity)' is not in this store's schema (it was written with schema version \(entry.schemaVersion)); migrate the store to a schema that has it")
+        }
+        var stamps: [String: HLCTimestamp] = [:]
+        for (key, text) in change.stamps {
+            guard let stamp = HLCTimestamp(text) else { return try quarantine("the stamp of '\(key)' is not an HLC stamp: '\(text)'") }
+            stamps[key] = stamp
+        }
+        if let newest = stamps.values.max() { outcome.newestStamp = max(outcome.newestStamp ?? newest, newest) }
+        let unknown = change.values.keys.filter { known[$0] == nil }.sorted()
+        if !unknown.isEmpty {
+            try quarantine("columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied")
+        }
+        let table = SQLName.quote(change.entity)
+        let row = try Row.fetchOne(db, sql: "SELECT \(Self.stampColumn) FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [uuid])
+        let exists = row != nil
+        let local = (row?[0] as String?).flatMap(Self.stamps) ?? [:]
+        let mine = pending[change.record] ?? [:]
+
+        switch change.kind {
+        case .delete:
+            guard let delete = stamps[WireChange.deleteStampKey] else { return try quarantine("a delete without its '*' stamp") }
+            guard exists else { return }
+            if let created = local["*"], created > delete {
+                try conflict(change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local, rule: "insertAfterDelete", db, &outcome)
+                return
+            }
+            if let edited = mine.filter({ $0.key != "*" }).values.max(), edited > delete {
+                try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: "deleteWins", db, &outcome)
+            }
+            try db.execute(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [uuid])
+            outcome.applied += 1
+
+        case .insert, .update:
+            let values = change.values.filter { known[$0.key] != nil }
+            if !exists {
+                // An update of a record this store does not have: the store deleted it (the
+                // log always brings a record's insert before its updates), so the delete
+                // wins and the update is logged as lost.
+                if change.kind == .update {
+                    let newest = values.keys.compactMap { stamps[$0] }.max()
+                    for (column, value) in values.sorted(by: { $0.key < $1.key }) {
+                        try conflict(change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: stamps[column] ?? newest,
+                                     winner: .local, rule: "deleteWins", db, &outcome)
+                    }
+                    return
+                }
+                // Deleted here and not pushed yet: a newer local delete wins; a newer
+                // re-insert from elsewhere brings the record back.
+                if let deleted = mine["*"] {
+                    let newest = values.keys.compactMap { stamps[$0] }.max() ?? .zero
+                    if newest <= deleted {
+                        try conflict(change.record, "*", local: nil, localStamp: deleted, remote: nil, remoteStamp: newest, winner: .local, rule: "deleteWins", db, &outcome)
+                        return
+                    }
+                }
+                let created = values.keys.compactMap { stamps[$0] }.max() ?? .zero
+                var rowStamps = ["*": created.description]
+                for column in values.keys { rowStamps[column] = stamps[column]?.description }
+                let names = values.keys.sorted()
+                let sql = "INSERT INTO \(table) (\(Self.idColumn), \(Self.stampColumn)\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: names.count)))"
+                do {
+                    try db.execute(sql: sql, arguments: StatementArguments([uuid.databaseValue, Self.json(rowStamps).databaseValue] + names.map { values[$0]!.databaseValue }))
+                } catch let error as DatabaseError {
+                    return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
+                }
+                outcome.applied += 1
+                return
+            }
+            var assignments: [String] = []
+            var arguments: [DatabaseValue] = []
+            var merged = local
+            let current = try Row.fetchOne(db, sql: "SELECT \(values.keys.sorted().map(SQLName.quote).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?",
+                                           arguments: [uuid])
+            for (index, column) in values.keys.sorted().enumerated() {
+                guard let remote = stamps[column] else { continue }
+                let localStamp = local[column] ?? local["*"] ?? .zero
+                let localValue = WireValue(current?[index] as DatabaseValue? ?? .null)
+                if remote > localStamp {
+                    if let unpushed = mine[column], unpushed == localStamp, localValue != values[column] {
+                        try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: values[column], remoteStamp: remote,
+                                     winner: .remote, rule: "lastWriterWins", db, &outcome)
+                    }
+                    assignments.append(SQLName.quote(column) + " = ?")
+                    arguments.append(values[column]!.databaseValue)
+                    merged[column] = remote
+                } else if remote < localStamp, mine[column] != nil, localValue != values[column] {
+                    try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: values[column], remoteStamp: remote,
+                                 winner: .local, rule: "lastWriterWins", db, &outcome)
+                }
+            }
+            guard !assignments.isEmpty else { return }
+            let text = Self.json(merged.mapValues(\.description))
+            do {
+                try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
+                               arguments: StatementArguments(arguments + [text.databaseValue, uuid.databaseValue]))
+            } catch let error as DatabaseError {
+                return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
+            }
+            outcome.applied += 1
+        }
+    }
+
+    private func conflict(_ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,
+                          remoteStamp: HLCTimestamp?, winner: SyncConflict.Winner, rule: String, _ db: Database, _ outcome: inout Outcome) throws {
+        try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: attribute, localValue: local?.jsonText, localStamp: localStamp?.description,
+                                                  remoteValue: remote?.jsonText, remoteStamp: remoteStamp?.description, winner: winner, rule: rule), db)
+        outcome.conflicts += 1
+    }
+
+    /// `tandem://dataset/Entity/uuid` → its parts (uuid in lowercase).
+    static func parse(_ uri: String) -> (String, String, String)? {
+        guard uri.hasPrefix("tandem://") else { return nil }
+        let parts = uri.dropFirst("tandem://".count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, let uuid = UUID(uuidString: String(parts[2])) else { return nil }
+        return (String(parts[0]), String(parts[1]), uuid.uuidString.lowercased())
+    }
+
+    /// A row's `"#hlc"` JSON → stamps.
+    static func stamps(_ json: String) -> [String: HLCTimestamp]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String] else { return nil }
+        return object.compactMapValues { HLCTimestamp($0) }
+    }
+
+    static func json(_ stamps: [String: String]) -> String {
+        var writer = WireJSON()
+        writer.object(stamps) { $0.string($1) }
+        return writer.text
+    }
+}
+
+extension Data {
+    var utf8Text: String { String(decoding: self, as: UTF8.self) }
+}
+
+/// Quoting SQL identifiers (entity and column names).
+enum SQLName {
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,32 @@
+/// What a ``SyncEngine`` syncs with, and how.
+///
+/// ```swift
+/// let configuration = SyncConfiguration(dataset: "todos", token: { try String(contentsOfFile: "/etc/tandem/token").trimmed })
+/// ```
+public struct SyncConfiguration: Sendable {
+    /// The dataset on the server (the store's own dataset name by default).
+    public var dataset: String?
+    /// Returns the bearer token (read from a file or the environment; called per sync).
+    public var token: @Sendable () async throws -> String
+    /// Changes per push (the server's default cap is 1 000).
+    public var pushBatchSize = 500
+    /// The most bytes of JSON per push (the server's default body cap is 8 MiB).
+    public var pushBatchBytes = 4 << 20
+    /// Journal changes gathered before pushing (bounds memory on a large backlog).
+    public var pushRangeChanges = 20_000
+    /// Changes per pull page (the server caps it at its maximum).
+    public var pullPageSize = 1_000
+    /// Called as a sync progresses (for progress bars).
+    public var progress: (@Sendable (SyncProgress) -> Void)?
+
+    public init(dataset: String? = nil, token: @escaping @Sendable () async throws -> String) {
+        self.dataset = dataset
+        self.token = token
+    }
+}
+
+/// Where a running sync is.
+public enum SyncProgress: Sendable, Hashable {
+    case pushed(changes: Int, of: Int)
+    case pulled(changes: Int, hasMore: Bool)
+}

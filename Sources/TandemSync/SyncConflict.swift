@@ -1,0 +1,43 @@
+/// One value that lost a conflict, as the conflict log keeps it.
+///
+/// ```swift
+/// for conflict in try engine.conflicts() {
+///     print(conflict.record, conflict.attribute, conflict.winner, conflict.rule)
+/// }
+/// ```
+public struct SyncConflict: Sendable, Hashable, Codable {
+    /// Who won.
+    public enum Winner: String, Sendable, Hashable, Codable {
+        /// This store's value (a pulled value lost to a newer local edit).
+        case local
+        /// The pulled value (a local value was overwritten).
+        case remote
+        /// The server's value (a pushed local value lost there).
+        case server
+    }
+
+    /// Milliseconds since 1970 when the conflict was recorded.
+    public var at: Int64
+    /// The record URI.
+    public var record: String
+    /// The column (`*` for the record's existence: a delete against an edit).
+    public var attribute: String
+    /// The local value as wire JSON (`null` for a deleted record).
+    public var localValue: String?
+    public var localStamp: String?
+    public var remoteValue: String?
+    public var remoteStamp: String?
+    public var winner: Winner
+    /// The rule that decided: `lastWriterWins`, `deleteWins`, `insertAfterDelete`.
+    public var rule: String
+}
+
+/// A pulled change that could not be applied, kept with why.
+public struct QuarantinedChange: Sendable, Hashable, Codable {
+    public var at: Int64
+    /// The change's position in the server's log.
+    public var position: Int64?
+    /// The change as wire JSON.
+    public var change: String
+    public var reason: String
+}

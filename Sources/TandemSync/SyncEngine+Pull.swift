@@ -1,0 +1,65 @@
+import Foundation
+import GRDB
+import Tandem
+import TandemSchema
+import TandemWire
+
+extension SyncEngine {
+    /// Pulls pages after the saved cursor until the server has no more; each page is applied
+    /// in one transaction (author `sync`) together with the new cursor.
+    func pull() async throws -> ChangeApplier.Outcome {
+        var total = ChangeApplier.Outcome()
+        while true {
+            let cursor = try read { db in try SyncStore.value("cursor", db) } ?? ""
+            let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(configuration.pullPageSize)")
+            let page: PullResponse
+            do { page = try WireJSONReader.pullResponse(response.body) } catch {
+                throw SyncError(.invalidResponse, "the server's pull answer is unreadable: \(error)")
+            }
+            let pending = try pendingLocalStamps()
+            let applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: pending)
+            let outcome = try store { db in
+                var outcome = ChangeApplier.Outcome()
+                for entry in page.changes {
+                    try applier.apply(entry, db, into: &outcome)
+                }
+                try SyncStore.set("cursor", page.nextCursor, db)
+                if let newest = outcome.newestStamp {
+                    // Later local edits must be stamped after everything seen (HLC receive).
+                    try db.execute(sql: "UPDATE tandem_metadata SET value = ? WHERE key = 'hlc' AND value < ?",
+                                   arguments: [newest.description, newest.description])
+                }
+                return outcome
+            }
+            total.applied += outcome.applied
+            total.conflicts += outcome.conflicts
+            total.quarantined += outcome.quarantined
+            configuration.progress?(.pulled(changes: total.applied, hasMore: page.hasMore))
+            if !page.hasMore || page.changes.isEmpty { return total }
+        }
+    }
+
+    /// The column stamps of local changes not pushed yet (`*`: deleted), per record URI.
+    func pendingLocalStamps() throws -> [String: [String: HLCTimestamp]] {
+        var descriptor = HistoryDescriptor(after: try acknowledgedToken())
+        descriptor.excludedAuthors = [SyncStore.author]
+        let transactions: [HistoryTransaction]
+        do { transactions = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
+        var pending: [String: [String: HLCTimestamp]] = [:]
+        for transaction in transactions {
+            for change in transaction.changes {
+                let uri = change.persistentModelID.description
+                switch change.kind {
+                case .insert, .update:
+                    pending[uri, default: [:]]["*"] = nil
+                    for column in change.values.keys { pending[uri, default: [:]][column] = change.stamp(of: column) }
+                case .delete:
+                    pending[uri] = ["*": change.stamp]
+                case .link, .unlink:
+                    continue
+                }
+            }
+        }
+        return pending
+    }
+}

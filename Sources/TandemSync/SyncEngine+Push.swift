@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+import Tandem
+import TandemSchema
+import TandemWire
+
+extension SyncEngine {
+    struct PushResult {
+        var pushed = 0
+        var conflicts = 0
+    }
+
+    /// Pushes every journaled local change after the `sync` reader's acknowledged token, in
+    /// ranges of transactions split into batches. A range's bounds are saved before its
+    /// first batch is sent, so a retry (after a crash or a lost answer) sends the same
+    /// batches with the same idempotency keys; the range is acknowledged after the last.
+    func push(schemaVersion: Int) async throws -> PushResult {
+        var result = PushResult()
+        while true {
+            let acknowledged = try acknowledgedToken()
+            let range = try nextRange(after: acknowledged)
+            guard let range else { return result }
+            let transactions = try history(after: range.from, through: range.through)
+            let plan = PushPlanner.plan(transactions)
+            if plan.unsupported > 0 {
+                logger.warning("many-to-many links are not synced by protocol v1", metadata: ["links": "\(plan.unsupported)"])
+            }
+            let batches = PushPlanner.chunks(plan.changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes)
+            let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
+            var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.count }
+            for index in range.chunk..<batches.count {
+                let batch = batches[index]
+                let key = "\(clientID):\(range.from.rawValue)-\(range.through.rawValue):\(index)"
+                let body = WireJSON.data { $0.append(PushRequest(schemaVersion: schemaVersion, changes: batch)) }
+                let response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
+                let answer = try Self.decode(PushResponse.self, response)
+                guard answer.outcomes.count == batch.count else {
+                    throw SyncError(.invalidResponse, "the server answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
+                }
+                let now = clock()
+                let lost = try store { db in
+                    var count = 0
+                    for (change, outcome) in zip(batch, answer.outcomes) {
+                        for value in outcome.lost {
+                            let rule = change.kind == .delete ? "insertAfterDelete" : (value.winningValue == .null ? "deleteWins" : "lastWriterWins")
+                            try SyncStore.recordConflict(SyncConflict(at: now, record: change.record, attribute: value.attribute,
+                                                                      localValue: value.value.jsonText, localStamp: value.stamp,
+                                                                      remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
+                                                                      winner: .server, rule: rule), db)
+                            count += 1
+                        }
+                    }
+                    try SyncStore.set("inflight", "\(range.from.rawValue)-\(range.through.rawValue)-\(index + 1)", db)
+                    return count
+                }
+                result.conflicts += lost
+                result.pushed += batch.count
+                sent += batch.count
+                configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
+            }
+            do {
+                try container.acknowledgeHistory(through: range.through, reader: SyncStore.reader)
+            } catch {
+                throw SyncError(.store, "the store failed: \(error)")
+            }
+            try store { db in try SyncStore.set("inflight", nil, db) }
+        }
+    }
+
+    struct Range {
+        var from: HistoryToken
+        var through: HistoryToken
+        /// The first batch not yet answered.
+        var chunk: Int
+    }
+
+    func acknowledgedToken() throws -> HistoryToken {
+        do {
+            return try container.historyReaders().first { $0.name == SyncStore.reader }?.acknowledged ?? .start
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+
+    /// The saved range when it starts at `acknowledged`, else the next one (saved).
+    func nextRange(after acknowledged: HistoryToken) throws -> Range? {
+        if let text = try read({ db in try SyncStore.value("inflight", db) }) {
+            let parts = text.split(separator: "-").compactMap { Int64($0) }
+            if parts.count == 3, parts[0] == acknowledged.rawValue {
+                return Range(from: HistoryToken(rawValue: parts[0]), through: HistoryToken(rawValue: parts[1]), chunk: Int(parts[2]))
+            }
+        }
+        var through: HistoryToken?
+        var changes = 0
+        var cursor = acknowledged
+        while changes < configuration.pushRangeChanges {
+            var descriptor = HistoryDescriptor(after: cursor)
+            descriptor.excludedAuthors = [SyncStore.author]
+            descriptor.fetchLimit = 100
+            let page: [HistoryTransaction]
+            do { page = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
+            guard let last = page.last else { break }
+            for transaction in page {
+                changes += transaction.changes.count
+                through = transaction.token
+                if changes >= configuration.pushRangeChanges { break }
+            }
+            cursor = last.token
+            if page.count < 100 { break }
+        }
+        guard let through else { return nil }
+        let range = Range(from: acknowledged, through: through, chunk: 0)
+        try store { db in try SyncStore.set("inflight", "\(range.from.rawValue)-\(range.through.rawValue)-0", db) }
+        return range
+    }
+
+    /// The local (non-sync) transactions in `(from, through]`.
+    func history(after from: HistoryToken, through: HistoryToken) throws -> [HistoryTransaction] {
+        var result: [HistoryTransaction] = []
+        var cursor = from
+        while true {
+            var descriptor = HistoryDescriptor(after: cursor)
+            descriptor.excludedAuthors = [SyncStore.author]
+            descriptor.fetchLimit = 200
+            let page: [HistoryTransaction]
+            do { page = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
+            for transaction in page where transaction.token <= through { result.append(transaction) }
+            guard let last = page.last, last.token < through, page.count == 200 else { return result }
+            cursor = last.token
+        }
+    }
+}

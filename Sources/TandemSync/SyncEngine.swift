@@ -1,0 +1,164 @@
+public import Foundation
+public import Logging
+public import Tandem
+import GRDB
+import TandemSchema
+import TandemWire
+
+/// Syncs one store with a dataset on `tandem-server`: pushes the store's journaled local
+/// changes and pulls everyone else's, working from the store file's own schema and journal
+/// (not the app's Swift classes), so an app, the `tandem` CLI and the daemon share it.
+///
+/// ```swift
+/// let engine = SyncEngine(container: container, transport: CurlTransport(baseURL: serverURL),
+///                         configuration: SyncConfiguration(token: { token }))
+/// let summary = try await engine.sync()   // pushed 3, pulled 12, conflicts 1, quarantined 0
+/// ```
+///
+/// A sync registers the store's schema with the dataset when the dataset lacks it and it is
+/// compatible, and refuses to sync otherwise (``SyncError/Code/schemaIncompatible``, naming
+/// the breaking rules). Pushes are acknowledged in the journal only after the server's
+/// answer; a retried push has the same idempotency key. Each pulled page is applied in one
+/// transaction together with the new cursor.
+public actor SyncEngine {
+    public let container: ModelContainer
+    let transport: any Transport
+    let configuration: SyncConfiguration
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+    private var prepared = false
+    private var schemaVersion: Int?
+
+    /// - Parameter now: milliseconds since 1970 (injected for tests).
+    public init(container: ModelContainer, transport: any Transport, configuration: SyncConfiguration,
+                logger: Logger = Logger(label: "tandem.sync"),
+                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+        self.container = container
+        self.transport = transport
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = now
+    }
+
+    var dataset: String { configuration.dataset ?? container.dataset }
+
+    /// Pushes local changes, then pulls until the store has everything the server has.
+    ///
+    /// - Throws: ``SyncError``. What was acknowledged or applied before the error stays;
+    ///   the next sync continues from there.
+    public func sync() async throws -> SyncSummary {
+        try prepare()
+        var summary = SyncSummary()
+        summary.schemaVersion = try await handshake()
+        let pushed = try await push(schemaVersion: summary.schemaVersion)
+        summary.pushed = pushed.pushed
+        summary.conflicts += pushed.conflicts
+        let pulled = try await pull()
+        summary.pulled = pulled.applied
+        summary.conflicts += pulled.conflicts
+        summary.quarantined = pulled.quarantined
+        let now = clock()
+        try store { db in try SyncStore.set("lastSync", String(now), db) }
+        logger.info("synced", metadata: ["pushed": "\(summary.pushed)", "pulled": "\(summary.pulled)",
+                                         "conflicts": "\(summary.conflicts)", "quarantined": "\(summary.quarantined)"])
+        return summary
+    }
+
+    // MARK: Store access
+
+    func store<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try container.write(author: SyncStore.author, body) } catch let error as SyncError { throw error } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try container.read(body) } catch let error as SyncError { throw error } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+
+    private func prepare() throws {
+        guard !prepared else { return }
+        guard DatasetNameCheck.isValid(dataset) else {
+            throw SyncError(.misconfigured, "'\(dataset)' is not a dataset name (1–128 letters, digits, '-', '_' or '.')")
+        }
+        guard dataset == container.dataset else {
+            throw SyncError(.misconfigured, "the store belongs to dataset '\(container.dataset)'; its record URIs name it, so it syncs only with dataset '\(container.dataset)', not '\(dataset)'")
+        }
+        try store { db in try SyncStore.create(db) }
+        do {
+            if try !container.historyReaders().contains(where: { $0.name == SyncStore.reader }) {
+                try container.registerHistoryReader(SyncStore.reader, acknowledged: .start)
+            }
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+        prepared = true
+    }
+
+    // MARK: HTTP
+
+    func call(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> TransportResponse {
+        let token: String
+        do { token = try await configuration.token() } catch {
+            throw SyncError(.misconfigured, "the sync token could not be read: \(error)")
+        }
+        var headers = headers
+        headers["Authorization"] = "Bearer \(token.trimmingCharacters(in: .whitespacesAndNewlines))"
+        if body != nil { headers["Content-Type"] = "application/json" }
+        let response = try await transport.send(TransportRequest(method: method, path: path, headers: headers, body: body))
+        switch response.status {
+        case 200..<300: return response
+        default: throw Self.error(for: response, method: method, path: path)
+        }
+    }
+
+    static func error(for response: TransportResponse, method: String, path: String) -> SyncError {
+        let detail = try? JSONDecoder().decode(WireErrorBody.self, from: response.body).error
+        let message = detail.map { "\($0.code): \($0.message)" } ?? String(decoding: response.body.prefix(300), as: UTF8.self)
+        let what = "\(method) \(path.split(separator: "?").first ?? "") answered \(response.status): \(message)"
+        switch response.status {
+        case 401, 403: return SyncError(.unauthorized, what + ". Check the token (tandem-server tokens create NAME)", status: response.status)
+        case 429, 500...: return SyncError(.serverUnavailable, what, status: response.status, retryAfter: response.headers["retry-after"].flatMap(Double.init))
+        default:
+            if detail?.code == "schema_incompatible" {
+                let rules = detail?.findings?.map { "\($0.rule) at \($0.path)" }.joined(separator: "; ") ?? ""
+                return SyncError(.schemaIncompatible, "the store's schema breaks sync with the dataset's registered versions: \(rules). Fix the model or migrate the data, then sync again", status: response.status)
+            }
+            return SyncError(.rejected, what, status: response.status)
+        }
+    }
+
+    // MARK: Schema handshake
+
+    /// The dataset's version number of this store's schema, registering it when missing.
+    func handshake() async throws -> Int {
+        if let schemaVersion { return schemaVersion }
+        let path = "/v1/datasets/\(dataset)"
+        _ = try await call("PUT", path)
+        let canonical = try container.schema.canonicalJSON()
+        let history = try Self.decode(SchemaHistory.self, try await call("GET", path + "/schema"))
+        if let known = history.versions.last(where: { $0.schema == String(decoding: canonical, as: UTF8.self) }) {
+            schemaVersion = known.version
+            return known.version
+        }
+        let registration = try Self.decode(SchemaRegistration.self, try await call("PUT", path + "/schema", body: canonical))
+        logger.info("registered the store's schema", metadata: ["version": "\(registration.version)"])
+        schemaVersion = registration.version
+        return registration.version
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ response: TransportResponse) throws -> T {
+        do { return try JSONDecoder().decode(T.self, from: response.body) } catch {
+            throw SyncError(.invalidResponse, "the server's answer is not a \(T.self): \(error)")
+        }
+    }
+}
+
+/// The dataset name rule (as the server's).
+enum DatasetNameCheck {
+    static func isValid(_ name: String) -> Bool {
+        (1...128).contains(name.count) && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+    }
+}

@@ -1,0 +1,54 @@
+/// Why a sync did not finish. One error type for the engine and its transports, with an
+/// extensible code and a message that says what to do.
+///
+/// ```swift
+/// do { try await engine.sync() } catch let error as SyncError where error.code == .schemaIncompatible {
+///     print(error.message)   // names the breaking rules
+/// }
+/// ```
+public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// No answer from the server (refused, timed out, cut). Retrying later may work.
+        public static let unreachable = Code(rawValue: "unreachable")
+        /// The token was refused (401/403).
+        public static let unauthorized = Code(rawValue: "unauthorized")
+        /// The store's schema breaks sync with a version the dataset has; the message names
+        /// the rules.
+        public static let schemaIncompatible = Code(rawValue: "schemaIncompatible")
+        /// The server refused a request as invalid (4xx): a bug or a version mismatch.
+        public static let rejected = Code(rawValue: "rejected")
+        /// The server failed (5xx) or is rate limiting (429). Retrying later may work.
+        public static let serverUnavailable = Code(rawValue: "serverUnavailable")
+        /// The server's answer could not be read.
+        public static let invalidResponse = Code(rawValue: "invalidResponse")
+        /// The local store failed.
+        public static let store = Code(rawValue: "store")
+        /// The configuration is unusable (bad URL, missing token).
+        public static let misconfigured = Code(rawValue: "misconfigured")
+    }
+
+    public var code: Code
+    public var message: String
+    /// The HTTP status, when the server answered.
+    public var status: Int?
+    /// Seconds to wait before retrying, when the server said so (`Retry-After`).
+    public var retryAfter: Double?
+
+    public init(_ code: Code, _ message: String, status: Int? = nil, retryAfter: Double? = nil) {
+        self.code = code
+        self.message = message
+        self.status = status
+        self.retryAfter = retryAfter
+    }
+
+    /// Whether retrying the same sync later can succeed without anyone changing anything.
+    public var isTransient: Bool {
+        code == .unreachable || code == .serverUnavailable
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

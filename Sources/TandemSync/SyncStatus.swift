@@ -1,0 +1,51 @@
+public import Tandem
+import GRDB
+
+/// Where a store stands with sync, read from the store alone.
+///
+/// ```swift
+/// let status = try SyncStatus(of: container)
+/// print(status.pendingChanges, status.cursor ?? "never pulled")
+/// ```
+public struct SyncStatus: Sendable, Hashable, Codable {
+    /// Local journal changes not yet acknowledged by the server.
+    public var pendingChanges: Int
+    /// Milliseconds since 1970 of the last successful sync.
+    public var lastSync: Int64?
+    /// The server's pull cursor.
+    public var cursor: String?
+    public var conflicts: Int
+    public var quarantined: Int
+
+    /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
+    public init(of container: ModelContainer) throws {
+        do {
+            let acknowledged = try container.historyReaders().first { $0.name == SyncStore.reader }?.acknowledged ?? .start
+            var descriptor = HistoryDescriptor(after: acknowledged)
+            descriptor.excludedAuthors = [SyncStore.author]
+            pendingChanges = try container.fetchHistory(descriptor).reduce(0) { $0 + $1.changes.count }
+            (lastSync, cursor, conflicts, quarantined) = try container.read { db in
+                (try SyncStore.value("lastSync", db).flatMap { Int64($0) }, try SyncStore.value("cursor", db),
+                 try SyncStore.count("tandem_sync_conflict", db), try SyncStore.count("tandem_sync_quarantine", db))
+            }
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+
+    /// The conflict log, newest first.
+    public static func conflicts(of container: ModelContainer, limit: Int = 100) throws -> [SyncConflict] {
+        do { return try container.read { db in try SyncStore.conflicts(db, limit: limit) } } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+
+    /// Quarantined changes, newest first.
+    public static func quarantined(of container: ModelContainer, limit: Int = 100) throws -> [QuarantinedChange] {
+        do { return try container.read { db in try SyncStore.quarantined(db, limit: limit) } } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+}

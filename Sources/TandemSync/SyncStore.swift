@@ -1,0 +1,88 @@
+import Foundation
+import GRDB
+
+/// The sync engine's own tables in the store file (format 1, kept in `tandem_sync_state`
+/// under `formatVersion`):
+///
+/// - `tandem_sync_state(key, value)`: `cursor` (the server's pull cursor), `clientID` (this
+///   store's id in idempotency keys), `inflight` (`from-through-chunk` of a push range being
+///   sent), `lastSync` (milliseconds since 1970), `formatVersion`.
+/// - `tandem_sync_conflict`: every value that lost, with both values (wire JSON), stamps,
+///   the winner (`local`, `remote`, `server`) and the rule.
+/// - `tandem_sync_quarantine`: pulled changes that could not be applied, with the reason.
+///
+/// Local changes still to push are the journal's transactions after the `sync` history
+/// reader's acknowledged token.
+enum SyncStore {
+    static let formatVersion = 1
+    static let reader = "sync"
+    static let author = "sync"
+
+    static func create(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS tandem_sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS tandem_sync_conflict (
+                id INTEGER PRIMARY KEY, at INTEGER NOT NULL, record TEXT NOT NULL, attribute TEXT NOT NULL,
+                local_value TEXT, local_stamp TEXT, remote_value TEXT, remote_stamp TEXT,
+                winner TEXT NOT NULL, rule TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS tandem_sync_quarantine (
+                id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL);
+            """)
+        if let version = try value("formatVersion", db).flatMap(Int.init), version > formatVersion {
+            throw SyncError(.store, "the store's sync tables have format \(version); this Tandem reads format \(formatVersion). Upgrade Tandem")
+        }
+        try set("formatVersion", String(formatVersion), db)
+        if try value("clientID", db) == nil {
+            try set("clientID", UUID().uuidString.lowercased(), db)
+        }
+    }
+
+    static func value(_ key: String, _ db: Database) throws -> String? {
+        guard try db.tableExists("tandem_sync_state") else { return nil }
+        return try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM tandem_sync_state WHERE key = ?"), arguments: [key])
+    }
+
+    static func set(_ key: String, _ value: String?, _ db: Database) throws {
+        if let value {
+            try db.cachedStatement(sql: "INSERT INTO tandem_sync_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+                .execute(arguments: [key, value])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM tandem_sync_state WHERE key = ?").execute(arguments: [key])
+        }
+    }
+
+    static func recordConflict(_ conflict: SyncConflict, _ db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO tandem_sync_conflict (at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [conflict.at, conflict.record, conflict.attribute, conflict.localValue, conflict.localStamp,
+                                     conflict.remoteValue, conflict.remoteStamp, conflict.winner.rawValue, conflict.rule])
+    }
+
+    static func quarantine(_ change: String, position: Int64?, reason: String, at: Int64, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT INTO tandem_sync_quarantine (at, position, change, reason) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [at, position, change, reason])
+    }
+
+    static func conflicts(_ db: Database, limit: Int) throws -> [SyncConflict] {
+        guard try db.tableExists("tandem_sync_conflict") else { return [] }
+        return try Row.fetchAll(db, sql: """
+            SELECT at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule
+            FROM tandem_sync_conflict ORDER BY id DESC LIMIT ?
+            """, arguments: [limit]).map { row in
+            SyncConflict(at: row[0], record: row[1], attribute: row[2], localValue: row[3], localStamp: row[4],
+                         remoteValue: row[5], remoteStamp: row[6], winner: SyncConflict.Winner(rawValue: row[7]) ?? .remote, rule: row[8])
+        }
+    }
+
+    static func quarantined(_ db: Database, limit: Int) throws -> [QuarantinedChange] {
+        guard try db.tableExists("tandem_sync_quarantine") else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT at, position, change, reason FROM tandem_sync_quarantine ORDER BY id DESC LIMIT ?",
+                                arguments: [limit]).map { QuarantinedChange(at: $0[0], position: $0[1], change: $0[2], reason: $0[3]) }
+    }
+
+    static func count(_ table: String, _ db: Database) throws -> Int {
+        guard try db.tableExists(table) else { return 0 }
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import Tandem
+import TandemCurl
+import TandemSchema
+@testable import TandemSync
+import TandemWire
+
+/// Stores that never talk to each other converge through a real `tandem-server` process,
+/// over libcurl.
+@Suite("Sync end to end (tandem-server process, libcurl)", .serialized)
+struct EndToEndSyncTests {
+    static func engine(_ store: ModelContainer, _ server: SyncServerProcess, transport: (any Transport)? = nil) throws -> SyncEngine {
+        let token = server.token
+        return SyncEngine(container: store, transport: try transport ?? CurlTransport(baseURL: server.base),
+                          configuration: SyncConfiguration(token: { token }))
+    }
+
+    @Test func twoStoresConvergeWithAConflictAndADeleteAgainstAnUpdate() async throws {
+        let server = try SyncServerProcess()
+        let a = try SyncFixtures.store(), b = try SyncFixtures.store()
+        let syncA = try Self.engine(a, server), syncB = try Self.engine(b, server)
+        for n in 1...3 { try SyncFixtures.insert(a, n, title: "todo \(n)", rank: n) }
+        #expect(try await syncA.sync().pushed == 3)
+        let first = try await syncB.sync()
+        #expect(first.pulled == 3 && first.pushed == 0)
+        #expect(try SyncFixtures.rows(b) == SyncFixtures.rows(a))
+
+        // Offline on both: the same field edited (B later), and a delete against an update.
+        try SyncFixtures.update(a, 1, "title", "from A")
+        try await Task.sleep(for: .milliseconds(5))
+        try SyncFixtures.update(b, 1, "title", "from B")
+        try SyncFixtures.update(b, 2, "rank", 20)
+        try SyncFixtures.delete(a, 2)
+        try SyncFixtures.insert(b, 4, title: "new on B")
+
+        let bSummary = try await syncB.sync()
+        #expect(bSummary.pushed == 3)
+        let aSummary = try await syncA.sync()
+        #expect(aSummary.conflicts >= 1, "A's title lost to B's newer one")
+        _ = try await syncB.sync()
+
+        let rowsA = try SyncFixtures.rows(a), rowsB = try SyncFixtures.rows(b)
+        #expect(rowsA == rowsB)
+        #expect(rowsA[SyncFixtures.id(1)] == ["from B", "1"])
+        #expect(rowsA[SyncFixtures.id(2)] == nil, "the delete wins against the concurrent update")
+        #expect(rowsA[SyncFixtures.id(4)] == ["new on B", "nil"])
+
+        let conflictsA = try SyncStatus.conflicts(of: a)
+        #expect(conflictsA.contains { $0.attribute == "title" && $0.winner == .server && $0.localValue == #""from A""# && $0.remoteValue == #""from B""# })
+        // B's update reached the server first; A, which deleted the record, logs it as lost.
+        #expect(conflictsA.contains { $0.record.hasSuffix(SyncFixtures.id(2)) && $0.attribute == "rank" && $0.rule == "deleteWins"
+            && $0.winner == .local && $0.remoteValue == "20" })
+        #expect(try SyncStatus(of: a).quarantined == 0 && SyncStatus(of: b).quarantined == 0)
+        #expect(try SyncStatus(of: a).pendingChanges == 0)
+        #expect(try SyncStatus(of: b).pendingChanges == 0)
+
+        // Nothing left: a second round moves nothing.
+        let idle = try await syncA.sync()
+        #expect(idle.pushed == 0 && idle.pulled == 0)
+    }
+
+    @Test func aStoreWithABreakingSchemaIsRefusedNamingTheRule() async throws {
+        let server = try SyncServerProcess()
+        let a = try SyncFixtures.store()
+        _ = try await Self.engine(a, server).sync()
+        var breaking = SyncFixtures.schema
+        breaking.entities[0].attributes[0].type = .scalar(.int)
+        let c = try SyncFixtures.store(schema: breaking)
+        await #expect { try await Self.engine(c, server).sync() } throws: { error in
+            guard let error = error as? SyncError else { return false }
+            return error.code == .schemaIncompatible && error.message.contains("ATTRIBUTE_TYPE_CHANGED") && error.message.contains("Todo.title")
+        }
+    }
+
+    @Test func anUnreachableServerIsATransientErrorAndABadTokenIsNot() async throws {
+        let store = try SyncFixtures.store()
+        let nowhere = SyncEngine(container: store, transport: try CurlTransport(baseURL: "http://127.0.0.1:1", connectTimeout: 2),
+                                 configuration: SyncConfiguration(token: { "t" }))
+        await #expect { try await nowhere.sync() } throws: { ($0 as? SyncError)?.code == .unreachable && ($0 as? SyncError)?.isTransient == true }
+        let server = try SyncServerProcess()
+        let bad = SyncEngine(container: store, transport: try CurlTransport(baseURL: server.base),
+                             configuration: SyncConfiguration(token: { "tdm_000000000000_nope" }))
+        await #expect { try await bad.sync() } throws: { ($0 as? SyncError)?.code == .unauthorized && ($0 as? SyncError)?.isTransient == false }
+    }
+
+    /// The answer to a push is lost after the server committed it: the retry sends the same
+    /// idempotency key and nothing is applied twice.
+    @Test func aPushWhoseAnswerIsLostIsRetriedWithTheSameKeyAndAppliedOnce() async throws {
+        let server = try SyncServerProcess()
+        let curl = try CurlTransport(baseURL: server.base)
+        let keys = KeyLog()
+        let cut = MemoryTransport { request in
+            let response = try await curl.send(request)
+            if request.path.hasSuffix("/push") {
+                let key = request.headers["Idempotency-Key"] ?? ""
+                if await keys.record(key) == 1 { throw SyncError(.unreachable, "planted: the answer was lost") }
+            }
+            return response
+        }
+        let a = try SyncFixtures.store()
+        for n in 1...5 { try SyncFixtures.insert(a, n, title: "t\(n)") }
+        let engine = try Self.engine(a, server, transport: cut)
+        await #expect(throws: SyncError.self) { try await engine.sync() }
+        #expect(try SyncStatus(of: a).pendingChanges == 5, "not acknowledged without the answer")
+        let summary = try await engine.sync()
+        #expect(summary.pushed == 5)
+        let used = await keys.keys
+        #expect(used.count == 1 && used.values.first == 2, "the retry used the same key: \(used)")
+        let b = try SyncFixtures.store()
+        let pulled = try await Self.engine(b, server).sync()
+        #expect(pulled.pulled == 5, "each change is in the server's log once")
+        #expect(try SyncFixtures.rows(b) == SyncFixtures.rows(a))
+    }
+}
+
+actor KeyLog {
+    var keys: [String: Int] = [:]
+    func record(_ key: String) -> Int {
+        keys[key, default: 0] += 1
+        return keys[key]!
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import Tandem
+@testable import TandemSync
+import TandemWire
+
+@Suite("Push planning (journal → changes)")
+struct PushPlannerTests {
+    func plan(_ edits: (ModelContainer) throws -> Void) throws -> [WireChange] {
+        let store = try SyncFixtures.store()
+        try edits(store)
+        return PushPlanner.plan(try store.fetchHistory(HistoryDescriptor())).changes
+    }
+
+    @Test func anInsertAndItsUpdatesAreOneInsertWithTheNewestValues() throws {
+        let changes = try plan { store in
+            try SyncFixtures.insert(store, 1, title: "a")
+            try SyncFixtures.update(store, 1, "title", "b")
+            try SyncFixtures.update(store, 1, "rank", 3)
+        }
+        #expect(changes.count == 1)
+        #expect(changes[0].kind == .insert)
+        #expect(changes[0].values["title"] == .text("b") && changes[0].values["rank"] == .integer(3))
+        #expect(changes[0].stamps["title"]! < changes[0].stamps["rank"]!, "rank was written after title")
+        #expect(changes[0].record == "tandem://todos/Todo/\(SyncFixtures.id(1))")
+    }
+
+    @Test func aDeleteReplacesTheEditsBeforeItAndAReinsertIsItsOwnChange() throws {
+        let changes = try plan { store in
+            try SyncFixtures.insert(store, 1, title: "a")
+            try SyncFixtures.update(store, 1, "title", "b")
+            try SyncFixtures.delete(store, 1)
+            try SyncFixtures.insert(store, 1, title: "again")
+            try SyncFixtures.insert(store, 2, title: "other")
+        }
+        #expect(changes.map(\.kind) == [.delete, .insert, .insert])
+        #expect(changes[0].stamps.keys.sorted() == [WireChange.deleteStampKey] && changes[0].values.isEmpty)
+        #expect(changes[1].values["title"] == .text("again"))
+        #expect(changes[0].stamps["*"]! < changes[1].stamps["title"]!)
+    }
+
+    @Test func batchesRespectCountAndBytes() {
+        let changes = (0..<10).map { WireChange(record: "r\($0)", entity: "Todo", kind: .update, values: ["title": .text(String(repeating: "x", count: 100))], stamps: ["title": "s"]) }
+        #expect(PushPlanner.chunks(changes, count: 3, bytes: 1 << 20).map(\.count) == [3, 3, 3, 1])
+        #expect(PushPlanner.chunks(changes, count: 100, bytes: 400).allSatisfy { $0.count <= 3 })
+        #expect(PushPlanner.chunks(changes, count: 100, bytes: 400).flatMap { $0 } == changes)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// A real `tandem-server` on a free loopback port with its SQLite default, a user and a
+/// token; stopped when released.
+final class SyncServerProcess: @unchecked Sendable {
+    // @unchecked Sendable: `process` is started in init and only terminated in deinit/stop;
+    // Foundation's Process is safe to signal from any thread.
+    let process = Process()
+    let port: Int
+    let dataDir: URL
+    let token: String
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    static var executable: URL? {
+        var directory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appending(path: "tandem-server")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    @discardableResult
+    static func run(_ executable: URL, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    init() throws {
+        let executable = try #require(Self.executable, "tandem-server is not built: run `swift build --build-tests` (Scripts/test.sh does)")
+        dataDir = FileManager.default.temporaryDirectory.appending(path: "tandem-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dataDir, withIntermediateDirectories: true)
+        let dir = dataDir.path(percentEncoded: false)
+        try Self.run(executable, ["users", "add", "ann", "--data-dir", dir])
+        token = try Self.run(executable, ["tokens", "create", "ann", "--data-dir", dir]).trimmingCharacters(in: .whitespacesAndNewlines)
+        port = Int.random(in: 20_000..<60_000)
+        process.executableURL = executable
+        process.arguments = ["serve", "--data-dir", dir, "--port", String(port), "--log-level", "error", "--requests-per-second", "0"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<200 {
+            if (try? Self.run(URL(filePath: "/usr/bin/curl"), ["-sf", "--max-time", "1", base + "/health"]))?.contains("ok") == true { return }
+            guard process.isRunning else { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        process.terminate()
+        throw CancellationError()
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: dataDir)
+    }
+}
