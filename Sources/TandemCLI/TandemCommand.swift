@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 
 /// `tandem`: the command line tool of the Tandem sync store.
 ///
@@ -15,6 +16,14 @@ struct TandemCommand: AsyncParsableCommand {
     /// Parses and runs the command, mapping every failure to exit code 1 (a check failed) or
     /// 2 (bad input or usage), with a message on standard error.
     static func main() async {
+        // Only the executable sets up logging: warnings and errors on standard error, more
+        // with TANDEM_LOG_LEVEL=info|debug|trace.
+        let level = ProcessInfo.processInfo.environment["TANDEM_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {
