@@ -180,8 +180,10 @@ let package = Package(
         .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema", "TandemSchemaTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TandemSyncTests",
-            dependencies: ["TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire",
-                           .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire", "TandemServer",
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: strict),
         .testTarget(
             name: "TandemServerTests",

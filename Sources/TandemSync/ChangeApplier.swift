@@ -18,6 +18,9 @@ struct ChangeApplier {
     let now: Int64
     /// Unpushed local edits: record URI → column → stamp (`*`: a delete).
     let pending: [String: [String: HLCTimestamp]]
+    /// Whether a remote stamp beats a local one (`>`; tests plant a wrong one to show that
+    /// the convergence simulation catches it).
+    var remoteWins: @Sendable (HLCTimestamp, HLCTimestamp) -> Bool = { $0 > $1 }
 
     struct Outcome {
         var applied = 0
@@ -133,7 +136,7 @@ struct ChangeApplier {
                 guard let remote = stamps[column] else { continue }
                 let localStamp = local[column] ?? local["*"] ?? .zero
                 let localValue = WireValue(current?[index] as DatabaseValue? ?? .null)
-                if remote > localStamp {
+                if remoteWins(remote, localStamp) {
                     if let unpushed = mine[column], unpushed == localStamp, localValue != values[column] {
                         try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: values[column], remoteStamp: remote,
                                      winner: .remote, rule: "lastWriterWins", db, &outcome)

@@ -2,9 +2,9 @@ import Foundation
 import Tandem
 import TandemWire
 
-/// Turns journal transactions into the changes a push sends: one change per record and
-/// stretch of its life (insert/update merged, the newest value and stamp of each column), a
-/// delete replacing the edits before it, a re-insert after a delete kept as its own change.
+/// Turns journal transactions into the changes a push sends, per record: an insert, then its
+/// later updates merged into one (the newest value and stamp of each column), a delete
+/// replacing the edits before it, a re-insert after a delete kept as its own change.
 /// Pure: the same transactions always give the same changes, so a retried range gets the
 /// same idempotency keys.
 enum PushPlanner {
@@ -23,7 +23,6 @@ enum PushPlanner {
                 let uri = change.persistentModelID.description
                 var list = segments[uri] ?? []
                 if list.isEmpty { order.append(uri) }
-                let open = list.last.map { $0.kind != .delete } ?? false
                 switch change.kind {
                 case .insert, .update:
                     var values: [String: WireValue] = [:]
@@ -32,21 +31,22 @@ enum PushPlanner {
                         values[column] = WireValue(value)
                         stamps[column] = change.stamp(of: column).description
                     }
-                    if open {
+                    // An insert stays its own change, with its own stamps: merging later
+                    // updates into it would date the record's creation to the newest update,
+                    // and a delete made in between would no longer win against it.
+                    let kind: WireChange.Kind = change.kind == .insert ? .insert : .update
+                    if let last = list.last, last.kind == kind {
                         list[list.count - 1].values.merge(values) { _, new in new }
                         list[list.count - 1].stamps.merge(stamps) { _, new in new }
                     } else {
-                        list.append(WireChange(record: uri, entity: change.entityName, kind: change.kind == .insert ? .insert : .update,
-                                               values: values, stamps: stamps))
+                        list.append(WireChange(record: uri, entity: change.entityName, kind: kind, values: values, stamps: stamps))
                     }
                 case .delete:
+                    // The edits since the last delete are moot: the delete replaces them.
+                    while let last = list.last, last.kind != .delete { list.removeLast() }
                     let delete = WireChange(record: uri, entity: change.entityName, kind: .delete,
                                             stamps: [WireChange.deleteStampKey: change.stamp.description])
-                    if let last = list.last, last.kind == .delete || open {
-                        list[list.count - 1] = delete
-                    } else {
-                        list.append(delete)
-                    }
+                    if list.last?.kind == .delete { list[list.count - 1] = delete } else { list.append(delete) }
                 case .link, .unlink:
                     plan.unsupported += 1
                 }

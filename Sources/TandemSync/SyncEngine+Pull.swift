@@ -17,7 +17,8 @@ extension SyncEngine {
                 throw SyncError(.invalidResponse, "the server's pull answer is unreadable: \(error)")
             }
             let pending = try pendingLocalStamps()
-            let applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: pending)
+            var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: pending)
+            applier.remoteWins = remoteWins
             let outcome = try store { db in
                 var outcome = ChangeApplier.Outcome()
                 for entry in page.changes {

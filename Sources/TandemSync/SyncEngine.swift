@@ -27,6 +27,13 @@ public actor SyncEngine {
     let logger: Logger
     let clock: @Sendable () -> Int64
     private var prepared = false
+    /// The per-column comparison pulls use (see ``ChangeApplier/remoteWins``).
+    var remoteWins: @Sendable (HLCTimestamp, HLCTimestamp) -> Bool = { $0 > $1 }
+
+    /// Plants a wrong comparison (tests only: the simulation must catch it).
+    func plant(remoteWins: @escaping @Sendable (HLCTimestamp, HLCTimestamp) -> Bool) {
+        self.remoteWins = remoteWins
+    }
     private var schemaVersion: Int?
 
     /// - Parameter now: milliseconds since 1970 (injected for tests).

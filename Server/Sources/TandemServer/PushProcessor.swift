@@ -113,7 +113,7 @@ struct PushProcessor: Sendable {
             if !merged.applied.isEmpty, let state {
                 try transaction.setRecord(change.record, state)
                 var applied = change
-                applied.values = change.values.filter { merged.applied[$0.key] != nil }
+                applied.values = change.kind == .delete ? [:] : merged.applied.mapValues(\.value)
                 applied.stamps = merged.applied.mapValues(\.stamp.description)
                 position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
             }

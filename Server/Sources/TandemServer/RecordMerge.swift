@@ -47,6 +47,7 @@ enum RecordMerge {
                 result.applied[WireChange.deleteStampKey] = RecordState.Field(value: .null, stamp: stamp)
             }
         case .insert, .update:
+            let wasDeleted = state?.isDeleted ?? false
             if change.kind == .insert, let newest = change.values.keys.compactMap({ stamps[$0] }).max(),
                record.created.map({ newest > $0 }) ?? true {
                 record.created = newest
@@ -75,6 +76,11 @@ enum RecordMerge {
                 } else {
                     result.applied[column] = field
                 }
+            }
+            // A re-insert brings the record back with every value newer than the delete,
+            // not only its own: replicas that applied the delete get the whole record.
+            if wasDeleted && !record.isDeleted {
+                result.applied = record.fields
             }
         }
         state = record

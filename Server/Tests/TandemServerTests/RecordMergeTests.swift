@@ -78,6 +78,23 @@ struct RecordMergeTests {
         #expect(state?.isDeleted == false)
     }
 
+    /// Found by the sync convergence simulation: a value written to the deleted record after
+    /// the delete survives into the re-inserted record, so the re-insert must hand it on.
+    @Test func aReinsertAppliesEveryValueNewerThanTheDeleteNotOnlyItsOwn() {
+        var state: RecordState?
+        _ = RecordMerge.apply(Self.change(.insert, ["title": .text("first"), "rank": .integer(1)], at: 100).0,
+                              stamps: Self.change(.insert, ["title": .text("first"), "rank": .integer(1)], at: 100).1, to: &state)
+        let (delete, s1) = Self.change(.delete, [:], at: 200)
+        _ = RecordMerge.apply(delete, stamps: s1, to: &state)
+        let (late, s2) = Self.change(.update, ["rank": .integer(38)], at: 400, node: 2)
+        let lateResult = RecordMerge.apply(late, stamps: s2, to: &state)
+        #expect(lateResult.applied.isEmpty && lateResult.lost.map(\.attribute) == ["rank"], "the record is deleted: the update loses")
+        let (reinsert, s3) = Self.change(.insert, ["title": .text("again"), "rank": .integer(31)], at: 300, node: 3)
+        let result = RecordMerge.apply(reinsert, stamps: s3, to: &state)
+        #expect(result.applied.mapValues(\.value) == ["title": .text("again"), "rank": .integer(38)])
+        #expect(result.lost.map(\.attribute) == ["rank"], "its own older rank lost to the surviving newer one")
+    }
+
     @Test func anOlderDeleteThanTheRecordedOneChangesNothing() {
         var state: RecordState?
         let (delete, s1) = Self.change(.delete, [:], at: 200)

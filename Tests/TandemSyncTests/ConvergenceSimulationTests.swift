@@ -1,0 +1,123 @@
+import Foundation
+import GRDB
+import Hummingbird
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import Testing
+import Tandem
+import TandemSchema
+import TandemServer
+@testable import TandemSync
+import TandemWire
+
+/// Many seeded histories in one process: replicas edit at random (inserts, updates, deletes,
+/// re-inserts of deleted records) and sync in random order through a fault-injecting
+/// transport (dropped requests, answers lost after the server acted, duplicated requests)
+/// to the server's router with its in-memory storage. After the faults stop and everyone
+/// syncs, every replica — and a fresh one that only pulls — must hold the same records.
+/// The seed of a diverging history is printed.
+@Suite("Convergence simulation", .serialized)
+struct ConvergenceSimulationTests {
+    /// Histories per run: `TANDEM_SIM_HISTORIES` (default 300; the soak runs thousands).
+    static let histories = ProcessInfo.processInfo.environment["TANDEM_SIM_HISTORIES"].flatMap(Int.init) ?? 300
+
+    /// Sends each request to the router under test.
+    static func transport(_ client: any TestClientProtocol) -> MemoryTransport {
+        MemoryTransport { request in
+            var headers = HTTPFields()
+            for (name, value) in request.headers { headers[HTTPField.Name(name)!] = value }
+            return try await client.execute(uri: request.path, method: HTTPRequest.Method(rawValue: request.method)!, headers: headers,
+                                            body: request.body.map { ByteBuffer(bytes: $0) }) { response in
+                TransportResponse(status: Int(response.status.code),
+                                  headers: Dictionary(response.headers.map { ($0.name.canonicalName, $0.value) }, uniquingKeysWith: { a, _ in a }),
+                                  body: Data(response.body.readableBytesView))
+            }
+        }
+    }
+
+    static func store(_ dataset: String) throws -> ModelContainer {
+        try ModelContainer(schema: SyncFixtures.schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: dataset))
+    }
+
+    /// One history; `nil` when it converged, else what differs.
+    static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Bool) async throws -> String? {
+        var random = SplitMix64(seed: seed)
+        func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+        let dataset = "sim-\(seed)"
+        let base = transport(client)
+        let replicas = try (0..<3).map { _ in try store(dataset) }
+        let transports = (0..<3).map { FaultyTransport(wrapping: base, seed: seed &+ UInt64($0) &* 7919,
+                                                       faults: .init(drop: 0.08, cutAfterCommit: 0.08, duplicate: 0.08)) }
+        let engines = (0..<3).map { SyncEngine(container: replicas[$0], transport: transports[$0], configuration: SyncConfiguration(token: { token }),
+                                               logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })) }
+        if planted { for engine in engines { await engine.plant(remoteWins: { $0 < $1 }) } }
+        var log: [String] = []
+        for step in 0..<40 {
+            let r = pick(3)
+            let store = replicas[r]
+            let n = 1 + pick(5)
+            let exists = try store.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM Todo WHERE \"#id\" = ?", arguments: [SyncFixtures.id(n)]) ?? false }
+            switch pick(6) {
+            case 0, 1:
+                if exists { try SyncFixtures.update(store, n, "title", "t\(step)"); log.append("r\(r) title \(n)=t\(step)") }
+                else { try SyncFixtures.insert(store, n, title: "t\(step)", rank: step); log.append("r\(r) insert \(n)") }
+            case 2:
+                if exists { try SyncFixtures.update(store, n, "rank", step); log.append("r\(r) rank \(n)=\(step)") }
+            case 3:
+                if exists { try SyncFixtures.delete(store, n); log.append("r\(r) delete \(n)") }
+            default:
+                do { _ = try await engines[r].sync(); log.append("r\(r) sync") } catch let error as SyncError where error.isTransient {
+                    log.append("r\(r) sync failed (\(error.message))")
+                }
+            }
+        }
+        for transport in transports { transport.isEnabled = false }
+        for _ in 0..<3 { for engine in engines { _ = try await engine.sync() } }
+        let fresh = try store(dataset)
+        _ = try await SyncEngine(container: fresh, transport: base, configuration: SyncConfiguration(token: { token }),
+                                 logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })).sync()
+        let states = try (replicas + [fresh]).map(SyncFixtures.rows)
+        guard states.allSatisfy({ $0 == states[0] }) else {
+            if ProcessInfo.processInfo.environment["TANDEM_SIM_DEBUG"] != nil {
+                let log = try await base.send(TransportRequest(method: "GET", path: "/v1/datasets/\(dataset)/pull?limit=1000", headers: ["Authorization": "Bearer \(token)"]))
+                print(String(decoding: log.body, as: UTF8.self))
+            }
+            return "seed \(seed) diverged:\n" + states.enumerated().map { "  replica \($0.offset): \($0.element.sorted { $0.key < $1.key })" }.joined(separator: "\n")
+                + "\n  history: " + log.joined(separator: "; ")
+        }
+        return nil
+    }
+
+    static func run(seeds: [UInt64], planted: Bool, stopAtFirst: Bool) async throws -> [String] {
+        let storage = MemoryServerStorage()
+        let user = try await storage.addUser(name: "sim", now: 0)
+        let token = try await TokenIssuer.issue(for: user, in: storage)
+        var configuration = ServerConfiguration()
+        configuration.requestsPerSecond = 0
+        let app = Application(router: buildRouter(ServerDependencies(storage: storage, configuration: configuration)),
+                              logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return try await app.test(.router) { client in
+            var failures: [String] = []
+            for seed in seeds {
+                if let failure = try await history(seed: seed, client: client, token: token, planted: planted) {
+                    failures.append(failure)
+                    if stopAtFirst { break }
+                }
+            }
+            return failures
+        }
+    }
+
+    @Test func replicasConvergeUnderRandomEditsSyncOrdersAndFaults() async throws {
+        let seeds = ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
+            ?? (1...UInt64(Self.histories)).map { $0 &* 0x9E37_79B9 }
+        let failures = try await Self.run(seeds: seeds, planted: false, stopAtFirst: false)
+        #expect(failures.isEmpty, "\(failures.count) of \(Self.histories) histories diverged; the first:\n\(failures.first ?? "")")
+    }
+
+    @Test func theSimulationCatchesAPlantedInvertedStampComparison() async throws {
+        let failures = try await Self.run(seeds: (1...200).map { UInt64($0) &* 0x9E37_79B9 }, planted: true, stopAtFirst: true)
+        #expect(!failures.isEmpty, "an inverted stamp comparison went unnoticed")
+    }
+}
