@@ -18,6 +18,10 @@ struct ChangeApplier {
     let now: Int64
     /// Unpushed local edits: record URI → column → stamp (`*`: a delete).
     let pending: [String: [String: HLCTimestamp]]
+    /// This store's HLC node: a local value stamped by it and newer than a pulled one was
+    /// written without having seen the pulled one (pulls come in log order), so the pulled
+    /// value lost a real conflict.
+    var node: UInt64 = 0
     /// Whether a remote stamp beats a local one (`>`; tests plant a wrong one to show that
     /// the convergence simulation catches it).
     var remoteWins: @Sendable (HLCTimestamp, HLCTimestamp) -> Bool = { $0 > $1 }
@@ -144,7 +148,7 @@ struct ChangeApplier {
                     assignments.append(SQLName.quote(column) + " = ?")
                     arguments.append(values[column]!.databaseValue)
                     merged[column] = remote
-                } else if remote < localStamp, mine[column] != nil, localValue != values[column] {
+                } else if remote < localStamp, mine[column] != nil || localStamp.node == node, localValue != values[column] {
                     try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: values[column], remoteStamp: remote,
                                  winner: .local, rule: "lastWriterWins", db, &outcome)
                 }

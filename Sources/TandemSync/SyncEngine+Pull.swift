@@ -19,6 +19,9 @@ extension SyncEngine {
             let pending = try pendingLocalStamps()
             var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: pending)
             applier.remoteWins = remoteWins
+            applier.node = try read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
+            }
             let outcome = try store { db in
                 var outcome = ChangeApplier.Outcome()
                 for entry in page.changes {

@@ -6,7 +6,7 @@ import Testing
 final class SyncServerProcess: @unchecked Sendable {
     // @unchecked Sendable: `process` is started in init and only terminated in deinit/stop;
     // Foundation's Process is safe to signal from any thread.
-    let process = Process()
+    var process = Process()
     let port: Int
     let dataDir: URL
     let token: String
@@ -44,8 +44,15 @@ final class SyncServerProcess: @unchecked Sendable {
         try Self.run(executable, ["users", "add", "ann", "--data-dir", dir])
         token = try Self.run(executable, ["tokens", "create", "ann", "--data-dir", dir]).trimmingCharacters(in: .whitespacesAndNewlines)
         port = Int.random(in: 20_000..<60_000)
+        try start()
+    }
+
+    /// Starts (or restarts, after ``stop()``) the server on the same port and data.
+    func start() throws {
+        let executable = try #require(Self.executable)
+        process = Process()
         process.executableURL = executable
-        process.arguments = ["serve", "--data-dir", dir, "--port", String(port), "--log-level", "error", "--requests-per-second", "0"]
+        process.arguments = ["serve", "--data-dir", dataDir.path(percentEncoded: false), "--port", String(port), "--log-level", "error", "--requests-per-second", "0"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

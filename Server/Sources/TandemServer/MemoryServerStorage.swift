@@ -17,7 +17,8 @@ public actor MemoryServerStorage: ServerStorage {
         var users: [ServerUser] = []
         var tokens: [String: (user: Int64, hash: String, revoked: Bool)] = [:]
         var datasets: [Int64: Dataset] = [:]
-        var log: [(position: Int64, dataset: Int64, entry: LogEntry)] = []
+        /// Each dataset's log, in position order (positions are global, as in SQLite).
+        var logs: [Int64: [LogEntry]] = [:]
         var lost: [(dataset: Int64, uri: String, lost: LostValue, position: Int64?, at: Int64)] = []
         var nextID: Int64 = 1
     }
@@ -107,7 +108,14 @@ public actor MemoryServerStorage: ServerStorage {
     }
 
     public func pull(dataset: Int64, after position: Int64, limit: Int) -> (entries: [LogEntry], hasMore: Bool) {
-        let entries = state.log.lazy.filter { $0.dataset == dataset && $0.position > position }.prefix(limit + 1).map(\.entry)
+        // Binary search for the first entry after `position`: cost follows the page, not the log.
+        let log = state.logs[dataset] ?? []
+        var low = 0, high = log.count
+        while low < high {
+            let middle = (low + high) / 2
+            if log[middle].position <= position { low = middle + 1 } else { high = middle }
+        }
+        let entries = log[low...].prefix(limit + 1)
         return (Array(entries.prefix(limit)), entries.count > limit)
     }
 
@@ -129,7 +137,7 @@ public actor MemoryServerStorage: ServerStorage {
         mutating func appendLog(_ change: WireChange, schemaVersion: Int) -> Int64 {
             let position = state.nextID
             state.nextID += 1
-            state.log.append((position, dataset, LogEntry(position: position, change: change, schemaVersion: schemaVersion)))
+            state.logs[dataset, default: []].append(LogEntry(position: position, change: change, schemaVersion: schemaVersion))
             return position
         }
 

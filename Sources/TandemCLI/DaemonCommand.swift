@@ -1,0 +1,55 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+import Tandem
+import TandemCurl
+import TandemSync
+
+/// `tandem daemon`: syncs a store until SIGTERM or SIGINT.
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Keep a store in sync: on start, every interval, and soon after local changes; backs off when the server is away.",
+        discussion: "SIGTERM or SIGINT lets a sync in progress finish, then exits 0. After a crash it resumes where it stopped (the cursor and the pushed ranges live in the store). Logs go to standard error (TANDEM_LOG_LEVEL, default info).")
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var server: ServerOptions
+    @Option(help: "Seconds between syncs when nothing changes.") var interval: Double = 30
+    @Option(help: "Longest backoff after failures, in seconds.") var maxBackoff: Double = 300
+
+    func run() async throws {
+        let container = try store.open()
+        let (url, dataset, token) = try server.resolved()
+        let transport: CurlTransport
+        do { transport = try CurlTransport(baseURL: url) } catch let error as SyncError { throw CLIError(error.message) }
+        var logger = Logger(label: "tandem.daemon")
+        logger.logLevel = ProcessInfo.processInfo.environment["TANDEM_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let engine = SyncEngine(container: container, transport: transport,
+                                configuration: SyncConfiguration(dataset: dataset, token: { try token() }), logger: logger)
+        let stopping = Stop()
+        var sources: [any DispatchSourceSignal] = []
+        for signal in [SIGTERM, SIGINT] {
+            Foundation.signal(signal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signal)
+            source.setEventHandler { stopping.flag.store(true, ordering: .relaxed) }
+            source.resume()
+            sources.append(source)
+        }
+        let path = try store.path
+        logger.info("daemon started", metadata: ["store": "\(path)", "server": "\(url)", "interval": "\(interval)s"])
+        let log = logger
+        await engine.run(every: .milliseconds(Int64(interval * 1000)), backoff: Backoff(maximum: .milliseconds(Int64(maxBackoff * 1000))),
+                         shouldStop: { stopping.flag.load(ordering: .relaxed) }) { result in
+            if case .success(let summary) = result, summary.pushed + summary.pulled + summary.conflicts + summary.quarantined > 0 {
+                log.info("synced", metadata: ["summary": "\(summary)"])
+            }
+        }
+        sources.forEach { $0.cancel() }
+        logger.info("daemon stopped")
+    }
+
+    final class Stop: Sendable {
+        let flag = Atomic(false)
+    }
+}

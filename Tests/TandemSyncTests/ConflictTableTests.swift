@@ -1,0 +1,169 @@
+import Foundation
+import Synchronization
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import Tandem
+import TandemServer
+@testable import TandemSync
+
+/// One test per row of the conflict table in docs/sync.md: two replicas and the server's
+/// router (in-memory storage), each row's situation, the outcome on both replicas and what
+/// the conflict log says.
+@Suite("Conflict table, row by row")
+struct ConflictTableTests {
+    struct World {
+        let a: ModelContainer
+        let b: ModelContainer
+        let syncA: SyncEngine
+        let syncB: SyncEngine
+        let transport: MemoryTransport
+        let token: String
+
+        func converged() throws -> Bool { try SyncFixtures.rows(a) == SyncFixtures.rows(b) }
+    }
+
+    /// Runs `body` with two replicas of dataset `todos` that share record 1 (title "t", rank 1).
+    static func world(_ body: @Sendable (World) async throws -> Void) async throws {
+        let storage = MemoryServerStorage()
+        let token = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
+        let app = Application(router: buildRouter(ServerDependencies(storage: storage)),
+                              logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await app.test(.router) { client in
+            let transport = ConvergenceSimulationTests.transport(client)
+            let a = try ConvergenceSimulationTests.store("todos"), b = try ConvergenceSimulationTests.store("todos")
+            let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
+            let world = World(a: a, b: b,
+                              syncA: SyncEngine(container: a, transport: transport, configuration: SyncConfiguration(token: { token }), logger: quiet),
+                              syncB: SyncEngine(container: b, transport: transport, configuration: SyncConfiguration(token: { token }), logger: quiet),
+                              transport: transport, token: token)
+            try SyncFixtures.insert(a, 1, title: "t", rank: 1)
+            _ = try await world.syncA.sync()
+            _ = try await world.syncB.sync()
+            try await body(world)
+        }
+    }
+
+    static func tick() async throws { try await Task.sleep(for: .milliseconds(3)) }
+
+    @Test func theSameColumnEditedTwiceTheNewerWinsAndOtherColumnsMerge() async throws {
+        try await Self.world { w in
+            try SyncFixtures.update(w.a, 1, "title", "from A")
+            try await Self.tick()
+            try SyncFixtures.update(w.b, 1, "title", "from B")
+            try SyncFixtures.update(w.a, 1, "rank", 7)   // only A touches rank: it merges
+            _ = try await w.syncA.sync()
+            let b = try await w.syncB.sync()
+            _ = try await w.syncA.sync()
+            #expect(try w.converged())
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)] == ["from B", "7"])
+            #expect(b.conflicts == 1, "B kept its newer title and logs A's as lost")
+            let logged = try SyncStatus.conflicts(of: w.b)
+            #expect(logged.contains { $0.attribute == "title" && $0.winner == .local && $0.remoteValue == #""from A""# }, "B logs A's value as lost to its unpushed edit")
+        }
+    }
+
+    @Test func aPulledValueNewerThanAnUnpushedLocalEditOverwritesItAndIsLogged() async throws {
+        try await Self.world { w in
+            try SyncFixtures.update(w.b, 1, "title", "older on B")
+            try await Self.tick()
+            try SyncFixtures.update(w.a, 1, "title", "newer on A")
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()   // B pushes its older value (loses at the server), then pulls A's
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(1)]?.first == "newer on A")
+            #expect(try SyncStatus.conflicts(of: w.b).contains { $0.winner == .server && $0.rule == "lastWriterWins" && $0.localValue == #""older on B""# })
+            #expect(try w.converged())
+        }
+    }
+
+    @Test func deleteAgainstAnUpdateThatReachedTheServerFirstTheDeleteWins() async throws {
+        try await Self.world { w in
+            try SyncFixtures.update(w.b, 1, "rank", 20)
+            try SyncFixtures.delete(w.a, 1)
+            _ = try await w.syncB.sync()
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.a).isEmpty && SyncFixtures.rows(w.b).isEmpty)
+            #expect(try SyncStatus.conflicts(of: w.a).contains { $0.rule == "deleteWins" && $0.winner == .local && $0.remoteValue == "20" })
+        }
+    }
+
+    @Test func deleteAgainstAnUpdateThatReachesTheServerLaterTheDeleteWins() async throws {
+        try await Self.world { w in
+            try SyncFixtures.delete(w.a, 1)
+            try await Self.tick()
+            try SyncFixtures.update(w.b, 1, "rank", 20)   // newer than the delete, still loses
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.b).isEmpty)
+            #expect(try SyncStatus.conflicts(of: w.b).contains { $0.rule == "deleteWins" && $0.winner == .server && $0.localValue == "20" })
+        }
+    }
+
+    @Test func aPulledDeleteRemovesARowWithAnUnpushedEditAndLogsIt() async throws {
+        try await Self.world { w in
+            try SyncFixtures.delete(w.a, 1)
+            _ = try await w.syncA.sync()
+            try await Self.tick()
+            try SyncFixtures.update(w.b, 1, "title", "edited")
+            // Pull before pushing: the engine pushes first, so drive the pull directly.
+            _ = try await w.syncB.handshake()
+            _ = try await w.syncB.pull()
+            #expect(try SyncFixtures.rows(w.b).isEmpty)
+            #expect(try SyncStatus.conflicts(of: w.b).contains { $0.attribute == "*" && $0.rule == "deleteWins" && $0.winner == .remote })
+        }
+    }
+
+    @Test func aReinsertNewerThanTheDeleteBringsTheRecordBackEverywhere() async throws {
+        try await Self.world { w in
+            try SyncFixtures.delete(w.a, 1)
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            try await Self.tick()
+            try SyncFixtures.insert(w.b, 1, title: "back", rank: 2)
+            _ = try await w.syncB.sync()
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)] == ["back", "2"])
+            #expect(try w.converged())
+        }
+    }
+
+    @Test func anEditMadeWhileAPushIsInFlightIsPushedNextTime() async throws {
+        try await Self.world { w in
+            let a = w.a
+            let edited = Mutex(false)
+            let slow = MemoryTransport { request in
+                if request.path.hasSuffix("/push"), !edited.withLock({ $0 }) {
+                    edited.withLock { $0 = true }
+                    try SyncFixtures.update(a, 1, "rank", 99)   // while the push is on the wire
+                }
+                return try await w.transport.send(request)
+            }
+            try SyncFixtures.update(a, 1, "title", "first")
+            let engine = SyncEngine(container: a, transport: slow, configuration: SyncConfiguration(token: { w.token }))
+            let summary = try await engine.sync()
+            #expect(summary.pushed == 2, "the push loop takes the edit made meanwhile as the next range")
+            #expect(try SyncStatus(of: a).pendingChanges == 0)
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(1)] == ["first", "99"])
+        }
+    }
+
+    @Test func aChangeThatCannotBeAppliedIsQuarantinedAndSyncGoesOn() async throws {
+        try await Self.world { w in
+            // A store whose schema has a second entity pushes a record the other store lacks.
+            var wider = SyncFixtures.schema
+            wider.entities.append(.init(name: "Note", attributes: [.init(name: "text", type: .scalar(.string))]))
+            let c = try ModelContainer(schema: wider, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: "todos"))
+            try c.write(author: "app") { db in try db.execute(sql: "INSERT INTO Note (\"#id\", text) VALUES (?, 'hi')", arguments: [SyncFixtures.id(9)]) }
+            try SyncFixtures.insert(c, 2, title: "from C")
+            _ = try await SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
+            let summary = try await w.syncA.sync()
+            #expect(summary.quarantined == 1)
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(2)] == ["from C", "nil"], "the rest of the page was applied")
+            let quarantined = try SyncStatus.quarantined(of: w.a)
+            #expect(quarantined.first?.reason.contains("entity 'Note'") == true)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import Tandem
+import TandemCurl
+@testable import TandemSync
+
+/// `tandem daemon` as a process against a real server: syncs local changes on its own,
+/// stops cleanly on SIGTERM, resumes after kill -9 with nothing lost or doubled, and backs
+/// off while the server is down.
+@Suite("tandem daemon (the process)", .serialized)
+struct DaemonProcessTests {
+    static var tandem: URL? {
+        var directory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appending(path: "tandem")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    static func daemon(store: URL, server: SyncServerProcess, interval: Double = 60) throws -> Process {
+        let process = Process()
+        process.executableURL = try #require(tandem, "tandem is not built: run `swift build --build-tests`")
+        process.arguments = ["daemon", "--store", store.path(percentEncoded: false), "--server", server.base,
+                             "--interval", String(interval), "--max-backoff", "1"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["TANDEM_TOKEN": server.token, "TANDEM_LOG_LEVEL": "error"]) { _, new in new }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    static func storeFile() throws -> (URL, ModelContainer) {
+        let url = FileManager.default.temporaryDirectory.appending(path: "tandem-daemon-\(UUID().uuidString).store")
+        return (url, try ModelContainer(schema: SyncFixtures.schema, configuration: ModelConfiguration(url: url, dataset: "todos")))
+    }
+
+    /// Pulls into `reader` until it holds `expected` records (or times out).
+    static func waitFor(_ expected: Int, in reader: ModelContainer, server: SyncServerProcess, seconds: Double = 15) async throws -> Int {
+        let engine = SyncEngine(container: reader, transport: try CurlTransport(baseURL: server.base), configuration: SyncConfiguration(token: { server.token }))
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            _ = try? await engine.sync()
+            let count = try SyncFixtures.rows(reader).count
+            if count >= expected { return count }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return try SyncFixtures.rows(reader).count
+    }
+
+    @Test func theDaemonSyncsLocalChangesAndStopsCleanlyOnSIGTERM() async throws {
+        let server = try SyncServerProcess()
+        let (url, store) = try Self.storeFile()
+        let daemon = try Self.daemon(store: url, server: server)
+        try await Task.sleep(for: .milliseconds(300))
+        for n in 1...3 { try SyncFixtures.insert(store, n, title: "t\(n)") }
+        let reader = try SyncFixtures.store()
+        #expect(try await Self.waitFor(3, in: reader, server: server) == 3, "the daemon pushed the local changes without being asked")
+        kill(daemon.processIdentifier, SIGTERM)
+        daemon.waitUntilExit()
+        #expect(daemon.terminationReason == .exit && daemon.terminationStatus == 0)
+    }
+
+    @Test func killedAtRandomMomentsTheDaemonResumesAndLosesAndDoublesNothing() async throws {
+        let rounds = ProcessInfo.processInfo.environment["TANDEM_DAEMON_CRASH_ROUNDS"].flatMap(Int.init) ?? 6
+        let server = try SyncServerProcess()
+        let (url, store) = try Self.storeFile()
+        var n = 0
+        for _ in 0..<rounds {
+            let daemon = try Self.daemon(store: url, server: server, interval: 0.2)
+            for _ in 0..<20 {
+                n += 1
+                try SyncFixtures.insert(store, n, title: "t\(n)")
+                if n % 3 == 0 { try SyncFixtures.update(store, n - 1, "rank", n) }
+                if n % 7 == 0 { try SyncFixtures.delete(store, n - 2) }
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 50...400)))
+            kill(daemon.processIdentifier, SIGKILL)
+            daemon.waitUntilExit()
+        }
+        let last = try Self.daemon(store: url, server: server, interval: 0.2)
+        let reader = try SyncFixtures.store()
+        let expected = try SyncFixtures.rows(store)
+        _ = try await Self.waitFor(expected.count, in: reader, server: server)
+        try await Task.sleep(for: .milliseconds(500))
+        _ = try await Self.waitFor(expected.count, in: reader, server: server, seconds: 2)
+        kill(last.processIdentifier, SIGTERM)
+        last.waitUntilExit()
+        #expect(try SyncFixtures.rows(reader) == expected, "the server holds exactly the store's records: nothing lost, doubled or resurrected")
+        #expect(try SyncStatus(of: store).pendingChanges == 0)
+    }
+
+    @Test func whileTheServerIsDownTheDaemonBacksOffAndSyncsWhenItReturns() async throws {
+        let server = try SyncServerProcess()
+        let (url, store) = try Self.storeFile()
+        let daemon = try Self.daemon(store: url, server: server, interval: 0.5)
+        defer { kill(daemon.processIdentifier, SIGTERM); daemon.waitUntilExit() }
+        try await Task.sleep(for: .milliseconds(300))
+        server.stop()
+        try SyncFixtures.insert(store, 1, title: "written while the server was down")
+        try await Task.sleep(for: .seconds(2))
+        #expect(daemon.isRunning, "an unreachable server is not a reason to exit")
+        try server.start()
+        let reader = try SyncFixtures.store()
+        #expect(try await Self.waitFor(1, in: reader, server: server) == 1)
+    }
+}
