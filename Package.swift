@@ -158,6 +158,16 @@ let package = Package(
             path: "Benchmarks/TandemBench",
             swiftSettings: strict),
 
+        .executableTarget(
+            name: "SyncBench",
+            dependencies: [
+                "Tandem", "TandemSchema", "TandemSync", "TandemCurl",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/SyncBench",
+            swiftSettings: strict),
+
         // Writes random changes until killed: the journal's crash test runs it as a process.
         .executableTarget(
             name: "JournalCrashWriter",

@@ -2,7 +2,8 @@
 # Release build, then Tandem vs GRDB vs the raw SQLite C API side by side in one process,
 # and the `tandem` CLI's schema commands timed as whole processes.
 # Usage: Scripts/bench.sh [--rows N] [--runs K] [--only insert|fetch|groupby|graph|journal|schema]
-# Then (without --only) Scripts/bench-server.sh: the sync server under wrk load.
+# Then (without --only) Scripts/bench-server.sh, the sync server under wrk load, and
+# Scripts/bench-sync.sh, the sync engine from store to store.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
@@ -10,4 +11,7 @@ swift build -c release --product TandemBench
 swift build -c release --product tandem
 .build/release/TandemBench "$@"
 # The sync server under load (wrk on loopback), unless a single TandemBench test was asked for.
-if [[ " $* " != *" --only "* ]]; then Scripts/bench-server.sh "${TANDEM_SERVER_BENCH_SECONDS:-30}"; fi
+if [[ " $* " != *" --only "* ]]; then
+    Scripts/bench-server.sh "${TANDEM_SERVER_BENCH_SECONDS:-30}"
+    Scripts/bench-sync.sh "${TANDEM_SYNC_BENCH_CHANGES:-100000}"
+fi

@@ -76,7 +76,7 @@ struct ChangeApplier {
             try quarantine("columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied")
         }
         let table = SQLName.quote(change.entity)
-        let row = try Row.fetchOne(db, sql: "SELECT \(Self.stampColumn) FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [uuid])
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.stampColumn) FROM \(table) WHERE \(Self.idColumn) = ?"), arguments: [uuid])
         let exists = row != nil
         let local = (row?[0] as String?).flatMap(Self.stamps) ?? [:]
         let mine = pending[change.record] ?? [:]
@@ -92,7 +92,7 @@ struct ChangeApplier {
             if let edited = mine.filter({ $0.key != "*" }).values.max(), edited > delete {
                 try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: "deleteWins", db, &outcome)
             }
-            try db.execute(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [uuid])
+            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?").execute(arguments: [uuid])
             outcome.applied += 1
 
         case .insert, .update:
@@ -109,14 +109,15 @@ struct ChangeApplier {
                     }
                     return
                 }
-                // Deleted here and not pushed yet: a newer local delete wins; a newer
-                // re-insert from elsewhere brings the record back.
+                // Deleted here and not pushed yet: the delete is pushed next. If it is newer it
+                // wins; if the record was inserted again after it, the server answers by
+                // logging the whole record again, which brings it back here.
                 if let deleted = mine["*"] {
                     let newest = values.keys.compactMap { stamps[$0] }.max() ?? .zero
                     if newest <= deleted {
                         try conflict(change.record, "*", local: nil, localStamp: deleted, remote: nil, remoteStamp: newest, winner: .local, rule: "deleteWins", db, &outcome)
-                        return
                     }
+                    return
                 }
                 let created = values.keys.compactMap { stamps[$0] }.max() ?? .zero
                 var rowStamps = ["*": created.description]
@@ -124,7 +125,7 @@ struct ChangeApplier {
                 let names = values.keys.sorted()
                 let sql = "INSERT INTO \(table) (\(Self.idColumn), \(Self.stampColumn)\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: names.count)))"
                 do {
-                    try db.execute(sql: sql, arguments: StatementArguments([uuid.databaseValue, Self.json(rowStamps).databaseValue] + names.map { values[$0]!.databaseValue }))
+                    try db.cachedStatement(sql: sql).execute(arguments: StatementArguments([uuid.databaseValue, Self.json(rowStamps).databaseValue] + names.map { values[$0]!.databaseValue }))
                 } catch let error as DatabaseError {
                     return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
                 }
@@ -134,7 +135,7 @@ struct ChangeApplier {
             var assignments: [String] = []
             var arguments: [DatabaseValue] = []
             var merged = local
-            let current = try Row.fetchOne(db, sql: "SELECT \(values.keys.sorted().map(SQLName.quote).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?",
+            let current = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(values.keys.sorted().map(SQLName.quote).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
                                            arguments: [uuid])
             for (index, column) in values.keys.sorted().enumerated() {
                 guard let remote = stamps[column] else { continue }
@@ -156,8 +157,8 @@ struct ChangeApplier {
             guard !assignments.isEmpty else { return }
             let text = Self.json(merged.mapValues(\.description))
             do {
-                try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
-                               arguments: StatementArguments(arguments + [text.databaseValue, uuid.databaseValue]))
+                try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
+                    .execute(arguments: StatementArguments(arguments + [text.databaseValue, uuid.databaseValue]))
             } catch let error as DatabaseError {
                 return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
             }

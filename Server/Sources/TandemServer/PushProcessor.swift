@@ -117,6 +117,12 @@ struct PushProcessor: Sendable {
                 applied.stamps = merged.applied.mapValues(\.stamp.description)
                 position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
             }
+            if let restore = merged.restore, !restore.isEmpty, let state {
+                try transaction.setRecord(change.record, state)
+                let restored = WireChange(record: change.record, entity: change.entity, kind: .insert,
+                                          values: restore.mapValues(\.value), stamps: restore.mapValues(\.stamp.description))
+                _ = try transaction.appendLog(restored, schemaVersion: schemaVersion)
+            }
             for lost in merged.lost {
                 try transaction.recordLost(lost, record: change.record, position: position, at: now)
             }

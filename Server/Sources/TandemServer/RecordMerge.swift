@@ -27,6 +27,9 @@ enum RecordMerge {
         /// What was applied, column by column (`"*"` for a delete), with its stamp.
         var applied: [String: RecordState.Field] = [:]
         var lost: [LostValue] = []
+        /// A delete lost to a newer insert: replicas that already applied the delete locally
+        /// need the whole record back, so the log gets it as an insert.
+        var restore: [String: RecordState.Field]?
     }
 
     /// Applies `change` (its stamps already parsed and matching its values) to `state`;
@@ -43,6 +46,7 @@ enum RecordMerge {
             if let created = record.created, created > stamp {
                 result.lost.append(LostValue(attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
                                              winningValue: .null, winningStamp: created.description))
+                result.restore = record.fields
             } else {
                 result.applied[WireChange.deleteStampKey] = RecordState.Field(value: .null, stamp: stamp)
             }

@@ -1,0 +1,126 @@
+// The sync engine end to end on loopback: N changes from store A through tandem-server to
+// store B, with raw SQLite inserts of the same rows in the same run for scale; no-op sync
+// latency on a small and on the large store; the process's peak RSS.
+// Usage: SyncBench --server URL --token TOKEN [--changes N]   (Scripts/bench-sync.sh runs it)
+import Foundation
+import GRDB
+import GRDBSQLite
+import Tandem
+import TandemCurl
+import TandemSchema
+import TandemSync
+
+func argument(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+guard let server = argument("--server"), let token = argument("--token") else {
+    FileHandle.standardError.write(Data("usage: SyncBench --server URL --token TOKEN [--changes N]\n".utf8))
+    exit(2)
+}
+let changes = argument("--changes").flatMap(Int.init) ?? 100_000
+let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-syncbench-\(UUID().uuidString)")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+
+let schema = Schema(entities: [
+    Schema.Entity(name: "Todo", attributes: [
+        Schema.Attribute(name: "title", type: .scalar(.string)),
+        Schema.Attribute(name: "rank", type: .scalar(.int)),
+        Schema.Attribute(name: "done", type: .scalar(.bool)),
+    ]),
+])
+
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = ContinuousClock.now
+    try await body()
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+func uuid(_ n: Int) -> String { String(format: "%08x-0000-4000-8000-%012x", n >> 16, n) }
+
+func store(_ name: String, dataset: String) throws -> ModelContainer {
+    try ModelContainer(schema: schema, configuration: ModelConfiguration(url: directory.appending(path: name), dataset: dataset))
+}
+
+func fill(_ store: ModelContainer, count: Int, offset: Int = 0) throws {
+    try store.write(author: "app") { db in
+        let statement = try db.makeStatement(sql: "INSERT INTO Todo (\"#id\", title, rank, done) VALUES (?, ?, ?, ?)")
+        for n in offset..<(offset + count) { try statement.execute(arguments: [uuid(n), "todo \(n)", n, n % 2]) }
+    }
+}
+
+func engine(_ store: ModelContainer) throws -> SyncEngine {
+    SyncEngine(container: store, transport: try CurlTransport(baseURL: server), configuration: SyncConfiguration(token: { token }))
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+// Raw SQLite C API: the same rows into a plain table, one transaction, prepared statement.
+func rawInsert(count: Int) throws -> Double {
+    var db: OpaquePointer?
+    let path = directory.appending(path: "raw.sqlite").path(percentEncoded: false)
+    guard sqlite3_open(path, &db) == SQLITE_OK else { throw CocoaError(.fileWriteUnknown) }
+    defer { sqlite3_close(db) }
+    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; CREATE TABLE Todo(id TEXT PRIMARY KEY, title TEXT NOT NULL, rank INTEGER NOT NULL, done INTEGER NOT NULL)", nil, nil, nil)
+    let start = ContinuousClock.now
+    sqlite3_exec(db, "BEGIN", nil, nil, nil)
+    var statement: OpaquePointer?
+    sqlite3_prepare_v2(db, "INSERT INTO Todo VALUES (?, ?, ?, ?)", -1, &statement, nil)
+    let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    for n in 0..<count {
+        sqlite3_bind_text(statement, 1, uuid(n), -1, transient)
+        sqlite3_bind_text(statement, 2, "todo \(n)", -1, transient)
+        sqlite3_bind_int64(statement, 3, Int64(n))
+        sqlite3_bind_int64(statement, 4, Int64(n % 2))
+        sqlite3_step(statement)
+        sqlite3_reset(statement)
+    }
+    sqlite3_finalize(statement)
+    sqlite3_exec(db, "COMMIT", nil, nil, nil)
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+func peakRSS() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    return status.split(separator: "\n").first { $0.hasPrefix("VmHWM") }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+}
+
+let raw = try rawInsert(count: changes)
+let a = try store("a.store", dataset: "bench"), b = try store("b.store", dataset: "bench")
+try fill(a, count: changes)
+let syncA = try engine(a), syncB = try engine(b)
+var pushed = 0, pulled = 0
+let push = try await seconds { pushed = try await syncA.sync().pushed }
+let pull = try await seconds { pulled = try await syncB.sync().pulled }
+guard pushed == changes, pulled == changes else {
+    FileHandle.standardError.write(Data("SyncBench: pushed \(pushed), pulled \(pulled), expected \(changes)\n".utf8))
+    exit(1)
+}
+let total = push + pull
+print(String(format: "A → server → B, %d changes: push %.2f s + pull %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)", changes, push, pull, total, Double(changes) / total))
+print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → B ÷ raw insert = %.1f×", raw, total / raw))
+
+// No-op syncs: nothing to push or pull.
+var small = [Double](), large = [Double]()
+let smallStore = try store("small.store", dataset: "small")
+try fill(smallStore, count: 1_000)
+let syncSmall = try engine(smallStore)
+_ = try await syncSmall.sync()
+for _ in 0..<21 { small.append(try await seconds { _ = try await syncSmall.sync() }) }
+for _ in 0..<21 { large.append(try await seconds { _ = try await syncB.sync() }) }
+print(String(format: "no-op sync: median %.2f ms on a 1 k store, %.2f ms on a %d store (goal ≤ 5 ms); large ÷ small = %.2f (goal ≤ 1.2)",
+             median(small) * 1000, median(large) * 1000, changes, median(large) / median(small)))
+
+// 100 new changes on the large store vs on the small one.
+try fill(smallStore, count: 100, offset: 1_000_000)
+try fill(b, count: 100, offset: 2_000_000)
+let hundredSmall = try await seconds { _ = try await syncSmall.sync() }
+let hundredLarge = try await seconds { _ = try await syncB.sync() }
+print(String(format: "100 changes: %.1f ms on the 1 k store, %.1f ms on the %d store; ratio %.2f (goal ≤ 1.5)",
+             hundredSmall * 1000, hundredLarge * 1000, changes, hundredLarge / hundredSmall))
+print("client peak RSS: \(peakRSS() / 1024) MiB (goal ≤ 150 MB while syncing 1 M changes; this run: \(changes))")
