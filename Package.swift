@@ -164,6 +164,7 @@ let package = Package(
                 "Tandem", "TandemSchema", "TandemSync", "TandemCurl",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/SyncBench",
             swiftSettings: strict),

@@ -4,6 +4,7 @@
 // Usage: SyncBench --server URL --token TOKEN [--changes N]   (Scripts/bench-sync.sh runs it)
 import Foundation
 import GRDB
+import Logging
 import GRDBSQLite
 import Tandem
 import TandemCurl
@@ -19,6 +20,11 @@ func argument(_ name: String) -> String? {
 guard let server = argument("--server"), let token = argument("--token") else {
     FileHandle.standardError.write(Data("usage: SyncBench --server URL --token TOKEN [--changes N]\n".utf8))
     exit(2)
+}
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = .error
+    return handler
 }
 let changes = argument("--changes").flatMap(Int.init) ?? 100_000
 let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-syncbench-\(UUID().uuidString)")
