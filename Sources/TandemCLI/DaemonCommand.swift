@@ -18,6 +18,11 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: "Seconds between syncs when nothing changes.") var interval: Double = 30
     @Option(help: "Longest backoff after failures, in seconds.") var maxBackoff: Double = 300
 
+    func validate() throws {
+        guard interval.isFinite, interval >= 0.05 else { throw ValidationError("--interval must be a number of seconds, at least 0.05") }
+        guard maxBackoff.isFinite, maxBackoff >= 0.05 else { throw ValidationError("--max-backoff must be a number of seconds, at least 0.05") }
+    }
+
     func run() async throws {
         let container = try store.open()
         let (url, dataset, token) = try server.resolved()

@@ -55,6 +55,15 @@ struct RecordsCommand: ParsableCommand {
         return Printed(record: "tandem://\(dataset)/\(entity.name)/\(id)", entity: entity.name, values: values)
     }
 
+    /// The server's rule for a value in a column.
+    static func fits(_ value: WireValue, _ column: Schema.Column) -> Bool {
+        switch (value, column.sqlType) {
+        case (.null, _): column.isNullable
+        case (.integer, .integer), (.bool, .integer), (.integer, .real), (.real, .real), (.text, .text), (.bytes, .blob): true
+        default: false
+        }
+    }
+
     static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     struct Put: ParsableCommand {
@@ -77,6 +86,11 @@ struct RecordsCommand: ParsableCommand {
             let known = Dictionary(uniqueKeysWithValues: RecordsCommand.columns(of: entity).map { ($0.name, $0) })
             if let unknown = values.keys.sorted().first(where: { known[$0] == nil }) {
                 throw CLIError("'\(entity.name)' has no column '\(unknown)'; its columns are \(known.keys.sorted().joined(separator: ", "))")
+            }
+            // The server refuses a value that does not fit its column; refuse it here, before
+            // it is journaled and would block every later push.
+            for (name, value) in values.sorted(by: { $0.key < $1.key }) where !RecordsCommand.fits(value, known[name]!) {
+                throw CLIError("\(name): \(value) does not fit column '\(name)' (\(known[name]!.sqlType.rawValue)\(known[name]!.isNullable ? ", nullable" : ""))")
             }
             let uuid: String
             if let id {

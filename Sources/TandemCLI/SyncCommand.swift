@@ -37,6 +37,7 @@ struct SyncCommand: AsyncParsableCommand {
             if json { try printJSON(summary, pretty: false) } else { print("synced: \(summary)") }
         } catch let error as SyncError {
             if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
+            if error.code == .misconfigured { throw CLIError(error.message) }
             FileHandle.standardError.write(Data("tandem: sync failed: \(error.message)\n".utf8))
             throw CheckFailed(exitCode: error.isTransient ? 3 : 1)
         }

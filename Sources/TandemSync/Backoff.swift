@@ -22,6 +22,6 @@ public struct Backoff: Sendable, Hashable {
         let ceiling = min(base * (1 << exponent), maximum)
         let milliseconds = max(Int64(ceiling / .milliseconds(1)), 1)
         let jittered = Duration.milliseconds(Int64.random(in: 0...milliseconds, using: &random))
-        return min(max(jittered, retryAfter ?? .zero), maximum)
+        return max(min(jittered, maximum), retryAfter ?? .zero)
     }
 }

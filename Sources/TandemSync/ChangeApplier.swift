@@ -119,14 +119,16 @@ struct ChangeApplier {
                     }
                     return
                 }
-                let created = values.keys.compactMap { stamps[$0] }.max() ?? .zero
+                // The server sends the record's creation stamp under "*" (a re-insert's values
+                // can be older or newer than it); the newest value's stamp otherwise.
+                let created = stamps["*"] ?? values.keys.compactMap { stamps[$0] }.max() ?? .zero
                 var rowStamps = ["*": created.description]
                 for column in values.keys { rowStamps[column] = stamps[column]?.description }
                 let names = values.keys.sorted()
                 let sql = "INSERT INTO \(table) (\(Self.idColumn), \(Self.stampColumn)\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: names.count)))"
                 do {
                     try db.cachedStatement(sql: sql).execute(arguments: StatementArguments([uuid.databaseValue, Self.json(rowStamps).databaseValue] + names.map { values[$0]!.databaseValue }))
-                } catch let error as DatabaseError {
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                     return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
                 }
                 outcome.applied += 1
@@ -159,7 +161,7 @@ struct ChangeApplier {
             do {
                 try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
                     .execute(arguments: StatementArguments(arguments + [text.databaseValue, uuid.databaseValue]))
-            } catch let error as DatabaseError {
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
             }
             outcome.applied += 1

@@ -22,7 +22,10 @@ extension SyncEngine {
             applier.node = try read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
             }
-            let outcome = try store { db in
+            let outcome = try store { db -> ChangeApplier.Outcome? in
+                // Another process (the daemon and `tandem sync`) may have applied this page
+                // meanwhile: apply only if the cursor is still the one the page follows.
+                guard try SyncStore.value("cursor", db) ?? "" == cursor else { return nil }
                 var outcome = ChangeApplier.Outcome()
                 for entry in page.changes {
                     try applier.apply(entry, db, into: &outcome)
@@ -30,11 +33,11 @@ extension SyncEngine {
                 try SyncStore.set("cursor", page.nextCursor, db)
                 if let newest = outcome.newestStamp {
                     // Later local edits must be stamped after everything seen (HLC receive).
-                    try db.execute(sql: "UPDATE tandem_metadata SET value = ? WHERE key = 'hlc' AND value < ?",
-                                   arguments: [newest.description, newest.description])
+                    try ModelContainer.advanceClock(past: newest, in: db)
                 }
                 return outcome
             }
+            guard let outcome else { continue }
             total.applied += outcome.applied
             total.conflicts += outcome.conflicts
             total.quarantined += outcome.quarantined

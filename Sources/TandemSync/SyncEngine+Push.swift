@@ -30,7 +30,7 @@ extension SyncEngine {
             var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.count }
             for index in range.chunk..<batches.count {
                 let batch = batches[index]
-                let key = "\(clientID):\(range.from.rawValue)-\(range.through.rawValue):\(index)"
+                let key = "\(clientID):v\(schemaVersion):\(range.from.rawValue)-\(range.through.rawValue):\(index)"
                 let body = WireJSON.data { $0.append(PushRequest(schemaVersion: schemaVersion, changes: batch)) }
                 let response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
                 let answer = try Self.decode(PushResponse.self, response)

@@ -32,7 +32,8 @@ extension SyncEngine {
                 logger.warning("sync failed; retrying", metadata: ["error": "\(failure)", "in": "\(wait)"])
                 onSync(.failure(failure))
             }
-            let synced = failures == 0 ? ((try? container.currentHistoryToken()) ?? before) : before
+            // Edits made while the sync ran are after `before`: they trigger the next sync.
+            let synced = before
             // Wait for the interval, a local change, or the stop.
             let deadline = ContinuousClock.now + wait
             while ContinuousClock.now < deadline, !shouldStop(), !Task.isCancelled {

@@ -54,6 +54,18 @@ public actor SyncEngine {
     /// - Throws: ``SyncError``. What was acknowledged or applied before the error stays;
     ///   the next sync continues from there.
     public func sync() async throws -> SyncSummary {
+        // One sync at a time: actor methods interleave at every await, and two syncs would
+        // read the same cursor. A caller that arrives during a sync waits for it, then runs.
+        while let running { _ = try? await running.value }
+        let task = Task { try await self.syncOnce() }
+        running = task
+        defer { running = nil }
+        return try await task.value
+    }
+
+    private var running: Task<SyncSummary, any Error>?
+
+    private func syncOnce() async throws -> SyncSummary {
         try prepare()
         var summary = SyncSummary()
         summary.schemaVersion = try await handshake()

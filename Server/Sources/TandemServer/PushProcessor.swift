@@ -108,19 +108,28 @@ struct PushProcessor: Sendable {
             if let existing = state, existing.entity != change.entity {
                 throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
             }
+            let before = state
             let merged = RecordMerge.apply(change, stamps: changeStamps, to: &state)
             var position: Int64?
-            if !merged.applied.isEmpty, let state {
+            // Saved whenever it changed: a value newer than a delete is kept even when it
+            // is not applied (the record stays deleted), so arrival order cannot matter.
+            if let state, state != before {
                 try transaction.setRecord(change.record, state)
+            }
+            if !merged.applied.isEmpty {
                 var applied = change
                 applied.values = change.kind == .delete ? [:] : merged.applied.mapValues(\.value)
                 applied.stamps = merged.applied.mapValues(\.stamp.description)
+                if change.kind == .insert, let created = state?.created {
+                    applied.stamps[WireChange.deleteStampKey] = created.description   // the record's creation stamp
+                }
                 position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
             }
-            if let restore = merged.restore, !restore.isEmpty, let state {
-                try transaction.setRecord(change.record, state)
+            if let restore = merged.restore, !restore.isEmpty {
+                var stamps = restore.mapValues(\.stamp.description)
+                if let created = state?.created { stamps[WireChange.deleteStampKey] = created.description }
                 let restored = WireChange(record: change.record, entity: change.entity, kind: .insert,
-                                          values: restore.mapValues(\.value), stamps: restore.mapValues(\.stamp.description))
+                                          values: restore.mapValues(\.value), stamps: stamps)
                 _ = try transaction.appendLog(restored, schemaVersion: schemaVersion)
             }
             for lost in merged.lost {

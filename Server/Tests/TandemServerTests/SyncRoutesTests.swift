@@ -133,3 +133,44 @@ struct SyncRoutesTests {
         }
     }
 }
+
+/// Found in review: an update that arrives while its record is deleted is kept (it is newer
+/// than the delete), so a later re-insert hands it on whatever the arrival order.
+@Suite("Arrival order through the routes")
+struct ArrivalOrderTests {
+    static func change(_ kind: WireChange.Kind, _ values: [String: WireValue], at physical: UInt64, node: UInt64) -> WireChange {
+        let stamp = ServerHarness.stamp(physical, node: node)
+        return WireChange(record: ServerHarness.uri("d", 1), entity: "Todo", kind: kind, values: values,
+                          stamps: kind == .delete ? ["*": stamp] : values.mapValues { _ in stamp })
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func anUpdateMadeWhileDeletedSurvivesIntoTheReinsertInEitherOrder(_ kind: StorageKind) async throws {
+        let base = 1_799_999_000_000 as UInt64
+        let insert = Self.change(.insert, ["title": .text("first"), "rank": .integer(1), "people.name": .text("A"), "people.age": .integer(1)], at: base + 100, node: 1)
+        let delete = Self.change(.delete, [:], at: base + 200, node: 2)
+        let update = Self.change(.update, ["rank": .integer(38)], at: base + 400, node: 3)
+        let reinsert = Self.change(.insert, ["title": .text("again"), "rank": .integer(31), "people.name": .text("B"), "people.age": .integer(2)], at: base + 300, node: 4)
+        var finals: [[String: WireValue]] = []
+        for order in [[insert, update, delete, reinsert], [insert, delete, update, reinsert]] {
+            let harness = try await ServerHarness.make(kind)
+            let values = try await harness.run { client in
+                try await client.setUp("d", token: harness.ann)
+                for (index, change) in order.enumerated() {
+                    #expect(try await client.push("d", token: harness.ann, key: "k\(index)", PushRequest(schemaVersion: 1, changes: [change])).status == .ok)
+                }
+                // Fold the log: the newest stamp per column wins.
+                var state: [String: (WireValue, String)] = [:]
+                for entry in try await client.pullAll("d", token: harness.ann, limit: 100) where entry.change.kind != .delete {
+                    for (column, value) in entry.change.values where (state[column]?.1 ?? "") < entry.change.stamps[column]! {
+                        state[column] = (value, entry.change.stamps[column]!)
+                    }
+                }
+                return state.mapValues(\.0)
+            }
+            finals.append(values)
+        }
+        #expect(finals[0] == finals[1])
+        #expect(finals[0]["rank"] == .integer(38) && finals[0]["title"] == .text("again"))
+    }
+}

@@ -69,3 +69,21 @@ extension ModelContainer {
         HistoryTransactions(container: self, after: token, interval: configurations[0].historyPollInterval)
     }
 }
+
+extension ModelContainer {
+    /// Makes the store's hybrid logical clock move past `stamp`, inside a write: every later
+    /// local edit is stamped after it (an HLC "receive"). The sync engine calls it with the
+    /// newest stamp it applied.
+    ///
+    /// ```swift
+    /// try container.write(author: "sync") { db in
+    ///     // … apply remote values …
+    ///     try ModelContainer.advanceClock(past: newestRemoteStamp, in: db)
+    /// }
+    /// ```
+    ///
+    /// - Throws: the database's error.
+    public static func advanceClock(past stamp: HLCTimestamp, in db: Database) throws {
+        try StoreFile.advanceClock(past: stamp, db)
+    }
+}

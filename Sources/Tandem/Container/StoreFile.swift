@@ -166,6 +166,14 @@ enum StoreFile {
         return Stored(schema: schema, dataset: dataset, formatVersion: version)
     }
 
+    /// Moves the store's latest HLC stamp (`hlc`) up to `stamp`; never back.
+    static func advanceClock(past stamp: HLCTimestamp, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO tandem_metadata (key, value) VALUES ('hlc', ?)
+            ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
+            """, arguments: [stamp.description])
+    }
+
     static func setMetadata(_ key: String, _ value: String, _ db: Database) throws {
         try db.execute(sql: "INSERT INTO tandem_metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                        arguments: [key, value])

@@ -34,10 +34,7 @@ enum Journal {
                         """).execute(arguments: [token, origin.author, journal.clock.now().timeIntervalSince1970, stamp.description,
                                                  origin.context, process, before + 1, after])
                     // Never moves back: a sync may have advanced it past this stamp (remote stamps).
-                    try db.execute(sql: """
-                        INSERT INTO tandem_metadata (key, value) VALUES ('hlc', ?)
-                        ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
-                        """, arguments: [stamp.description])
+                    try StoreFile.advanceClock(past: stamp, db)
                 }
                 return .commit
             }
