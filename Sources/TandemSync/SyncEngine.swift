@@ -123,8 +123,12 @@ public actor SyncEngine {
         do { token = try await configuration.token() } catch {
             throw SyncError(.misconfigured, "the sync token could not be read: \(error)")
         }
+        let bearer = token.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !bearer.isEmpty, bearer.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+            throw SyncError(.misconfigured, "the sync token is empty or has spaces or control characters inside; check the token file")
+        }
         var headers = headers
-        headers["Authorization"] = "Bearer \(token.trimmingCharacters(in: .whitespacesAndNewlines))"
+        headers["Authorization"] = "Bearer \(bearer)"
         if body != nil { headers["Content-Type"] = "application/json" }
         let response = try await transport.send(TransportRequest(method: method, path: path, headers: headers, body: body))
         switch response.status {
