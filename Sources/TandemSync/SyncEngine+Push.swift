@@ -8,6 +8,57 @@ extension SyncEngine {
     struct PushResult {
         var pushed = 0
         var conflicts = 0
+        /// Local changes the server refused, kept in the quarantine with its reason.
+        var quarantined = 0
+    }
+
+    /// Pushes one batch and logs the values that lost. A batch the server refuses as invalid
+    /// or too large is split in two (each half with its own key, derived from the batch's);
+    /// a single change it refuses is quarantined with the server's reason instead of
+    /// blocking every later sync. The local row keeps its value.
+    func send(_ batch: [WireChange], key: String, schemaVersion: Int) async throws -> PushResult {
+        let body = WireJSON.data { $0.append(PushRequest(schemaVersion: schemaVersion, changes: batch)) }
+        let response: TransportResponse
+        do {
+            response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
+        } catch let error as SyncError where error.code == .rejected && [400, 413, 422].contains(error.status ?? 0) {
+            guard batch.count > 1 else {
+                let now = clock()
+                try store { db in
+                    try SyncStore.quarantine(WireJSON.data { $0.append(batch[0]) }.utf8Text, position: nil,
+                                             reason: "the server refused this local change: \(error.message)", at: now, db)
+                }
+                logger.warning("the server refused a local change; quarantined", metadata: ["record": "\(batch[0].record)", "error": "\(error.message)"])
+                return PushResult(quarantined: 1)
+            }
+            let half = batch.count / 2
+            var result = try await send(Array(batch[..<half]), key: key + ".a", schemaVersion: schemaVersion)
+            let second = try await send(Array(batch[half...]), key: key + ".b", schemaVersion: schemaVersion)
+            result.pushed += second.pushed
+            result.conflicts += second.conflicts
+            result.quarantined += second.quarantined
+            return result
+        }
+        let answer = try Self.decode(PushResponse.self, response)
+        guard answer.outcomes.count == batch.count else {
+            throw SyncError(.invalidResponse, "the server answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
+        }
+        let now = clock()
+        let lost = try store { db in
+            var count = 0
+            for (change, outcome) in zip(batch, answer.outcomes) {
+                for value in outcome.lost {
+                    let rule = change.kind == .delete ? "insertAfterDelete" : (value.winningValue == .null ? "deleteWins" : "lastWriterWins")
+                    try SyncStore.recordConflict(SyncConflict(at: now, record: change.record, attribute: value.attribute,
+                                                              localValue: value.value.jsonText, localStamp: value.stamp,
+                                                              remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
+                                                              winner: .server, rule: rule), db)
+                    count += 1
+                }
+            }
+            return count
+        }
+        return PushResult(pushed: batch.count, conflicts: lost)
     }
 
     /// Pushes every journaled local change after the `sync` reader's acknowledged token, in
@@ -31,30 +82,11 @@ extension SyncEngine {
             for index in range.chunk..<batches.count {
                 let batch = batches[index]
                 let key = "\(clientID):v\(schemaVersion):\(range.from.rawValue)-\(range.through.rawValue):\(index)"
-                let body = WireJSON.data { $0.append(PushRequest(schemaVersion: schemaVersion, changes: batch)) }
-                let response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
-                let answer = try Self.decode(PushResponse.self, response)
-                guard answer.outcomes.count == batch.count else {
-                    throw SyncError(.invalidResponse, "the server answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
-                }
-                let now = clock()
-                let lost = try store { db in
-                    var count = 0
-                    for (change, outcome) in zip(batch, answer.outcomes) {
-                        for value in outcome.lost {
-                            let rule = change.kind == .delete ? "insertAfterDelete" : (value.winningValue == .null ? "deleteWins" : "lastWriterWins")
-                            try SyncStore.recordConflict(SyncConflict(at: now, record: change.record, attribute: value.attribute,
-                                                                      localValue: value.value.jsonText, localStamp: value.stamp,
-                                                                      remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
-                                                                      winner: .server, rule: rule), db)
-                            count += 1
-                        }
-                    }
-                    try SyncStore.set("inflight", "\(range.from.rawValue)-\(range.through.rawValue)-\(index + 1)", db)
-                    return count
-                }
-                result.conflicts += lost
-                result.pushed += batch.count
+                let outcome = try await send(batch, key: key, schemaVersion: schemaVersion)
+                try store { db in try SyncStore.set("inflight", "\(range.from.rawValue)-\(range.through.rawValue)-\(index + 1)", db) }
+                result.conflicts += outcome.conflicts
+                result.pushed += outcome.pushed
+                result.quarantined += outcome.quarantined
                 sent += batch.count
                 configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
             }

@@ -75,7 +75,7 @@ public actor SyncEngine {
         let pulled = try await pull()
         summary.pulled = pulled.applied
         summary.conflicts += pulled.conflicts
-        summary.quarantined = pulled.quarantined
+        summary.quarantined = pulled.quarantined + pushed.quarantined
         let now = clock()
         try store { db in try SyncStore.set("lastSync", String(now), db) }
         logger.info("synced", metadata: ["pushed": "\(summary.pushed)", "pulled": "\(summary.pulled)",

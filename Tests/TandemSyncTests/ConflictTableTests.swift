@@ -167,3 +167,25 @@ struct ConflictTableTests {
         }
     }
 }
+
+@Suite("Local changes the server refuses")
+struct RefusedChangesTests {
+    @Test func aRefusedLocalChangeIsQuarantinedAndTheRestSyncs() async throws {
+        try await ConflictTableTests.world { w in
+            for n in 2...9 { try SyncFixtures.insert(w.a, n, title: "t\(n)", rank: n) }
+            // A text in the integer column: SQLite stores it, the server refuses it (422).
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: "UPDATE Todo SET rank = 'high' WHERE \"#id\" = ?", arguments: [SyncFixtures.id(5)])
+            }
+            let summary = try await w.syncA.sync()
+            #expect(summary.quarantined == 1)
+            #expect(summary.pushed == 8, "the other changes went through")
+            let refused = try SyncStatus.quarantined(of: w.a)
+            #expect(refused.count == 1 && refused[0].reason.contains("refused this local change") && refused[0].change.contains(#""rank":"high""#))
+            #expect(try SyncStatus(of: w.a).pendingChanges == 0, "it does not block later syncs")
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.b).count == 9)
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(5)] == ["t5", "5"], "the server keeps the last value it accepted")
+        }
+    }
+}
