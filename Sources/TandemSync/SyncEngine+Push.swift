@@ -66,7 +66,7 @@ extension SyncEngine {
     /// first batch is sent, so a retry (after a crash or a lost answer) sends the same
     /// batches with the same idempotency keys; the range is acknowledged after the last.
     func push(schemaVersion: Int) async throws -> PushResult {
-        var result = PushResult()
+        var result = try await pushSnapshotIfNeeded(schemaVersion: schemaVersion)
         while true {
             let acknowledged = try acknowledgedToken()
             let range = try nextRange(after: acknowledged)
@@ -97,6 +97,48 @@ extension SyncEngine {
             }
             try store { db in try SyncStore.set("inflight", nil, db) }
         }
+    }
+
+    /// On the first sync, rows the journal has no insert for — history deleted before sync
+    /// was set up, or rows older than the journal (a store upgraded from format 1) — are
+    /// pushed as inserts with their stored stamps, so no record stays behind.
+    func pushSnapshotIfNeeded(schemaVersion: Int) async throws -> PushResult {
+        var result = PushResult()
+        guard try read({ db in try SyncStore.value("snapshot", db) }) == nil else { return result }
+        let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
+        for entity in container.schema.entities {
+            let columns = entity.columns.filter { $0.role != .primaryKey }.map(\.name)
+            let table = SQLName.quote(entity.name)
+            let changes: [WireChange] = try read { db in
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT "#id", "#hlc"\(columns.map { ", " + SQLName.quote($0) }.joined()) FROM \(table)
+                    WHERE "#id" NOT IN (SELECT record FROM tandem_history_change WHERE entity = ? AND kind = 'insert')
+                    ORDER BY "#id"
+                    """, arguments: [entity.name])
+                return rows.map { row in
+                    let id: String = row[0]
+                    let stamps = (row[1] as String?).flatMap(ChangeApplier.stamps) ?? [:]
+                    var values: [String: WireValue] = [:]
+                    var columnStamps: [String: String] = [:]
+                    for (index, column) in columns.enumerated() {
+                        values[column] = WireValue(row[index + 2] as DatabaseValue)
+                        columnStamps[column] = (stamps[column] ?? stamps["*"] ?? .zero).description
+                    }
+                    return WireChange(record: "tandem://\(container.dataset)/\(entity.name)/\(id)", entity: entity.name, kind: .insert,
+                                      values: values, stamps: columnStamps)
+                }
+            }
+            guard !changes.isEmpty else { continue }
+            logger.info("pushing records the journal has no history for", metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
+            for (index, batch) in PushPlanner.chunks(changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes).enumerated() {
+                let outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)", schemaVersion: schemaVersion)
+                result.pushed += outcome.pushed
+                result.conflicts += outcome.conflicts
+                result.quarantined += outcome.quarantined
+            }
+        }
+        try store { db in try SyncStore.set("snapshot", "done", db) }
+        return result
     }
 
     struct Range {

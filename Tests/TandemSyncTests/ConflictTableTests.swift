@@ -189,3 +189,24 @@ struct RefusedChangesTests {
         }
     }
 }
+
+@Suite("Records without journal history")
+struct SnapshotTests {
+    @Test func rowsWhoseHistoryWasDeletedBeforeSyncAreStillPushed() async throws {
+        try await ConflictTableTests.world { w in
+            let c = try ConvergenceSimulationTests.store("todos")
+            for n in 20...24 { try SyncFixtures.insert(c, n, title: "old \(n)", rank: n) }
+            // No reader yet: deleting history drops everything, as an app trimming it would.
+            _ = try c.deleteHistory(before: HistoryToken(rawValue: try c.currentHistoryToken().rawValue + 1))
+            #expect(try c.fetchHistory(HistoryDescriptor()).isEmpty)
+            try SyncFixtures.insert(c, 25, title: "new", rank: 25)
+            let summary = try await SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
+            #expect(summary.pushed == 6)
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.rows(w.a).count == 7, "record 1 and the six of C")
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(22)] == ["old 22", "22"])
+            let again = try await SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
+            #expect(again.pushed == 0, "the snapshot is pushed once")
+        }
+    }
+}
