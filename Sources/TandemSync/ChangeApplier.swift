@@ -126,10 +126,26 @@ struct ChangeApplier {
                 for column in values.keys { rowStamps[column] = stamps[column]?.description }
                 let names = values.keys.sorted()
                 let sql = "INSERT INTO \(table) (\(Self.idColumn), \(Self.stampColumn)\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: names.count)))"
+                let arguments = StatementArguments([uuid.databaseValue, Self.json(rowStamps).databaseValue] + names.map { values[$0]!.databaseValue })
                 do {
-                    try db.cachedStatement(sql: sql).execute(arguments: StatementArguments([uuid.databaseValue, Self.json(rowStamps).databaseValue] + names.map { values[$0]!.databaseValue }))
+                    try db.cachedStatement(sql: sql).execute(arguments: arguments)
                 } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                    return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
+                    // Two replicas inserted the same `.unique` value under different ids:
+                    // merge them into one record, the same one everywhere.
+                    guard let existing = try Self.uniqueHolder(of: change.entity, values: values, except: uuid, schema: schema, db) else {
+                        return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
+                    }
+                    let survivorIsPulled = uuid < existing
+                    let local = "tandem://\(dataset)/\(change.entity)/\(existing)"
+                    try conflict(survivorIsPulled ? local : change.record, "*", local: nil, localStamp: nil, remote: nil, remoteStamp: nil,
+                                 winner: survivorIsPulled ? .remote : .local, rule: "uniqueMerge", db, &outcome)
+                    guard survivorIsPulled else { return }
+                    try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?").execute(arguments: [existing])
+                    do {
+                        try db.cachedStatement(sql: sql).execute(arguments: arguments)
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                        return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
+                    }
                 }
                 outcome.applied += 1
                 return
@@ -173,6 +189,21 @@ struct ChangeApplier {
         try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: attribute, localValue: local?.jsonText, localStamp: localStamp?.description,
                                                   remoteValue: remote?.jsonText, remoteStamp: remoteStamp?.description, winner: winner, rule: rule), db)
         outcome.conflicts += 1
+    }
+
+    /// The id of another row holding one of `values`' unique attribute values, if any.
+    static func uniqueHolder(of entityName: String, values: [String: WireValue], except uuid: String, schema: Schema, _ db: Database) throws -> String? {
+        guard let entity = schema.entity(named: entityName) else { return nil }
+        for attribute in entity.attributes where attribute.isUnique {
+            let columns = attribute.columns.map(\.name)
+            guard columns.allSatisfy({ values[$0] != nil }) else { continue }
+            let condition = columns.map { SQLName.quote($0) + " IS ?" }.joined(separator: " AND ")
+            if let holder = try String.fetchOne(db, sql: "SELECT \(idColumn) FROM \(SQLName.quote(entityName)) WHERE \(condition) AND \(idColumn) != ? LIMIT 1",
+                                                arguments: StatementArguments(columns.map { values[$0]!.databaseValue } + [uuid.databaseValue])) {
+                return holder
+            }
+        }
+        return nil
     }
 
     /// `tandem://dataset/Entity/uuid` → its parts (uuid in lowercase).

@@ -4,7 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
+import GRDB
 import Tandem
+import TandemSchema
 import TandemServer
 @testable import TandemSync
 
@@ -207,6 +209,38 @@ struct SnapshotTests {
             #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(22)] == ["old 22", "22"])
             let again = try await SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
             #expect(again.pushed == 0, "the snapshot is pushed once")
+        }
+    }
+}
+
+@Suite("Unique values inserted on two replicas")
+struct UniqueMergeTests {
+    static let schema = Schema(entities: [
+        Schema.Entity(name: "Tag", attributes: [
+            Schema.Attribute(name: "code", type: .scalar(.string), options: [.unique]),
+            Schema.Attribute(name: "label", type: .scalar(.string)),
+        ]),
+    ])
+
+    @Test func twoInsertsOfTheSameUniqueValueMergeIntoOneRecordEverywhere() async throws {
+        try await ConflictTableTests.world { w in
+            let stores = try (0..<3).map { _ in
+                try ModelContainer(schema: Self.schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: "tags"))
+            }
+            let engines = stores.map { SyncEngine(container: $0, transport: w.transport, configuration: SyncConfiguration(token: { w.token })) }
+            let ids = ["bbbbbbbb-0000-0000-0000-000000000001", "aaaaaaaa-0000-0000-0000-000000000001"]
+            for (store, (id, label)) in zip(stores, zip(ids, ["from 0", "from 1"])) {
+                try store.write(author: "app") { db in
+                    try db.execute(sql: "INSERT INTO Tag (\"#id\", code, label) VALUES (?, 'urgent', ?)", arguments: [id, label])
+                }
+            }
+            for _ in 0..<2 { for engine in engines { _ = try await engine.sync() } }
+            let rows = try stores.map { store in
+                try store.read { db in try Row.fetchAll(db, sql: "SELECT \"#id\", code, label FROM Tag").map { "\($0[0] as String) \($0[1] as String) \($0[2] as String)" } }
+            }
+            #expect(rows.allSatisfy { $0 == ["aaaaaaaa-0000-0000-0000-000000000001 urgent from 1"] }, "\(rows)")
+            #expect(try SyncStatus.conflicts(of: stores[0]).contains { $0.rule == "uniqueMerge" && $0.winner == .remote })
+            #expect(try stores.allSatisfy { try SyncStatus(of: $0).quarantined == 0 })
         }
     }
 }
