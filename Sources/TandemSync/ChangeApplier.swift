@@ -31,6 +31,24 @@ struct ChangeApplier {
         var conflicts = 0
         var quarantined = 0
         var newestStamp: HLCTimestamp?
+        /// Values a conflict policy decided, to write as new local edits after the page.
+        var resolutions: [Resolution] = []
+    }
+
+    /// A new local edit a policy asks for: set `values` on the record (re-inserting it when
+    /// `reinsert`).
+    struct Resolution {
+        var entity: String
+        var uuid: String
+        var values: [String: WireValue]
+        var reinsert = false
+    }
+
+    var policies: [String: ConflictPolicy] = [:]
+    var updateWinsOverDelete: Set<String> = []
+
+    func policy(_ entity: String, _ column: String) -> ConflictPolicy {
+        policies[entity + "." + column] ?? policies[entity] ?? .lastWriterWins
     }
 
     private let columns: [String: [String: Schema.Column]]
@@ -90,7 +108,17 @@ struct ChangeApplier {
                 return
             }
             if let edited = mine.filter({ $0.key != "*" }).values.max(), edited > delete {
-                try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: "deleteWins", db, &outcome)
+                if updateWinsOverDelete.contains(change.entity) {
+                    // The edit wins: the record comes back as a new local insert, pushed next.
+                    let columns = Array(known.keys).sorted()
+                    if let row = try Row.fetchOne(db, sql: "SELECT \(columns.map(SQLName.quote).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [uuid]) {
+                        let values = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($0.element, WireValue(row[$0.offset] as DatabaseValue)) })
+                        outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: values, reinsert: true))
+                    }
+                    try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .local, rule: "updateWinsOverDelete", db, &outcome)
+                } else {
+                    try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: "deleteWins", db, &outcome)
+                }
             }
             try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?").execute(arguments: [uuid])
             outcome.applied += 1
@@ -159,15 +187,36 @@ struct ChangeApplier {
                 guard let remote = stamps[column] else { continue }
                 let localStamp = local[column] ?? local["*"] ?? .zero
                 let localValue = WireValue(current?[index] as DatabaseValue? ?? .null)
+                let remoteValue = values[column]!
+                // An unpushed local edit against a different pulled value: the policy decides;
+                // when it decides otherwise than the newer stamp, the decision becomes a new
+                // local edit after the page.
+                if let unpushed = mine[column], unpushed == localStamp, localValue != remoteValue {
+                    let rule = policy(change.entity, column)
+                    let newer = remoteWins(remote, localStamp) ? remoteValue : localValue
+                    let decided: WireValue
+                    switch rule {
+                    case .lastWriterWins: decided = newer
+                    case .serverWins: decided = remoteValue
+                    case .clientWins: decided = localValue
+                    case .custom(let resolve): decided = resolve(ConflictValues(record: change.record, attribute: column, local: localValue, remote: remoteValue, base: nil))
+                    }
+                    if decided != newer {
+                        outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: [column: decided]))
+                        try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
+                                     winner: decided == remoteValue ? .remote : .local, rule: rule.name, db, &outcome)
+                    }
+                }
                 if remoteWins(remote, localStamp) {
-                    if let unpushed = mine[column], unpushed == localStamp, localValue != values[column] {
+                    if let unpushed = mine[column], unpushed == localStamp, localValue != values[column], policy(change.entity, column).name == "lastWriterWins" {
                         try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: values[column], remoteStamp: remote,
                                      winner: .remote, rule: "lastWriterWins", db, &outcome)
                     }
                     assignments.append(SQLName.quote(column) + " = ?")
                     arguments.append(values[column]!.databaseValue)
                     merged[column] = remote
-                } else if remote < localStamp, mine[column] != nil || localStamp.node == node, localValue != values[column] {
+                } else if remote < localStamp, mine[column] != nil || localStamp.node == node, localValue != values[column],
+                          mine[column] == nil || policy(change.entity, column).name == "lastWriterWins" {
                     try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: values[column], remoteStamp: remote,
                                  winner: .local, rule: "lastWriterWins", db, &outcome)
                 }

@@ -16,6 +16,12 @@ public struct SyncConfiguration: Sendable {
     public var pushRangeChanges = 20_000
     /// Changes per pull page (the server caps it at its maximum).
     public var pullPageSize = 1_000
+    /// Conflict policies by `"Entity"` or `"Entity.column"` (the column's wins); last writer
+    /// wins where none is set. See ``ConflictPolicy``.
+    public var conflictPolicies: [String: ConflictPolicy] = [:]
+    /// Entities where an unpushed local edit newer than a pulled delete brings the record
+    /// back (re-inserted as a new local edit) instead of the delete winning.
+    public var updateWinsOverDelete: Set<String> = []
     /// Called as a sync progresses (for progress bars).
     public var progress: (@Sendable (SyncProgress) -> Void)?
 

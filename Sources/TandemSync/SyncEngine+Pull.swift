@@ -19,6 +19,8 @@ extension SyncEngine {
             let pending = try pendingLocalStamps()
             var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: pending)
             applier.remoteWins = remoteWins
+            applier.policies = configuration.conflictPolicies
+            applier.updateWinsOverDelete = configuration.updateWinsOverDelete
             applier.node = try read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
             }
@@ -38,11 +40,36 @@ extension SyncEngine {
                 return outcome
             }
             guard let outcome else { continue }
+            try resolve(outcome.resolutions)
             total.applied += outcome.applied
             total.conflicts += outcome.conflicts
             total.quarantined += outcome.quarantined
             configuration.progress?(.pulled(changes: total.applied, hasMore: page.hasMore))
             if !page.hasMore || page.changes.isEmpty { return total }
+        }
+    }
+
+    /// Writes what conflict policies decided as new local edits (author `sync.resolve`, so
+    /// they are pushed): fresh stamps, newer than both sides.
+    func resolve(_ resolutions: [ChangeApplier.Resolution]) throws {
+        guard !resolutions.isEmpty else { return }
+        do {
+            try container.write(author: "sync.resolve") { db in
+                for resolution in resolutions {
+                    let table = SQLName.quote(resolution.entity)
+                    let names = resolution.values.keys.sorted()
+                    let arguments = names.map { resolution.values[$0]!.databaseValue }
+                    if resolution.reinsert {
+                        try db.execute(sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
+                                       arguments: StatementArguments([resolution.uuid.databaseValue] + arguments))
+                    } else {
+                        try db.execute(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
+                                       arguments: StatementArguments(arguments + [resolution.uuid.databaseValue]))
+                    }
+                }
+            }
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
         }
     }
 

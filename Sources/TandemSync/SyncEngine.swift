@@ -69,12 +69,18 @@ public actor SyncEngine {
         try prepare()
         var summary = SyncSummary()
         summary.schemaVersion = try await handshake()
+        // With conflict policies, pull first: the policies must see pulled values against
+        // local edits that are not pushed yet (once pushed, the newer stamp has already won).
+        let policiesFirst = !configuration.conflictPolicies.isEmpty || !configuration.updateWinsOverDelete.isEmpty
+        var pulled = policiesFirst ? try await pull() : ChangeApplier.Outcome()
         let pushed = try await push(schemaVersion: summary.schemaVersion)
+        let after = try await pull()
+        pulled.applied += after.applied
+        pulled.conflicts += after.conflicts
+        pulled.quarantined += after.quarantined
         summary.pushed = pushed.pushed
-        summary.conflicts += pushed.conflicts
-        let pulled = try await pull()
+        summary.conflicts = pushed.conflicts + pulled.conflicts
         summary.pulled = pulled.applied
-        summary.conflicts += pulled.conflicts
         summary.quarantined = pulled.quarantined + pushed.quarantined
         let now = clock()
         try store { db in try SyncStore.set("lastSync", String(now), db) }

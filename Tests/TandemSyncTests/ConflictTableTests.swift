@@ -244,3 +244,83 @@ struct UniqueMergeTests {
         }
     }
 }
+
+@Suite("Conflict policies")
+struct ConflictPolicyTests {
+    static func engine(_ world: ConflictTableTests.World, _ store: ModelContainer, _ configure: (inout SyncConfiguration) -> Void) -> SyncEngine {
+        let token = world.token
+        var configuration = SyncConfiguration(token: { token })
+        configure(&configuration)
+        return SyncEngine(container: store, transport: world.transport, configuration: configuration)
+    }
+
+    @Test func serverWinsReplacesANewerLocalEditEverywhere() async throws {
+        try await ConflictTableTests.world { w in
+            try SyncFixtures.update(w.a, 1, "title", "server's")
+            _ = try await w.syncA.sync()
+            try await ConflictTableTests.tick()
+            try SyncFixtures.update(w.b, 1, "title", "newer local")   // newer, but the policy says the server wins
+            let b = Self.engine(w, w.b) { $0.conflictPolicies["Todo.title"] = .serverWins }
+            _ = try await b.sync()   // pushes the local edit (it wins by stamp), pulls: decided → new edit
+            _ = try await b.sync()   // pushes the decision
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(1)]?.first == "server's")
+            #expect(try w.converged())
+            #expect(try SyncStatus.conflicts(of: w.b).contains { $0.rule == "serverWins" && $0.winner == .remote })
+        }
+    }
+
+    @Test func clientWinsKeepsAnOlderLocalEditEverywhere() async throws {
+        try await ConflictTableTests.world { w in
+            try SyncFixtures.update(w.b, 1, "title", "older local")
+            try await ConflictTableTests.tick()
+            try SyncFixtures.update(w.a, 1, "title", "newer remote")
+            _ = try await w.syncA.sync()
+            let b = Self.engine(w, w.b) { $0.conflictPolicies["Todo"] = .clientWins }
+            // Pull before pushing, so the local edit is still unpushed when the value arrives.
+            _ = try await b.handshake()
+            _ = try await b.pull()
+            _ = try await b.sync()
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)]?.first == "older local")
+            #expect(try w.converged())
+        }
+    }
+
+    @Test func aCustomResolverMergesBothValues() async throws {
+        try await ConflictTableTests.world { w in
+            try SyncFixtures.update(w.a, 1, "rank", 5)
+            _ = try await w.syncA.sync()
+            try SyncFixtures.update(w.b, 1, "rank", 3)
+            let b = Self.engine(w, w.b) {
+                $0.conflictPolicies["Todo.rank"] = .custom { values in
+                    guard case .integer(let local) = values.local, case .integer(let remote) = values.remote else { return values.remote }
+                    return .integer(local + remote)
+                }
+            }
+            _ = try await b.handshake()
+            _ = try await b.pull()
+            _ = try await b.sync()
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)]?.last == "8")
+            #expect(try w.converged())
+        }
+    }
+
+    @Test func updateWinsOverDeleteWhenSwitchedOnBringsTheRecordBack() async throws {
+        try await ConflictTableTests.world { w in
+            try SyncFixtures.delete(w.a, 1)
+            _ = try await w.syncA.sync()
+            try await ConflictTableTests.tick()
+            try SyncFixtures.update(w.b, 1, "title", "keep me")
+            let b = Self.engine(w, w.b) { $0.updateWinsOverDelete = ["Todo"] }
+            _ = try await b.handshake()
+            _ = try await b.pull()
+            _ = try await b.sync()
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)]?.first == "keep me")
+            #expect(try w.converged())
+            #expect(try SyncStatus.conflicts(of: w.b).contains { $0.rule == "updateWinsOverDelete" && $0.winner == .local })
+        }
+    }
+}

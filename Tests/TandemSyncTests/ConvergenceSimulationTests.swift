@@ -41,7 +41,7 @@ struct ConvergenceSimulationTests {
     }
 
     /// One history; `nil` when it converged, else what differs.
-    static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Bool) async throws -> String? {
+    static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Bool, policies: Bool = false) async throws -> String? {
         var random = SplitMix64(seed: seed)
         func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let dataset = "sim-\(seed)"
@@ -49,7 +49,12 @@ struct ConvergenceSimulationTests {
         let replicas = try (0..<3).map { _ in try store(dataset) }
         let transports = (0..<3).map { FaultyTransport(wrapping: base, seed: seed &+ UInt64($0) &* 7919,
                                                        faults: .init(drop: 0.08, cutAfterCommit: 0.08, duplicate: 0.08)) }
-        let engines = (0..<3).map { SyncEngine(container: replicas[$0], transport: transports[$0], configuration: SyncConfiguration(token: { token }),
+        var configuration = SyncConfiguration(token: { token })
+        if policies {
+            configuration.conflictPolicies = ["Todo.title": .serverWins, "Todo.rank": .clientWins]
+            configuration.updateWinsOverDelete = ["Todo"]
+        }
+        let engines = (0..<3).map { SyncEngine(container: replicas[$0], transport: transports[$0], configuration: configuration,
                                                logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })) }
         if planted { for engine in engines { await engine.plant(remoteWins: { $0 < $1 }) } }
         var log: [String] = []
@@ -89,7 +94,7 @@ struct ConvergenceSimulationTests {
         return nil
     }
 
-    static func run(seeds: [UInt64], planted: Bool, stopAtFirst: Bool) async throws -> [String] {
+    static func run(seeds: [UInt64], planted: Bool, stopAtFirst: Bool, policies: Bool = false) async throws -> [String] {
         let storage = MemoryServerStorage()
         let user = try await storage.addUser(name: "sim", now: 0)
         let token = try await TokenIssuer.issue(for: user, in: storage)
@@ -100,7 +105,7 @@ struct ConvergenceSimulationTests {
         return try await app.test(.router) { client in
             var failures: [String] = []
             for seed in seeds {
-                if let failure = try await history(seed: seed, client: client, token: token, planted: planted) {
+                if let failure = try await history(seed: seed, client: client, token: token, planted: planted, policies: policies) {
                     failures.append(failure)
                     if stopAtFirst { break }
                 }
@@ -114,6 +119,14 @@ struct ConvergenceSimulationTests {
             ?? (1...UInt64(Self.histories)).map { $0 &* 0x9E37_79B9 }
         let failures = try await Self.run(seeds: seeds, planted: false, stopAtFirst: false)
         #expect(failures.isEmpty, "\(failures.count) of \(Self.histories) histories diverged; the first:\n\(failures.first ?? "")")
+    }
+
+    /// The same with conflict policies on every replica (server wins for titles, client wins
+    /// for ranks, updates win over deletes): decisions become new edits, and still converge.
+    @Test func replicasConvergeWithConflictPolicies() async throws {
+        let count = max(Self.histories / 3, 50)
+        let failures = try await Self.run(seeds: (1...UInt64(count)).map { $0 &* 0x5851_F42D }, planted: false, stopAtFirst: false, policies: true)
+        #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
     }
 
     @Test func theSimulationCatchesAPlantedInvertedStampComparison() async throws {

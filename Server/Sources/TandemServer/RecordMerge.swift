@@ -40,7 +40,17 @@ enum RecordMerge {
         switch change.kind {
         case .delete:
             guard let stamp = stamps[WireChange.deleteStampKey] else { return result }
-            if let deleted = record.deleted, deleted >= stamp { return result }
+            if let deleted = record.deleted, deleted >= stamp {
+                // An older delete than the recorded one changes nothing, but if the record
+                // lives again (re-inserted after both), the replica that sent it deleted its
+                // copy: it needs the record back.
+                if !record.isDeleted, let created = record.created, created > stamp {
+                    result.lost.append(LostValue(attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
+                                                 winningValue: .null, winningStamp: created.description))
+                    result.restore = record.fields
+                }
+                return result
+            }
             record.deleted = stamp
             record.fields = record.fields.filter { $0.value.stamp > stamp }
             if let created = record.created, created > stamp {

@@ -95,6 +95,23 @@ struct RecordMergeTests {
         #expect(result.lost.map(\.attribute) == ["rank"], "its own older rank lost to the surviving newer one")
     }
 
+    /// Found by the simulation with conflict policies: a delete older than the recorded one,
+    /// sent by a replica that deleted its copy, while the record lives again.
+    @Test func anOlderDeleteOfARecordThatLivesAgainAsksForItsRestore() {
+        var state: RecordState?
+        let (insert, s0) = Self.change(.insert, ["title": .text("a")], at: 100)
+        _ = RecordMerge.apply(insert, stamps: s0, to: &state)
+        let (delete, s1) = Self.change(.delete, [:], at: 300, node: 2)
+        _ = RecordMerge.apply(delete, stamps: s1, to: &state)
+        let (reinsert, s2) = Self.change(.insert, ["title": .text("b")], at: 400, node: 2)
+        _ = RecordMerge.apply(reinsert, stamps: s2, to: &state)
+        let (older, s3) = Self.change(.delete, [:], at: 200, node: 3)
+        let result = RecordMerge.apply(older, stamps: s3, to: &state)
+        #expect(result.applied.isEmpty && result.lost.map(\.attribute) == ["*"])
+        #expect(result.restore?.mapValues(\.value) == ["title": .text("b")])
+        #expect(state?.isDeleted == false)
+    }
+
     @Test func anOlderDeleteThanTheRecordedOneChangesNothing() {
         var state: RecordState?
         let (delete, s1) = Self.change(.delete, [:], at: 200)
