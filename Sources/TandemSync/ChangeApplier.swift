@@ -137,19 +137,17 @@ struct ChangeApplier {
                     }
                     return
                 }
-                // Deleted here and not pushed yet: the delete is pushed next. If it is newer it
-                // wins; if the record was inserted again after it, the server answers by
-                // logging the whole record again, which brings it back here.
-                if let deleted = mine["*"] {
-                    let newest = values.keys.compactMap { stamps[$0] }.max() ?? .zero
-                    if newest <= deleted {
-                        try conflict(change.record, "*", local: nil, localStamp: deleted, remote: nil, remoteStamp: newest, winner: .local, rule: "deleteWins", db, &outcome)
-                    }
-                    return
-                }
                 // The server sends the record's creation stamp under "*" (a re-insert's values
                 // can be older or newer than it); the newest value's stamp otherwise.
                 let created = stamps["*"] ?? values.keys.compactMap { stamps[$0] }.max() ?? .zero
+                // Deleted here and not pushed yet: a newer delete wins (it is pushed next). A
+                // record created after the delete comes back now; if this insert carries only
+                // part of it, the server answers the delete with the whole record.
+                let pendingDelete = mine["*"]
+                if let deleted = pendingDelete, created <= deleted {
+                    try conflict(change.record, "*", local: nil, localStamp: deleted, remote: nil, remoteStamp: created, winner: .local, rule: "deleteWins", db, &outcome)
+                    return
+                }
                 var rowStamps = ["*": created.description]
                 for column in values.keys { rowStamps[column] = stamps[column]?.description }
                 let names = values.keys.sorted()
@@ -161,6 +159,7 @@ struct ChangeApplier {
                     // Two replicas inserted the same `.unique` value under different ids:
                     // merge them into one record, the same one everywhere.
                     guard let existing = try Self.uniqueHolder(of: change.entity, values: values, except: uuid, schema: schema, db) else {
+                        if pendingDelete != nil { return }   // part of a record: the delete's answer brings all of it
                         return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
                     }
                     let survivorIsPulled = uuid < existing
