@@ -99,6 +99,10 @@ func peakRSS() -> Int {
 let raw = try rawInsert(count: changes)
 let a = try store("a.store", dataset: "bench"), b = try store("b.store", dataset: "bench")
 try fill(a, count: changes)
+// What the push starts from: reading the journal's entries back.
+var journalEntries = 0
+let journalRead = try await seconds { journalEntries = try a.fetchHistory(HistoryDescriptor()).reduce(0) { $0 + $1.changes.count } }
+print(String(format: "reading the %d journal entries back: %.2f s", journalEntries, journalRead))
 let syncA = try engine(a), syncB = try engine(b)
 var pushed = 0, pulled = 0
 let push = try await seconds { pushed = try await syncA.sync().pushed }

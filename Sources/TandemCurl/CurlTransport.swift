@@ -7,9 +7,9 @@ public import TandemSync
 
 /// The live ``Transport``: HTTP(S) through libcurl, the only code that imports it.
 ///
-/// One connection is kept alive and reused between requests. Each transfer runs on the
-/// transport's own dispatch queue, never on the Swift cooperative pool; cancelling the
-/// calling task aborts the transfer. Answers are decompressed (gzip), request bodies of
+/// Up to `connections` connections are kept alive and reused (requests sent side by side
+/// take turns over them). Each transfer runs on its connection's own dispatch queue, never on
+/// the Swift cooperative pool; cancelling the calling task aborts the transfer. Answers are decompressed (gzip), request bodies of
 /// 1 KiB or more are sent gzipped, proxies come from the environment (`https_proxy`,
 /// `no_proxy`, … as curl reads them), and the URL's scheme decides HTTPS.
 ///
@@ -23,25 +23,27 @@ public final class CurlTransport: Transport {
     /// Seconds a whole exchange may take.
     public let timeout: Double
     let baseURL: String
-    private let queue = DispatchQueue(label: "tandem.curl")
-    private let connection: Connection
+    /// One serial queue per connection: a curl handle is used by one thread at a time.
+    private let lanes: [(queue: DispatchQueue, connection: Connection)]
+    private let next = Atomic<Int>(0)
 
     /// - Throws: ``SyncError`` with code `misconfigured` when `baseURL` is not an http(s) URL.
-    public init(baseURL: String, connectTimeout: Double = 10, timeout: Double = 120) throws {
+    public init(baseURL: String, connectTimeout: Double = 10, timeout: Double = 120, connections: Int = 4) throws {
         guard let url = URL(string: baseURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil else {
             throw SyncError(.misconfigured, "'\(baseURL)' is not a server URL; use http://host:port or https://host")
         }
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.connectTimeout = connectTimeout
         self.timeout = timeout
-        connection = Connection()
+        lanes = (0..<max(connections, 1)).map { (DispatchQueue(label: "tandem.curl.\($0)"), Connection()) }
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try Task.checkCancellation()
         let cancelled = Cancellation()
         let url = baseURL + request.path
-        let connection = self.connection
+        let lane = lanes[next.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
+        let (queue, connection) = lane
         let (connectTimeout, timeout) = (self.connectTimeout, self.timeout)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in

@@ -52,6 +52,11 @@ struct ChangeApplier {
     }
 
     private let columns: [String: [String: Schema.Column]]
+    /// Every entity and column name, quoted for SQL once (quoting per change showed up in
+    /// profiles).
+    private let quoted: [String: String]
+
+    func q(_ name: String) -> String { quoted[name] ?? SQLName.quote(name) }
 
     init(schema: Schema, dataset: String, now: Int64, pending: [String: [String: HLCTimestamp]]) {
         self.schema = schema
@@ -63,6 +68,12 @@ struct ChangeApplier {
             columns[entity.name] = Dictionary(entity.columns.filter { $0.role != .primaryKey }.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         }
         self.columns = columns
+        var quoted: [String: String] = [:]
+        for entity in schema.entities {
+            quoted[entity.name] = SQLName.quote(entity.name)
+            for column in entity.columns { quoted[column.name] = SQLName.quote(column.name) }
+        }
+        self.quoted = quoted
     }
 
     static let stampColumn = "\"#hlc\""
@@ -93,7 +104,7 @@ struct ChangeApplier {
         if !unknown.isEmpty {
             try quarantine("columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied")
         }
-        let table = SQLName.quote(change.entity)
+        let table = q(change.entity)
         let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.stampColumn) FROM \(table) WHERE \(Self.idColumn) = ?"), arguments: [uuid])
         let exists = row != nil
         let local = (row?[0] as String?).flatMap(Self.stamps) ?? [:]
@@ -111,7 +122,7 @@ struct ChangeApplier {
                 if updateWinsOverDelete.contains(change.entity) {
                     // The edit wins: the record comes back as a new local insert, pushed next.
                     let columns = Array(known.keys).sorted()
-                    if let row = try Row.fetchOne(db, sql: "SELECT \(columns.map(SQLName.quote).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [uuid]) {
+                    if let row = try Row.fetchOne(db, sql: "SELECT \(columns.map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [uuid]) {
                         let values = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($0.element, WireValue(row[$0.offset] as DatabaseValue)) })
                         outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: values, reinsert: true))
                     }
@@ -151,7 +162,7 @@ struct ChangeApplier {
                 var rowStamps = ["*": created.description]
                 for column in values.keys { rowStamps[column] = stamps[column]?.description }
                 let names = values.keys.sorted()
-                let sql = "INSERT INTO \(table) (\(Self.idColumn), \(Self.stampColumn)\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: names.count)))"
+                let sql = "INSERT INTO \(table) (\(Self.idColumn), \(Self.stampColumn)\(names.map { ", " + q($0) }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: names.count)))"
                 let arguments = StatementArguments([uuid.databaseValue, Self.json(rowStamps).databaseValue] + names.map { values[$0]!.databaseValue })
                 do {
                     try db.cachedStatement(sql: sql).execute(arguments: arguments)
@@ -180,7 +191,7 @@ struct ChangeApplier {
             var assignments: [String] = []
             var arguments: [DatabaseValue] = []
             var merged = local
-            let current = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(values.keys.sorted().map(SQLName.quote).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
+            let current = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(values.keys.sorted().map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
                                            arguments: [uuid])
             for (index, column) in values.keys.sorted().enumerated() {
                 guard let remote = stamps[column] else { continue }
@@ -211,7 +222,7 @@ struct ChangeApplier {
                         try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: values[column], remoteStamp: remote,
                                      winner: .remote, rule: "lastWriterWins", db, &outcome)
                     }
-                    assignments.append(SQLName.quote(column) + " = ?")
+                    assignments.append(q(column) + " = ?")
                     arguments.append(values[column]!.databaseValue)
                     merged[column] = remote
                 } else if remote < localStamp, mine[column] != nil || localStamp.node == node, localValue != values[column],

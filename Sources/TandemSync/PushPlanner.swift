@@ -57,7 +57,10 @@ enum PushPlanner {
         return plan
     }
 
-    /// Splits changes into pushes of at most `count` changes and about `bytes` of JSON.
+    /// Splits changes into pushes of at most `count` changes and about `bytes` of JSON. A
+    /// record's changes (an insert and its updates, a delete and a re-insert) stay in one
+    /// push, so pushes sent side by side never touch the same record and the server logs
+    /// each record's changes in order.
     static func chunks(_ changes: [WireChange], count: Int, bytes: Int) -> [[WireChange]] {
         var result: [[WireChange]] = []
         var current: [WireChange] = []
@@ -66,7 +69,8 @@ enum PushPlanner {
             var json = WireJSON()
             json.append(change)
             let length = json.bytes.count + 1
-            if !current.isEmpty && (current.count >= count || size + length > bytes) {
+            let sameRecord = current.last?.record == change.record
+            if !current.isEmpty && !sameRecord && (current.count >= count || size + length > bytes) {
                 result.append(current)
                 current = []
                 size = 0

@@ -9,9 +9,11 @@ public struct SyncConfiguration: Sendable {
     /// Returns the bearer token (read from a file or the environment; called per sync).
     public var token: @Sendable () async throws -> String
     /// Changes per push (the server's default cap is 1 000).
-    public var pushBatchSize = 500
+    public var pushBatchSize = 1_000
     /// The most bytes of JSON per push (the server's default body cap is 8 MiB).
     public var pushBatchBytes = 4 << 20
+    /// Pushes sent side by side (each batch holds whole records, so they never overlap).
+    public var pushesInFlight = 4
     /// Journal changes gathered before pushing (bounds memory on a large backlog).
     public var pushRangeChanges = 20_000
     /// Changes per pull page (the server caps it at its maximum).

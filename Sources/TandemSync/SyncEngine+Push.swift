@@ -79,15 +79,30 @@ extension SyncEngine {
             let batches = PushPlanner.chunks(plan.changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes)
             let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
             var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.count }
-            for index in range.chunk..<batches.count {
-                let batch = batches[index]
-                let key = "\(clientID):v\(schemaVersion):\(range.from.rawValue)-\(range.through.rawValue):\(index)"
-                let outcome = try await send(batch, key: key, schemaVersion: schemaVersion)
-                try store { db in try SyncStore.set("inflight", "\(range.from.rawValue)-\(range.through.rawValue)-\(index + 1)", db) }
-                result.conflicts += outcome.conflicts
-                result.pushed += outcome.pushed
-                result.quarantined += outcome.quarantined
-                sent += batch.count
+            // Up to `pushesInFlight` batches at once (they touch different records); the
+            // saved batch index moves only past a fully answered window, so a retry resends
+            // from there with the same keys.
+            var index = range.chunk
+            while index < batches.count {
+                let window = index..<min(index + max(configuration.pushesInFlight, 1), batches.count)
+                let outcomes = try await withThrowingTaskGroup(of: PushResult.self) { group in
+                    for position in window {
+                        let key = "\(clientID):v\(schemaVersion):\(range.from.rawValue)-\(range.through.rawValue):\(position)"
+                        let batch = batches[position]
+                        group.addTask { try await self.send(batch, key: key, schemaVersion: schemaVersion) }
+                    }
+                    var outcomes: [PushResult] = []
+                    for try await outcome in group { outcomes.append(outcome) }
+                    return outcomes
+                }
+                index = window.upperBound
+                try store { db in try SyncStore.set("inflight", "\(range.from.rawValue)-\(range.through.rawValue)-\(index)", db) }
+                for outcome in outcomes {
+                    result.conflicts += outcome.conflicts
+                    result.pushed += outcome.pushed
+                    result.quarantined += outcome.quarantined
+                }
+                sent += window.reduce(0) { $0 + batches[$1].count }
                 configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
             }
             do {

@@ -47,4 +47,12 @@ struct PushPlannerTests {
         #expect(PushPlanner.chunks(changes, count: 100, bytes: 400).allSatisfy { $0.count <= 3 })
         #expect(PushPlanner.chunks(changes, count: 100, bytes: 400).flatMap { $0 } == changes)
     }
+
+    @Test func aRecordsChangesStayInOneBatch() {
+        var changes = (0..<5).map { WireChange(record: "r\($0)", entity: "Todo", kind: .insert, values: ["title": .text("x")], stamps: ["title": "s"]) }
+        changes.insert(WireChange(record: "r1", entity: "Todo", kind: .update, values: ["title": .text("y")], stamps: ["title": "t"]), at: 2)
+        let chunks = PushPlanner.chunks(changes, count: 2, bytes: 1 << 20)
+        #expect(chunks.map { $0.map(\.record) } == [["r0", "r1", "r1"], ["r2", "r3"], ["r4"]])
+        #expect(chunks.allSatisfy { chunk in !chunks.contains { $0 != chunk && !Set($0.map(\.record)).isDisjoint(with: chunk.map(\.record)) } })
+    }
 }
