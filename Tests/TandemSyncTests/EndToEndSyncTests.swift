@@ -60,6 +60,31 @@ struct EndToEndSyncTests {
         #expect(idle.pushed == 0 && idle.pulled == 0)
     }
 
+    @Test func fiveStoresEditingOfflineConvergeThroughTheServer() async throws {
+        let server = try SyncServerProcess()
+        let stores = try (0..<5).map { _ in try SyncFixtures.store() }
+        let engines = try stores.map { try Self.engine($0, server) }
+        for (i, store) in stores.enumerated() {
+            for n in 0..<4 { try SyncFixtures.insert(store, i * 10 + n, title: "s\(i) n\(n)", rank: n) }
+        }
+        for engine in engines { _ = try await engine.sync() }
+        for engine in engines { _ = try await engine.sync() }
+        // Offline again: everyone edits record 1 (store 0's), store 1 deletes store 2's record 20.
+        for (i, store) in stores.enumerated() {
+            try SyncFixtures.update(store, 1, "title", "edit by \(i)")
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        try SyncFixtures.delete(stores[1], 20)
+        try SyncFixtures.update(stores[2], 20, "rank", 99)
+        for engine in engines.reversed() { _ = try await engine.sync() }
+        for engine in engines { _ = try await engine.sync() }
+        let rows = try stores.map(SyncFixtures.rows)
+        #expect(rows.allSatisfy { $0 == rows[0] })
+        #expect(rows[0].count == 19)
+        #expect(rows[0][SyncFixtures.id(1)]?.first == "edit by 4", "the newest edit wins")
+        #expect(rows[0][SyncFixtures.id(20)] == nil, "the delete wins")
+    }
+
     @Test func aStoreWithABreakingSchemaIsRefusedNamingTheRule() async throws {
         let server = try SyncServerProcess()
         let a = try SyncFixtures.store()
