@@ -82,7 +82,7 @@ let package = Package(
         .target(name: "TandemGzip", dependencies: ["CZlib"], swiftSettings: strict),
 
         // Protocol v1: Codable + Sendable wire types shared by the sync client and the server.
-        .target(name: "TandemWire", swiftSettings: strict),
+        .target(name: "TandemWire", dependencies: ["TandemSchema"], swiftSettings: strict),
 
         // The sync engine: Transport protocol, push/pull, conflict handling. No network code.
         .target(

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Tandem
 import TandemSchema
+import TandemSync
 import TandemWire
 
 /// `tandem records put|get|list|delete`: records as JSON, for scripts and operations. Writes
@@ -41,30 +42,11 @@ struct RecordsCommand: ParsableCommand {
 
     static func printed(_ row: Row, entity: Schema.Entity, dataset: String) -> Printed {
         var values: [String: WireValue] = [:]
-        for column in columns(of: entity) {
-            let value: DatabaseValue = row[column.name]
-            switch value.storage {
-            case .null: values[column.name] = .null
-            case .int64(let integer): values[column.name] = .integer(integer)
-            case .double(let real): values[column.name] = .real(real)
-            case .string(let text): values[column.name] = .text(text)
-            case .blob(let data): values[column.name] = .bytes(data)
-            }
-        }
+        for column in columns(of: entity) { values[column.name] = WireValue(row[column.name] as DatabaseValue) }
         let id: String = row["#id"]
         return Printed(record: "tandem://\(dataset)/\(entity.name)/\(id)", entity: entity.name, values: values)
     }
 
-    /// The server's rule for a value in a column.
-    static func fits(_ value: WireValue, _ column: Schema.Column) -> Bool {
-        switch (value, column.sqlType) {
-        case (.null, _): column.isNullable
-        case (.integer, .integer), (.bool, .integer), (.integer, .real), (.real, .real), (.text, .text), (.bytes, .blob): true
-        default: false
-        }
-    }
-
-    static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     struct Put: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -89,7 +71,7 @@ struct RecordsCommand: ParsableCommand {
             }
             // The server refuses a value that does not fit its column; refuse it here, before
             // it is journaled and would block every later push.
-            for (name, value) in values.sorted(by: { $0.key < $1.key }) where !RecordsCommand.fits(value, known[name]!) {
+            for (name, value) in values.sorted(by: { $0.key < $1.key }) where !value.fits(known[name]!) {
                 throw CLIError("\(name): \(value) does not fit column '\(name)' (\(known[name]!.sqlType.rawValue)\(known[name]!.isNullable ? ", nullable" : ""))")
             }
             let uuid: String
@@ -100,17 +82,17 @@ struct RecordsCommand: ParsableCommand {
                 uuid = UUID().uuidString.lowercased()
             }
             let names = values.keys.sorted()
-            let table = RecordsCommand.quote(entity.name)
+            let table = SQLName.quote(entity.name)
             do {
                 try container.write(author: "tandem") { db in
                     let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(table) WHERE \"#id\" = ?", arguments: [uuid]) ?? false
-                    let arguments = names.map { values[$0]!.cliDatabaseValue }
+                    let arguments = names.map { values[$0]!.databaseValue }
                     if exists {
                         guard !names.isEmpty else { return }
-                        try db.execute(sql: "UPDATE \(table) SET \(names.map { RecordsCommand.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
+                        try db.execute(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
                                        arguments: StatementArguments(arguments + [uuid.databaseValue]))
                     } else {
-                        try db.execute(sql: "INSERT INTO \(table) (\"#id\"\(names.map { ", " + RecordsCommand.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
+                        try db.execute(sql: "INSERT INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
                                        arguments: StatementArguments([uuid.databaseValue] + arguments))
                     }
                 }
@@ -130,7 +112,7 @@ struct RecordsCommand: ParsableCommand {
             let container = try store.open()
             let (entity, uuid) = try RecordsCommand.parse(uri, in: container)
             guard let row = try container.read({ db in
-                try Row.fetchOne(db, sql: "SELECT * FROM \(RecordsCommand.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid])
+                try Row.fetchOne(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid])
             }) else {
                 throw CLIError("no record \(uri)")
             }
@@ -148,7 +130,7 @@ struct RecordsCommand: ParsableCommand {
             let container = try store.open()
             let entity = try RecordsCommand.entity(entity, in: container)
             let rows = try container.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM \(RecordsCommand.quote(entity.name)) ORDER BY \"#id\" LIMIT ?", arguments: [limit])
+                try Row.fetchAll(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) ORDER BY \"#id\" LIMIT ?", arguments: [limit])
             }
             try printJSON(rows.map { RecordsCommand.printed($0, entity: entity, dataset: container.dataset) })
         }
@@ -163,24 +145,11 @@ struct RecordsCommand: ParsableCommand {
             let container = try store.open()
             let (entity, uuid) = try RecordsCommand.parse(uri, in: container)
             let deleted = try container.write(author: "tandem") { db in
-                try db.execute(sql: "DELETE FROM \(RecordsCommand.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid])
+                try db.execute(sql: "DELETE FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid])
                 return db.changesCount
             }
             guard deleted > 0 else { throw CLIError("no record \(uri)") }
             print("deleted \(uri)")
-        }
-    }
-}
-
-extension WireValue {
-    var cliDatabaseValue: DatabaseValue {
-        switch self {
-        case .null: .null
-        case .bool(let flag): (flag ? 1 : 0).databaseValue
-        case .integer(let integer): integer.databaseValue
-        case .real(let real): real.databaseValue
-        case .text(let text): text.databaseValue
-        case .bytes(let data): data.databaseValue
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Tandem
 import TandemSchema
 import TandemWire
 
@@ -15,9 +16,9 @@ import TandemWire
 struct ChangeApplier {
     let schema: Schema
     let dataset: String
-    let now: Int64
+    var now: Int64
     /// Unpushed local edits: record URI → column → stamp (`*`: a delete).
-    let pending: [String: [String: HLCTimestamp]]
+    var pending: [String: [String: HLCTimestamp]]
     /// This store's HLC node: a local value stamped by it and newer than a pulled one was
     /// written without having seen the pulled one (pulls come in log order), so the pulled
     /// value lost a real conflict.
@@ -288,11 +289,4 @@ struct ChangeApplier {
 
 extension Data {
     var utf8Text: String { String(decoding: self, as: UTF8.self) }
-}
-
-/// Quoting SQL identifiers (entity and column names).
-enum SQLName {
-    static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
 }

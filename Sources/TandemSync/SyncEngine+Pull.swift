@@ -9,6 +9,17 @@ extension SyncEngine {
     /// in one transaction (author `sync`) together with the new cursor.
     func pull() async throws -> ChangeApplier.Outcome {
         var total = ChangeApplier.Outcome()
+        // Built once per pull; the unpushed local edits are read again only when a local
+        // write happened since (a page's own writes are the sync's and do not count).
+        let node = try read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
+        }
+        var mark = try historyToken()
+        var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: try pendingLocalStamps())
+        applier.remoteWins = remoteWins
+        applier.policies = configuration.conflictPolicies
+        applier.updateWinsOverDelete = configuration.updateWinsOverDelete
+        applier.node = node
         while true {
             let cursor = try read { db in try SyncStore.value("cursor", db) } ?? ""
             let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(configuration.pullPageSize)")
@@ -16,14 +27,11 @@ extension SyncEngine {
             do { page = try WireJSONReader.pullResponse(response.body) } catch {
                 throw SyncError(.invalidResponse, "the server's pull answer is unreadable: \(error)")
             }
-            let pending = try pendingLocalStamps()
-            var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: pending)
-            applier.remoteWins = remoteWins
-            applier.policies = configuration.conflictPolicies
-            applier.updateWinsOverDelete = configuration.updateWinsOverDelete
-            applier.node = try read { db in
-                try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
+            if hasLocalChanges(after: mark) {
+                mark = try historyToken()
+                applier.pending = try pendingLocalStamps()
             }
+            applier.now = clock()
             let outcome = try store { db -> ChangeApplier.Outcome? in
                 // Another process (the daemon and `tandem sync`) may have applied this page
                 // meanwhile: apply only if the cursor is still the one the page follows.
@@ -71,6 +79,10 @@ extension SyncEngine {
         } catch {
             throw SyncError(.store, "the store failed: \(error)")
         }
+    }
+
+    func historyToken() throws -> HistoryToken {
+        do { return try container.currentHistoryToken() } catch { throw SyncError(.store, "the store failed: \(error)") }
     }
 
     /// The column stamps of local changes not pushed yet (`*`: deleted), per record URI.

@@ -105,9 +105,6 @@ public actor SyncEngine {
 
     private func prepare() throws {
         guard !prepared else { return }
-        guard DatasetNameCheck.isValid(dataset) else {
-            throw SyncError(.misconfigured, "'\(dataset)' is not a dataset name (1–128 letters, digits, '-', '_' or '.')")
-        }
         guard dataset == container.dataset else {
             throw SyncError(.misconfigured, "the store belongs to dataset '\(container.dataset)'; its record URIs name it, so it syncs only with dataset '\(container.dataset)', not '\(dataset)'")
         }
@@ -182,12 +179,5 @@ public actor SyncEngine {
         do { return try JSONDecoder().decode(T.self, from: response.body) } catch {
             throw SyncError(.invalidResponse, "the server's answer is not a \(T.self): \(error)")
         }
-    }
-}
-
-/// The dataset name rule (as the server's).
-enum DatasetNameCheck {
-    static func isValid(_ name: String) -> Bool {
-        (1...128).contains(name.count) && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import GRDB
+public import GRDB
 import Tandem
-import TandemWire
+public import TandemWire
 
 extension WireValue {
     init(_ value: HistoryValue) {
@@ -14,7 +14,8 @@ extension WireValue {
         }
     }
 
-    init(_ value: DatabaseValue) {
+    /// The wire form of a column value as SQLite stores it.
+    public init(_ value: DatabaseValue) {
         switch value.storage {
         case .null: self = .null
         case .int64(let integer): self = .integer(integer)
@@ -24,7 +25,8 @@ extension WireValue {
         }
     }
 
-    var databaseValue: DatabaseValue {
+    /// The value to bind in SQL (a boolean as 0 or 1).
+    public var databaseValue: DatabaseValue {
         switch self {
         case .null: .null
         case .bool(let flag): (flag ? 1 : 0).databaseValue

@@ -72,31 +72,12 @@ struct PushProcessor: Sendable {
                 guard key != Schema.Column.primaryKey.name, let column = columns[key] else {
                     throw APIError.invalid("unknown_attribute", "\(item).values.\(key): '\(change.entity)' has no column '\(key)' in schema version \(schemaVersion)")
                 }
-                guard Self.fits(value, column) else {
-                    throw APIError.invalid("invalid_value", "\(item).values.\(key): \(Self.describe(value)) does not fit column '\(key)' (\(column.sqlType.rawValue)\(column.isNullable ? ", nullable" : ""))")
+                guard value.fits(column) else {
+                    throw APIError.invalid("invalid_value", "\(item).values.\(key): \(value.kindDescription) does not fit column '\(key)' (\(column.sqlType.rawValue)\(column.isNullable ? ", nullable" : ""))")
                 }
             }
         }
         return stamps
-    }
-
-    private static func fits(_ value: WireValue, _ column: Schema.Column) -> Bool {
-        switch (value, column.sqlType) {
-        case (.null, _): column.isNullable
-        case (.integer, .integer), (.bool, .integer), (.integer, .real), (.real, .real), (.text, .text), (.bytes, .blob): true
-        default: false
-        }
-    }
-
-    private static func describe(_ value: WireValue) -> String {
-        switch value {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .integer: "an integer"
-        case .real: "a real number"
-        case .text: "a string"
-        case .bytes: "bytes"
-        }
     }
 
     /// Merges every change into its record, appends what was applied to the log, records

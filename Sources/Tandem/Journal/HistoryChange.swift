@@ -53,7 +53,7 @@ public struct HistoryChange: Sendable, Hashable, Codable {
     /// let stamp = change.stamp(of: "title")
     /// ```
     public func stamp(of column: String) -> HLCTimestamp {
-        stamps[column] ?? stamps["*"] ?? defaultStamp ?? .zero
+        stamps[column] ?? defaultStamp ?? .zero
     }
 
     /// The latest stamp of the change: when it happened, in HLC order.

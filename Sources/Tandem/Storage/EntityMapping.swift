@@ -212,9 +212,14 @@ final class EntityMapping: Sendable {
     }
 }
 
-/// Quoting of SQL identifiers.
-enum SQLName {
-    static func quote(_ name: String) -> String {
+/// Quoting of SQL identifiers (entity and column names), for SQL written by hand against a
+/// store: the CLI and the sync engine use it too.
+///
+/// ```swift
+/// let sql = "SELECT \(SQLName.quote("people.age")) FROM \(SQLName.quote("Todo"))"   // "people.age", "Todo"
+/// ```
+public enum SQLName {
+    public static func quote(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
