@@ -7,7 +7,7 @@ final class SyncServerProcess: @unchecked Sendable {
     // @unchecked Sendable: `process` is started in init and only terminated in deinit/stop;
     // Foundation's Process is safe to signal from any thread.
     var process = Process()
-    let port: Int
+    private(set) var port: Int
     let dataDir: URL
     let token: String
     var base: String { "http://127.0.0.1:\(port)" }
@@ -43,8 +43,18 @@ final class SyncServerProcess: @unchecked Sendable {
         let dir = dataDir.path(percentEncoded: false)
         try Self.run(executable, ["users", "add", "ann", "--data-dir", dir])
         token = try Self.run(executable, ["tokens", "create", "ann", "--data-dir", dir]).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A random port can be taken (by another suite's server running alongside): the
+        // server then exits at once, and another port is tried.
         port = Int.random(in: 20_000..<60_000)
+        for _ in 0..<5 {
+            do { try start(); return } catch { port = Int.random(in: 20_000..<60_000) }
+        }
         try start()
+    }
+
+    struct StartFailed: Error, CustomStringConvertible {
+        var port: Int
+        var description: String { "tandem-server did not answer on port \(port)" }
     }
 
     /// Starts (or restarts, after ``stop()``) the server on the same port and data.
@@ -62,7 +72,7 @@ final class SyncServerProcess: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.05)
         }
         process.terminate()
-        throw CancellationError()
+        throw StartFailed(port: port)
     }
 
     func stop() {

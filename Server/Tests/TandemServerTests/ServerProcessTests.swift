@@ -46,24 +46,29 @@ struct ServerProcessTests {
 
     /// A running server on a free loopback port.
     final class Server {
-        let process = Process()
-        let port: Int
+        var process = Process()
+        var port = 0
         var base: String { "http://127.0.0.1:\(port)" }
 
         init(dataDir: String) throws {
             let executable = try #require(ServerProcessTests.serverURL, "tandem-server is not built: run `swift build --build-tests` (Scripts/test.sh does)")
-            port = Int.random(in: 20_000..<60_000)
-            process.executableURL = executable
-            process.arguments = ["serve", "--data-dir", dataDir, "--port", String(port), "--log-level", "error", "--requests-per-second", "0", "--max-page-size", "100000"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            for _ in 0..<100 {
-                if (try? ServerProcessTests.curl("GET", base + "/health").status) == 200 { return }
-                guard process.isRunning else { break }
-                Thread.sleep(forTimeInterval: 0.05)
+            // A random port can be taken by another suite's server: the server then exits at
+            // once, and another port is tried.
+            for _ in 0..<5 {
+                port = Int.random(in: 20_000..<60_000)
+                process = Process()
+                process.executableURL = executable
+                process.arguments = ["serve", "--data-dir", dataDir, "--port", String(port), "--log-level", "error", "--requests-per-second", "0", "--max-page-size", "100000"]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                for _ in 0..<100 {
+                    if (try? ServerProcessTests.curl("GET", base + "/health").status) == 200 { return }
+                    guard process.isRunning else { break }
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                process.terminate()
             }
-            process.terminate()
             throw CancellationError()
         }
 
