@@ -12,8 +12,10 @@ public struct SyncConfiguration: Sendable {
     public var pushBatchSize = 1_000
     /// The most bytes of JSON per push (the server's default body cap is 8 MiB).
     public var pushBatchBytes = 4 << 20
-    /// Pushes sent side by side (each batch holds whole records, so they never overlap).
-    public var pushesInFlight = 4
+    /// Pushes sent side by side (each batch holds whole records, so they never overlap). One
+    /// by default: more gained little in the benchmark (docs/benchmarks.md), and a test run
+    /// with four hung once, not yet explained.
+    public var pushesInFlight = 1
     /// Journal changes gathered before pushing (bounds memory on a large backlog).
     public var pushRangeChanges = 20_000
     /// Changes per pull page (the server caps it at its maximum).

@@ -56,10 +56,13 @@ public actor SyncEngine {
     public func sync() async throws -> SyncSummary {
         // One sync at a time: actor methods interleave at every await, and two syncs would
         // read the same cursor. A caller that arrives during a sync waits for it, then runs.
-        while let running { _ = try? await running.value }
+        while let current = running {
+            _ = try? await current.value
+            if running == current { running = nil }   // its caller may not have resumed yet
+        }
         let task = Task { try await self.syncOnce() }
         running = task
-        defer { running = nil }
+        defer { if running == task { running = nil } }
         return try await task.value
     }
 
