@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 changes="${1:-100000}"
 swift build -c release --product tandem-server
 swift build -c release --product SyncBench
+swift build -c release --product tandem
 server=.build/release/tandem-server
 data=$(mktemp -d)
 port=$((20000 + RANDOM % 30000))

@@ -91,29 +91,56 @@ func rawInsert(count: Int) throws -> Double {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
-func peakRSS() -> Int {
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    return status.split(separator: "\n").first { $0.hasPrefix("VmHWM") }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+
+/// Runs `tandem sync` on a store as a child process, as a user or the daemon would; returns
+/// its summary and its peak RSS (MiB, from wait4).
+func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int) {
+    let tandem = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "tandem").path(percentEncoded: false)
+    let arguments = [tandem, "sync", "--store", directory.appending(path: store).path(percentEncoded: false), "--server", server, "--json"]
+    var environment = ProcessInfo.processInfo.environment
+    environment["TANDEM_TOKEN"] = token
+    environment["TANDEM_LOG_LEVEL"] = "error"
+    let output = directory.appending(path: "\(store).sync.json").path(percentEncoded: false)
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for pointer in argv + envp { free(pointer) } }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, tandem, &actions, nil, argv, envp) == 0 else { throw CocoaError(.executableNotLoadable) }
+    var status: Int32 = 0
+    var usage = rusage()
+    _ = wait4(pid, &status, 0, &usage)
+    let summary = (try? String(contentsOfFile: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    guard status == 0 else {
+        FileHandle.standardError.write(Data("SyncBench: tandem sync exited with status \(status): \(summary)\n".utf8))
+        exit(1)
+    }
+    return (summary, usage.ru_maxrss / 1024)
+}
+
+func count(_ key: String, in summary: String) -> Int {
+    (try? JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])?[key] as? Int ?? -1
 }
 
 let raw = try rawInsert(count: changes)
 let a = try store("a.store", dataset: "bench"), b = try store("b.store", dataset: "bench")
 try fill(a, count: changes)
-// What the push starts from: reading the journal's entries back.
-var journalEntries = 0
-let journalRead = try await seconds { journalEntries = try a.fetchHistory(HistoryDescriptor()).reduce(0) { $0 + $1.changes.count } }
-print(String(format: "reading the %d journal entries back: %.2f s", journalEntries, journalRead))
-let syncA = try engine(a), syncB = try engine(b)
-var pushed = 0, pulled = 0
-let push = try await seconds { pushed = try await syncA.sync().pushed }
-let pull = try await seconds { pulled = try await syncB.sync().pulled }
-guard pushed == changes, pulled == changes else {
-    FileHandle.standardError.write(Data("SyncBench: pushed \(pushed), pulled \(pulled), expected \(changes)\n".utf8))
+// Both sides run as `tandem sync` processes: the RSS measured is the syncing client's alone.
+var pushSide = (summary: "", peakMiB: 0), pullSide = (summary: "", peakMiB: 0)
+let push = try await seconds { pushSide = try tandemSync("a.store") }
+let pull = try await seconds { pullSide = try tandemSync("b.store") }
+guard count("pushed", in: pushSide.summary) == changes, count("pulled", in: pullSide.summary) == changes else {
+    FileHandle.standardError.write(Data("SyncBench: A synced \(pushSide.summary), B synced \(pullSide.summary); expected \(changes) each way\n".utf8))
     exit(1)
 }
 let total = push + pull
-print(String(format: "A → server → B, %d changes: push %.2f s + pull %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)", changes, push, pull, total, Double(changes) / total))
+print(String(format: "A → server → B, %d changes: A's sync %.2f s + B's sync %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)", changes, push, pull, total, Double(changes) / total))
 print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → B ÷ raw insert = %.1f×", raw, total / raw))
+print("peak RSS of the syncing client (tandem sync): \(pushSide.peakMiB) MiB pushing, \(pullSide.peakMiB) MiB pulling \(changes) changes (goal ≤ 150 MB at 1 M)")
+let syncB = try engine(b)
 
 // No-op syncs: nothing to push or pull.
 var small = [Double](), large = [Double]()
@@ -133,4 +160,3 @@ let hundredSmall = try await seconds { _ = try await syncSmall.sync() }
 let hundredLarge = try await seconds { _ = try await syncB.sync() }
 print(String(format: "100 changes: %.1f ms on the 1 k store, %.1f ms on the %d store; ratio %.2f (goal ≤ 1.5)",
              hundredSmall * 1000, hundredLarge * 1000, changes, hundredLarge / hundredSmall))
-print("client peak RSS: \(peakRSS() / 1024) MiB (goal ≤ 150 MB while syncing 1 M changes; this run: \(changes))")

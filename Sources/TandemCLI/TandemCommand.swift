@@ -11,7 +11,7 @@ struct TandemCommand: AsyncParsableCommand {
         commandName: "tandem",
         abstract: "Tandem's command line tool: stores, records, sync, and schema compatibility checks.",
         subcommands: [SchemaCommand.self, InitCommand.self, RecordsCommand.self, SyncCommand.self, StatusCommand.self,
-                      ConflictsCommand.self, DaemonCommand.self])
+                      ConflictsCommand.self, HistoryCommand.self, DaemonCommand.self])
 
     /// Parses and runs the command, mapping every failure to exit code 1 (a check failed) or
     /// 2 (bad input or usage), with a message on standard error.

@@ -26,6 +26,9 @@ struct ChangeApplier {
     /// Whether a remote stamp beats a local one (`>`; tests plant a wrong one to show that
     /// the convergence simulation catches it).
     var remoteWins: @Sendable (HLCTimestamp, HLCTimestamp) -> Bool = { $0 > $1 }
+    /// Whether a pulled delete applies delete rules to local records pointing at it (tests
+    /// plant `false` to show that the simulation catches it).
+    var appliesDeleteRules = true
 
     struct Outcome {
         var applied = 0
@@ -36,13 +39,22 @@ struct ChangeApplier {
         var resolutions: [Resolution] = []
     }
 
-    /// A new local edit a policy asks for: set `values` on the record (re-inserting it when
-    /// `reinsert`).
+    /// A new local edit a policy or a delete rule asks for: set `values` on the record
+    /// (re-inserting it when `reinsert`), or delete it (`delete`).
     struct Resolution {
         var entity: String
         var uuid: String
         var values: [String: WireValue]
         var reinsert = false
+        var delete = false
+    }
+
+    /// A to-one relationship pointing at an entity, and what deleting its target does to the
+    /// record holding it (the target side's delete rule; `.nullify` without an inverse).
+    struct Referrer {
+        var entity: String
+        var column: String
+        var rule: Schema.Relationship.DeleteRule
     }
 
     var policies: [String: ConflictPolicy] = [:]
@@ -53,6 +65,10 @@ struct ChangeApplier {
     }
 
     private let columns: [String: [String: Schema.Column]]
+    /// Entity name → the to-one relationships that point at it.
+    private let referrers: [String: [Referrer]]
+    /// Entity name → its to-one relationships: column → (destination, destination's rule).
+    private let references: [String: [String: (destination: String, rule: Schema.Relationship.DeleteRule)]]
     /// Every entity and column name, quoted for SQL once (quoting per change showed up in
     /// profiles).
     private let quoted: [String: String]
@@ -69,6 +85,17 @@ struct ChangeApplier {
             columns[entity.name] = Dictionary(entity.columns.filter { $0.role != .primaryKey }.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         }
         self.columns = columns
+        var referrers: [String: [Referrer]] = [:]
+        var references: [String: [String: (destination: String, rule: Schema.Relationship.DeleteRule)]] = [:]
+        for entity in schema.entities {
+            for relationship in entity.relationships where !relationship.isToMany {
+                let rule = relationship.inverse.flatMap { schema.entity(named: relationship.destination)?.relationship(named: $0)?.deleteRule } ?? .nullify
+                referrers[relationship.destination, default: []].append(Referrer(entity: entity.name, column: relationship.name, rule: rule))
+                references[entity.name, default: [:]][relationship.name] = (relationship.destination, rule)
+            }
+        }
+        self.referrers = referrers
+        self.references = references
         var quoted: [String: String] = [:]
         for entity in schema.entities {
             quoted[entity.name] = SQLName.quote(entity.name)
@@ -114,7 +141,15 @@ struct ChangeApplier {
         switch change.kind {
         case .delete:
             guard let delete = stamps[WireChange.deleteStampKey] else { return try quarantine("a delete without its '*' stamp") }
-            guard exists else { return }
+            guard exists else {
+                // Deleted here already (this store's own delete coming back, or a delete
+                // pulled twice): references that arrived meanwhile still get the rule.
+                if referrers[change.entity] != nil {
+                    try SyncStore.setTombstone(true, entity: change.entity, id: uuid, db)
+                    try applyDeleteRules(deleted: uuid, of: change.entity, db, &outcome)
+                }
+                return
+            }
             if let created = local["*"], created > delete {
                 try conflict(change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local, rule: "insertAfterDelete", db, &outcome)
                 return
@@ -134,6 +169,10 @@ struct ChangeApplier {
             }
             try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?").execute(arguments: [uuid])
             outcome.applied += 1
+            if referrers[change.entity] != nil {
+                try SyncStore.setTombstone(true, entity: change.entity, id: uuid, db)
+                try applyDeleteRules(deleted: uuid, of: change.entity, db, &outcome)
+            }
 
         case .insert, .update:
             let values = change.values.filter { known[$0.key] != nil }
@@ -187,9 +226,12 @@ struct ChangeApplier {
                     }
                 }
                 outcome.applied += 1
+                if referrers[change.entity] != nil { try SyncStore.setTombstone(false, entity: change.entity, id: uuid, db) }
+                try checkReferences(values, of: change.entity, uuid, db, &outcome)
                 return
             }
             var assignments: [String] = []
+            var assigned: [String: WireValue] = [:]
             var arguments: [DatabaseValue] = []
             var merged = local
             let current = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(values.keys.sorted().map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
@@ -224,6 +266,7 @@ struct ChangeApplier {
                                      winner: .remote, rule: "lastWriterWins", db, &outcome)
                     }
                     assignments.append(q(column) + " = ?")
+                    assigned[column] = values[column]!
                     arguments.append(values[column]!.databaseValue)
                     merged[column] = remote
                 } else if remote < localStamp, mine[column] != nil || localStamp.node == node, localValue != values[column],
@@ -232,6 +275,7 @@ struct ChangeApplier {
                                  winner: .local, rule: "lastWriterWins", db, &outcome)
                 }
             }
+            if change.kind == .insert, referrers[change.entity] != nil { try SyncStore.setTombstone(false, entity: change.entity, id: uuid, db) }
             guard !assignments.isEmpty else { return }
             let text = Self.json(merged.mapValues(\.description))
             do {
@@ -241,6 +285,58 @@ struct ChangeApplier {
                 return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
             }
             outcome.applied += 1
+            try checkReferences(assigned, of: change.entity, uuid, db, &outcome)
+        }
+    }
+
+    /// A pulled reference to a record a pulled delete removed (the reference was made before
+    /// its maker saw the delete, and reached this store after it): the delete rule applies,
+    /// as for a reference that was here first.
+    private func checkReferences(_ values: [String: WireValue], of entity: String, _ uuid: String, _ db: Database, _ outcome: inout Outcome) throws {
+        guard appliesDeleteRules, let references = references[entity] else { return }
+        for (column, reference) in references.sorted(by: { $0.key < $1.key }) {
+            guard case .text(let target)? = values[column] else { continue }
+            let present = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(q(reference.destination)) WHERE \(Self.idColumn) = ?"), arguments: [target]) ?? false
+            guard !present, try SyncStore.hasTombstone(entity: reference.destination, id: target, db) else { continue }
+            if reference.rule == .cascade {
+                outcome.resolutions.append(Resolution(entity: entity, uuid: uuid, values: [:], delete: true))
+                try applyDeleteRules(deleted: uuid, of: entity, db, &outcome)
+            } else {
+                outcome.resolutions.append(Resolution(entity: entity, uuid: uuid, values: [column: .null]))
+            }
+            try conflict("tandem://\(dataset)/\(entity)/\(uuid)", column, local: nil, localStamp: nil,
+                         remote: .text(target), remoteStamp: nil, winner: .local, rule: "parentDeleted", db, &outcome)
+            if reference.rule == .cascade { return }
+        }
+    }
+
+    /// A pulled delete of a record that local records still point at: the replica that
+    /// deleted it did not know them (they were added or re-pointed elsewhere meanwhile), so
+    /// its delete rule is applied here, as new local edits that are pushed: `.cascade`
+    /// deletes them (and what their own rules reach), the other rules clear the reference
+    /// (a `.deny` cannot stop a delete another replica already made). Each is logged.
+    private func applyDeleteRules(deleted uuid: String, of entity: String, _ db: Database, _ outcome: inout Outcome) throws {
+        guard appliesDeleteRules, referrers[entity] != nil else { return }
+        var queue = [(entity, uuid)]
+        var deleted: Set<String> = [uuid]
+        while let (target, id) = queue.popLast() {
+            for referrer in referrers[target] ?? [] {
+                let holders = try String.fetchAll(db.cachedStatement(sql: "SELECT \(Self.idColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ? ORDER BY \(Self.idColumn)"),
+                                                  arguments: [id])
+                for holder in holders where !deleted.contains(holder) {
+                    if referrer.rule == .cascade {
+                        deleted.insert(holder)
+                        queue.append((referrer.entity, holder))
+                        outcome.resolutions.append(Resolution(entity: referrer.entity, uuid: holder, values: [:], delete: true))
+                    } else {
+                        outcome.resolutions.append(Resolution(entity: referrer.entity, uuid: holder, values: [referrer.column: .null]))
+                    }
+                    // The reference lost to the delete: the record went with it (cascade) or
+                    // now points nowhere (the other rules).
+                    try conflict("tandem://\(dataset)/\(referrer.entity)/\(holder)", referrer.column, local: .text(id), localStamp: nil,
+                                 remote: .null, remoteStamp: nil, winner: .remote, rule: "parentDeleted", db, &outcome)
+                }
+            }
         }
     }
 
@@ -276,7 +372,7 @@ struct ChangeApplier {
 
     /// A row's `"#hlc"` JSON → stamps.
     static func stamps(_ json: String) -> [String: HLCTimestamp]? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String] else { return nil }
+        guard let object = try? WireJSONReader.stringMap(json) else { return nil }
         return object.compactMapValues { HLCTimestamp($0) }
     }
 

@@ -21,36 +21,10 @@ enum PushPlanner {
         for transaction in transactions {
             for change in transaction.changes {
                 let uri = change.persistentModelID.description
-                var list = segments[uri] ?? []
-                if list.isEmpty { order.append(uri) }
-                switch change.kind {
-                case .insert, .update:
-                    var values: [String: WireValue] = [:]
-                    var stamps: [String: String] = [:]
-                    for (column, value) in change.values {
-                        values[column] = WireValue(value)
-                        stamps[column] = change.stamp(of: column).description
-                    }
-                    // An insert stays its own change, with its own stamps: merging later
-                    // updates into it would date the record's creation to the newest update,
-                    // and a delete made in between would no longer win against it.
-                    let kind: WireChange.Kind = change.kind == .insert ? .insert : .update
-                    if let last = list.last, last.kind == kind {
-                        list[list.count - 1].values.merge(values) { _, new in new }
-                        list[list.count - 1].stamps.merge(stamps) { _, new in new }
-                    } else {
-                        list.append(WireChange(record: uri, entity: change.entityName, kind: kind, values: values, stamps: stamps))
-                    }
-                case .delete:
-                    // The edits since the last delete are moot: the delete replaces them.
-                    while let last = list.last, last.kind != .delete { list.removeLast() }
-                    let delete = WireChange(record: uri, entity: change.entityName, kind: .delete,
-                                            stamps: [WireChange.deleteStampKey: change.stamp.description])
-                    if list.last?.kind == .delete { list[list.count - 1] = delete } else { list.append(delete) }
-                case .link, .unlink:
-                    plan.unsupported += 1
-                }
-                segments[uri] = list
+                if segments[uri] == nil { order.append(uri) }
+                // Mutated in place: a copy taken out and stored back would copy the array
+                // on every change.
+                segments[uri, default: []].apply(change, uri: uri, unsupported: &plan.unsupported)
             }
         }
         for uri in order { plan.changes += segments[uri] ?? [] }
@@ -80,5 +54,38 @@ enum PushPlanner {
         }
         if !current.isEmpty { result.append(current) }
         return result
+    }
+}
+
+extension [WireChange] {
+    /// Adds one journaled change to a record's pending changes (see ``PushPlanner/plan(_:)``).
+    fileprivate mutating func apply(_ change: HistoryChange, uri: String, unsupported: inout Int) {
+        switch change.kind {
+        case .insert, .update:
+            var values: [String: WireValue] = [:]
+            var stamps: [String: String] = [:]
+            for (column, value) in change.values {
+                values[column] = WireValue(value)
+                stamps[column] = change.stamp(of: column).description
+            }
+            // An insert stays its own change, with its own stamps: merging later
+            // updates into it would date the record's creation to the newest update,
+            // and a delete made in between would no longer win against it.
+            let kind: WireChange.Kind = change.kind == .insert ? .insert : .update
+            if let tail = last, tail.kind == kind {
+                self[count - 1].values.merge(values) { _, new in new }
+                self[count - 1].stamps.merge(stamps) { _, new in new }
+            } else {
+                append(WireChange(record: uri, entity: change.entityName, kind: kind, values: values, stamps: stamps))
+            }
+        case .delete:
+            // The edits since the last delete are moot: the delete replaces them.
+            while let tail = last, tail.kind != .delete { removeLast() }
+            let delete = WireChange(record: uri, entity: change.entityName, kind: .delete,
+                                    stamps: [WireChange.deleteStampKey: change.stamp.description])
+            if last?.kind == .delete { self[count - 1] = delete } else { append(delete) }
+        case .link, .unlink:
+            unsupported += 1
+        }
     }
 }

@@ -17,6 +17,7 @@ extension SyncEngine {
         var mark = try historyToken()
         var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: try pendingLocalStamps())
         applier.remoteWins = remoteWins
+        applier.appliesDeleteRules = appliesDeleteRules
         applier.policies = configuration.conflictPolicies
         applier.updateWinsOverDelete = configuration.updateWinsOverDelete
         applier.node = node
@@ -57,8 +58,8 @@ extension SyncEngine {
         }
     }
 
-    /// Writes what conflict policies decided as new local edits (author `sync.resolve`, so
-    /// they are pushed): fresh stamps, newer than both sides.
+    /// Writes what conflict policies and delete rules decided as new local edits (author
+    /// `sync.resolve`, so they are pushed): fresh stamps, newer than both sides.
     func resolve(_ resolutions: [ChangeApplier.Resolution]) throws {
         guard !resolutions.isEmpty else { return }
         do {
@@ -67,7 +68,9 @@ extension SyncEngine {
                     let table = SQLName.quote(resolution.entity)
                     let names = resolution.values.keys.sorted()
                     let arguments = names.map { resolution.values[$0]!.databaseValue }
-                    if resolution.reinsert {
+                    if resolution.delete {
+                        try db.execute(sql: "DELETE FROM \(table) WHERE \"#id\" = ?", arguments: [resolution.uuid])
+                    } else if resolution.reinsert {
                         try db.execute(sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
                                        arguments: StatementArguments([resolution.uuid.databaseValue] + arguments))
                     } else {
@@ -87,8 +90,10 @@ extension SyncEngine {
 
     /// The column stamps of local changes not pushed yet (`*`: deleted), per record URI.
     func pendingLocalStamps() throws -> [String: [String: HLCTimestamp]] {
-        var descriptor = HistoryDescriptor(after: try acknowledgedToken())
+        let acknowledged = try acknowledgedToken()
+        var descriptor = HistoryDescriptor(after: acknowledged)
         descriptor.excludedAuthors = [SyncStore.author]
+        descriptor.afterChange = try read { db in try SyncStore.pushedChange(after: acknowledged.rawValue, db) }
         let transactions: [HistoryTransaction]
         do { transactions = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
         var pending: [String: [String: HLCTimestamp]] = [:]

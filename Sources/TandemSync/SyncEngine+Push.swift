@@ -39,7 +39,10 @@ extension SyncEngine {
             result.quarantined += second.quarantined
             return result
         }
-        let answer = try Self.decode(PushResponse.self, response)
+        let answer: PushResponse
+        do { answer = try WireJSONReader.pushResponse(response.body) } catch {
+            throw SyncError(.invalidResponse, "the server's push answer is unreadable: \(error)")
+        }
         guard answer.outcomes.count == batch.count else {
             throw SyncError(.invalidResponse, "the server answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
         }
@@ -62,22 +65,24 @@ extension SyncEngine {
     }
 
     /// Pushes every journaled local change after the `sync` reader's acknowledged token, in
-    /// ranges of transactions split into batches. A range's bounds are saved before its
-    /// first batch is sent, so a retry (after a crash or a lost answer) sends the same
-    /// batches with the same idempotency keys; the range is acknowledged after the last.
+    /// ranges of at most `pushRangeChanges` changes split into batches. A range can end
+    /// inside a transaction (a bulk import of a million rows is read a slice at a time, so
+    /// memory follows the range, not the transaction). A range's bounds are saved before
+    /// its first batch is sent, so a retry (after a crash or a lost answer) sends the same
+    /// batches with the same idempotency keys. After its last batch, the journal is
+    /// acknowledged through the last transaction the range finished, and `pushedChange`
+    /// remembers how far into the next one it got.
     func push(schemaVersion: Int) async throws -> PushResult {
         var result = try await pushSnapshotIfNeeded(schemaVersion: schemaVersion)
+        let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
         while true {
             let acknowledged = try acknowledgedToken()
-            let range = try nextRange(after: acknowledged)
-            guard let range else { return result }
-            let transactions = try history(after: range.from, through: range.through)
-            let plan = PushPlanner.plan(transactions)
+            guard let range = try nextRange(after: acknowledged) else { return result }
+            let plan = PushPlanner.plan(range.transactions)
             if plan.unsupported > 0 {
                 logger.warning("many-to-many links are not synced by protocol v1", metadata: ["links": "\(plan.unsupported)"])
             }
             let batches = PushPlanner.chunks(plan.changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes)
-            let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
             var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.count }
             // Up to `pushesInFlight` batches at once (they touch different records); the
             // saved batch index moves only past a fully answered window, so a retry resends
@@ -87,7 +92,7 @@ extension SyncEngine {
                 let window = index..<min(index + max(configuration.pushesInFlight, 1), batches.count)
                 let outcomes = try await withThrowingTaskGroup(of: PushResult.self) { group in
                     for position in window {
-                        let key = "\(clientID):v\(schemaVersion):\(range.from.rawValue)-\(range.through.rawValue):\(position)"
+                        let key = "\(clientID):v\(schemaVersion):c\(range.afterChange)-\(range.throughChange):\(position)"
                         let batch = batches[position]
                         group.addTask { try await self.send(batch, key: key, schemaVersion: schemaVersion) }
                     }
@@ -96,7 +101,7 @@ extension SyncEngine {
                     return outcomes
                 }
                 index = window.upperBound
-                try store { db in try SyncStore.set("inflight", "\(range.from.rawValue)-\(range.through.rawValue)-\(index)", db) }
+                try store { db in try SyncStore.set("inflight", range.saved(chunk: index), db) }
                 for outcome in outcomes {
                     result.conflicts += outcome.conflicts
                     result.pushed += outcome.pushed
@@ -105,12 +110,17 @@ extension SyncEngine {
                 sent += window.reduce(0) { $0 + batches[$1].count }
                 configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
             }
-            do {
-                try container.acknowledgeHistory(through: range.through, reader: SyncStore.reader)
-            } catch {
-                throw SyncError(.store, "the store failed: \(error)")
+            try store { db in
+                try SyncStore.set("pushedChange", "\(range.lastToken.rawValue)-\(range.throughChange)", db)
+                try SyncStore.set("inflight", nil, db)
             }
-            try store { db in try SyncStore.set("inflight", nil, db) }
+            if let finished = range.finishedThrough, finished > acknowledged {
+                do {
+                    try container.acknowledgeHistory(through: finished, reader: SyncStore.reader)
+                } catch {
+                    throw SyncError(.store, "the store failed: \(error)")
+                }
+            }
         }
     }
 
@@ -156,11 +166,22 @@ extension SyncEngine {
         return result
     }
 
+    /// Local changes to push in one go: the non-`sync` changes with ids in
+    /// `(afterChange, throughChange]`, grouped by transaction.
     struct Range {
-        var from: HistoryToken
-        var through: HistoryToken
+        var afterChange: Int64
+        var throughChange: Int64
+        /// The transaction of the range's last change.
+        var lastToken: HistoryToken
         /// The first batch not yet answered.
         var chunk: Int
+        var transactions: [HistoryTransaction]
+        /// The last transaction whose every change is in this range or before it, once the
+        /// range is pushed (`nil` when the range is one slice of a larger transaction).
+        var finishedThrough: HistoryToken?
+
+        /// The form saved under `inflight`.
+        func saved(chunk: Int) -> String { "c\(afterChange)-\(throughChange)-\(chunk)" }
     }
 
     func acknowledgedToken() throws -> HistoryToken {
@@ -171,51 +192,59 @@ extension SyncEngine {
         }
     }
 
-    /// The saved range when it starts at `acknowledged`, else the next one (saved).
+    /// The saved range when there is one, else the next one (saved): the first
+    /// `pushRangeChanges` local changes after the acknowledged transaction and after the
+    /// last change pushed.
     func nextRange(after acknowledged: HistoryToken) throws -> Range? {
-        if let text = try read({ db in try SyncStore.value("inflight", db) }) {
-            let parts = text.split(separator: "-").compactMap { Int64($0) }
-            if parts.count == 3, parts[0] == acknowledged.rawValue {
-                return Range(from: HistoryToken(rawValue: parts[0]), through: HistoryToken(rawValue: parts[1]), chunk: Int(parts[2]))
-            }
+        let pushedChange = try read { db in try SyncStore.pushedChange(after: acknowledged.rawValue, db) }
+        var saved: (after: Int64, through: Int64, chunk: Int)?
+        if let text = try read({ db in try SyncStore.value("inflight", db) }), text.hasPrefix("c") {
+            let parts = text.dropFirst().split(separator: "-").compactMap { Int64($0) }
+            if parts.count == 3 { saved = (parts[0], parts[1], Int(parts[2])) }
         }
-        var through: HistoryToken?
-        var changes = 0
-        var cursor = acknowledged
-        while changes < configuration.pushRangeChanges {
-            var descriptor = HistoryDescriptor(after: cursor)
-            descriptor.excludedAuthors = [SyncStore.author]
-            descriptor.fetchLimit = 100
-            let page: [HistoryTransaction]
-            do { page = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
-            guard let last = page.last else { break }
-            for transaction in page {
-                changes += transaction.changes.count
-                through = transaction.token
-                if changes >= configuration.pushRangeChanges { break }
+        // An unreadable or older-format saved range is dropped: sending the same changes
+        // again under other keys changes nothing at the server (same values, same stamps).
+        let afterChange = saved?.after ?? pushedChange
+        let limit = max(configuration.pushRangeChanges, 1)
+        var descriptor = HistoryDescriptor(after: acknowledged)
+        descriptor.excludedAuthors = [SyncStore.author]
+        descriptor.afterChange = afterChange
+        descriptor.changeLimit = limit + 1   // one more, to see whether the range ends a transaction
+        var transactions: [HistoryTransaction]
+        do { transactions = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
+        // Keep the first `limit` changes (or, for a saved range, exactly its changes).
+        var kept = 0
+        var next: HistoryToken?
+        var cut: [HistoryTransaction] = []
+        for var transaction in transactions {
+            let room = limit - kept
+            let fits = transaction.changes.prefix { change in saved.map { change.id <= $0.through } ?? true }
+            let taken = Array(fits.prefix(room))
+            if taken.count < transaction.changes.count {
+                next = transaction.token   // this transaction goes on after the range
             }
-            cursor = last.token
-            if page.count < 100 { break }
+            if !taken.isEmpty {
+                transaction.changes = taken
+                cut.append(transaction)
+                kept += taken.count
+            }
+            if next != nil { break }
         }
-        guard let through else { return nil }
-        let range = Range(from: acknowledged, through: through, chunk: 0)
-        try store { db in try SyncStore.set("inflight", "\(range.from.rawValue)-\(range.through.rawValue)-0", db) }
+        guard let last = cut.last?.changes.last else {
+            if saved != nil { try store { db in try SyncStore.set("inflight", nil, db) } }
+            return nil
+        }
+        let lastToken = cut[cut.count - 1].token
+        let finished: HistoryToken? = next == lastToken
+            ? cut.dropLast().last?.token ?? (lastToken.rawValue - 1 > acknowledged.rawValue ? HistoryToken(rawValue: lastToken.rawValue - 1) : nil)
+            : lastToken
+        var range = Range(afterChange: afterChange, throughChange: last.id, lastToken: lastToken, chunk: 0, transactions: cut, finishedThrough: finished)
+        if let saved, saved.through == last.id {
+            range.chunk = saved.chunk
+        } else {
+            try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
+        }
         return range
     }
 
-    /// The local (non-sync) transactions in `(from, through]`.
-    func history(after from: HistoryToken, through: HistoryToken) throws -> [HistoryTransaction] {
-        var result: [HistoryTransaction] = []
-        var cursor = from
-        while true {
-            var descriptor = HistoryDescriptor(after: cursor)
-            descriptor.excludedAuthors = [SyncStore.author]
-            descriptor.fetchLimit = 200
-            let page: [HistoryTransaction]
-            do { page = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
-            for transaction in page where transaction.token <= through { result.append(transaction) }
-            guard let last = page.last, last.token < through, page.count == 200 else { return result }
-            cursor = last.token
-        }
-    }
 }

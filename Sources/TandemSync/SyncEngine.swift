@@ -34,6 +34,13 @@ public actor SyncEngine {
     func plant(remoteWins: @escaping @Sendable (HLCTimestamp, HLCTimestamp) -> Bool) {
         self.remoteWins = remoteWins
     }
+    /// Whether pulled deletes apply delete rules to local records (tests plant `false`).
+    var appliesDeleteRules = true
+
+    /// Plants a pull that ignores delete rules (tests only: the simulation must catch it).
+    func plantIgnoredDeleteRules() {
+        appliesDeleteRules = false
+    }
     private var schemaVersion: Int?
 
     /// - Parameter now: milliseconds since 1970 (injected for tests).

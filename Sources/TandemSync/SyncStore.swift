@@ -1,20 +1,25 @@
 import Foundation
 import GRDB
 
-/// The sync engine's own tables in the store file (format 1, kept in `tandem_sync_state`
-/// under `formatVersion`):
+/// The sync engine's own tables in the store file (format 2, kept in `tandem_sync_state`
+/// under `formatVersion`; format 1 lacked the tombstones and is upgraded in place):
 ///
 /// - `tandem_sync_state(key, value)`: `cursor` (the server's pull cursor), `clientID` (this
 ///   store's id in idempotency keys), `inflight` (`from-through-chunk` of a push range being
-///   sent), `lastSync` (milliseconds since 1970), `formatVersion`.
+///   sent: `c<after change>-<through change>-<batch>`), `pushedChange`
+///   (`<token>-<change id>`: how far into a transaction not acknowledged yet the pushes
+///   got), `lastSync` (milliseconds since 1970), `formatVersion`.
 /// - `tandem_sync_conflict`: every value that lost, with both values (wire JSON), stamps,
 ///   the winner (`local`, `remote`, `server`) and the rule.
 /// - `tandem_sync_quarantine`: pulled changes that could not be applied, with the reason.
+/// - `tandem_sync_tombstone(entity, id)`: records of referenced entities (targets of a
+///   to-one) that a pulled delete removed, so a reference to one that arrives later gets
+///   the delete rule instead of pointing nowhere. A pulled re-insert removes it.
 ///
 /// Local changes still to push are the journal's transactions after the `sync` history
 /// reader's acknowledged token.
 enum SyncStore {
-    static let formatVersion = 1
+    static let formatVersion = 2
     static let reader = "sync"
     static let author = "sync"
 
@@ -27,6 +32,7 @@ enum SyncStore {
                 winner TEXT NOT NULL, rule TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS tandem_sync_quarantine (
                 id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS tandem_sync_tombstone (entity TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (entity, id)) WITHOUT ROWID;
             """)
         if let version = try value("formatVersion", db).flatMap(Int.init), version > formatVersion {
             throw SyncError(.store, "the store's sync tables have format \(version); this Tandem reads format \(formatVersion). Upgrade Tandem")
@@ -79,6 +85,25 @@ enum SyncStore {
         guard try db.tableExists("tandem_sync_quarantine") else { return [] }
         return try Row.fetchAll(db, sql: "SELECT at, position, change, reason FROM tandem_sync_quarantine ORDER BY id DESC LIMIT ?",
                                 arguments: [limit]).map { QuarantinedChange(at: $0[0], position: $0[1], change: $0[2], reason: $0[3]) }
+    }
+
+    /// The last change pushed of the first transaction after `acknowledged` (0: none).
+    /// Change ids are compared only within unacknowledged transactions: history deletion
+    /// never removes those, so their ids are never reused.
+    static func pushedChange(after acknowledged: Int64, _ db: Database) throws -> Int64 {
+        let parts = try value("pushedChange", db)?.split(separator: "-").compactMap { Int64($0) } ?? []
+        return parts.count == 2 && parts[0] > acknowledged ? parts[1] : 0
+    }
+
+    /// Remembers (`true`) or forgets (`false`) that a pulled delete removed a record.
+    static func setTombstone(_ present: Bool, entity: String, id: String, _ db: Database) throws {
+        let sql = present ? "INSERT OR IGNORE INTO tandem_sync_tombstone (entity, id) VALUES (?, ?)"
+                          : "DELETE FROM tandem_sync_tombstone WHERE entity = ? AND id = ?"
+        try db.cachedStatement(sql: sql).execute(arguments: [entity, id])
+    }
+
+    static func hasTombstone(entity: String, id: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_sync_tombstone WHERE entity = ? AND id = ?"), arguments: [entity, id]) ?? false
     }
 
     static func count(_ table: String, _ db: Database) throws -> Int {

@@ -1,10 +1,11 @@
 import Foundation
 public import GRDB
-import Tandem
+public import Tandem
 public import TandemWire
 
 extension WireValue {
-    init(_ value: HistoryValue) {
+    /// The wire form of a journaled value.
+    public init(_ value: HistoryValue) {
         switch value {
         case .null: self = .null
         case .integer(let integer): self = .integer(integer)
@@ -37,8 +38,9 @@ extension WireValue {
         }
     }
 
-    /// The value as JSON text (conflict and quarantine tables).
-    var jsonText: String { WireJSON().appending(self) }
+    /// The value as wire JSON text (conflict and quarantine tables, `tandem history`):
+    /// `"Milk"`, `1`, `null`, `{"bytes": "…"}`.
+    public var jsonText: String { WireJSON().appending(self) }
 }
 
 extension WireJSON {

@@ -36,6 +36,34 @@ public struct WireJSONReader {
         try read(data) { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.pullResponse() }
     }
 
+    /// Reads a ``PushResponse``.
+    ///
+    /// - Throws: ``WireDecodingError`` naming the path and the problem.
+    public static func pushResponse(_ data: Data) throws(WireDecodingError) -> PushResponse {
+        try read(data) { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.pushResponse() }
+    }
+
+    /// Reads a JSON object of strings, like a row's column stamps (`{"title": "…"}`).
+    ///
+    /// - Throws: ``WireDecodingError`` naming the path and the problem.
+    public static func stringMap(_ text: String) throws(WireDecodingError) -> [String: String] {
+        var text = text
+        let result: Result<[String: String], WireDecodingError> = text.withUTF8 { bytes in
+            var reader = WireJSONReader(bytes)
+            do throws(WireDecodingError) {
+                reader.skipWhitespace()
+                var map: [String: String] = [:]
+                try reader.object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in map[key] = try reader.string() }
+                reader.skipWhitespace()
+                guard reader.index == reader.bytes.count else { throw reader.error("unexpected data after the JSON value") }
+                return .success(map)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     /// Reads one ``WireChange`` (as the server's log stores them).
     ///
     /// - Throws: ``WireDecodingError`` naming the path and the problem.
@@ -94,6 +122,55 @@ public struct WireJSONReader {
             throw error("missing key: a pull answer has changes, nextCursor, hasMore and serverTime")
         }
         return PullResponse(changes: changes, nextCursor: next, hasMore: hasMore, serverTime: serverTime)
+    }
+
+    private mutating func pushResponse() throws(WireDecodingError) -> PushResponse {
+        var outcomes: [ChangeOutcome]?
+        var serverTime: Int64?
+        try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
+            switch key {
+            case "outcomes": outcomes = try reader.array { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.outcome() }
+            case "serverTime": serverTime = try reader.int64()
+            default: try reader.skipValue(depth: 0)
+            }
+        }
+        guard let outcomes, let serverTime else { throw error("missing key: a push answer has outcomes and serverTime") }
+        return PushResponse(outcomes: outcomes, serverTime: serverTime)
+    }
+
+    private mutating func outcome() throws(WireDecodingError) -> ChangeOutcome {
+        var position: Int64?
+        var applied: [String]?
+        var lost: [LostValue]?
+        try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
+            switch key {
+            case "position":
+                if reader.peek() == UInt8(ascii: "n") { try reader.literal("null") } else { position = try reader.int64() }
+            case "applied": applied = try reader.array { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.string() }
+            case "lost": lost = try reader.array { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.lostValue() }
+            default: try reader.skipValue(depth: 0)
+            }
+        }
+        guard let applied, let lost else { throw error("missing key: an outcome has applied and lost") }
+        return ChangeOutcome(position: position, applied: applied, lost: lost)
+    }
+
+    private mutating func lostValue() throws(WireDecodingError) -> LostValue {
+        var attribute: String?, value: WireValue?, stamp: String?, winningValue: WireValue?, winningStamp: String?
+        try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
+            switch key {
+            case "attribute": attribute = try reader.string()
+            case "value": value = try reader.value()
+            case "stamp": stamp = try reader.string()
+            case "winningValue": winningValue = try reader.value()
+            case "winningStamp": winningStamp = try reader.string()
+            default: try reader.skipValue(depth: 0)
+            }
+        }
+        guard let attribute, let value, let stamp, let winningValue, let winningStamp else {
+            throw error("missing key: a lost value has attribute, value, stamp, winningValue and winningStamp")
+        }
+        return LostValue(attribute: attribute, value: value, stamp: stamp, winningValue: winningValue, winningStamp: winningStamp)
     }
 
     private mutating func logEntry() throws(WireDecodingError) -> LogEntry {

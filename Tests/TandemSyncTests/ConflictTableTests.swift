@@ -27,14 +27,14 @@ struct ConflictTableTests {
     }
 
     /// Runs `body` with two replicas of dataset `todos` that share record 1 (title "t", rank 1).
-    static func world(_ body: @Sendable (World) async throws -> Void) async throws {
+    static func world(schema: Schema = SyncFixtures.schema, _ body: @Sendable (World) async throws -> Void) async throws {
         let storage = MemoryServerStorage()
         let token = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
         let app = Application(router: buildRouter(ServerDependencies(storage: storage)),
                               logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await app.test(.router) { client in
             let transport = ConvergenceSimulationTests.transport(client)
-            let a = try ConvergenceSimulationTests.store("todos"), b = try ConvergenceSimulationTests.store("todos")
+            let a = try ConvergenceSimulationTests.store("todos", schema: schema), b = try ConvergenceSimulationTests.store("todos", schema: schema)
             let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
             let world = World(a: a, b: b,
                               syncA: SyncEngine(container: a, transport: transport, configuration: SyncConfiguration(token: { token }), logger: quiet),
@@ -166,6 +166,97 @@ struct ConflictTableTests {
             #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(2)] == ["from C", "nil"], "the rest of the page was applied")
             let quarantined = try SyncStatus.quarantined(of: w.a)
             #expect(quarantined.first?.reason.contains("entity 'Note'") == true)
+        }
+    }
+
+    /// A project deleted on A while B adds a todo to it: A's cascade never saw the todo, so B
+    /// applies the delete rule when the delete arrives, and pushes the result.
+    @Test(arguments: [false, true])
+    func aParentDeletedWhileAChildIsAddedElsewhereTakesTheChildAlong(deleteReachesTheServerFirst: Bool) async throws {
+        try await Self.world { w in
+            try SyncFixtures.insertProject(w.a, 10, name: "home")
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            try SyncFixtures.deleteProject(w.a, 10)
+            try SyncFixtures.insert(w.b, 2, title: "new in home")
+            try SyncFixtures.move(w.b, 2, to: 10)
+            if deleteReachesTheServerFirst {
+                _ = try await w.syncA.sync()
+                _ = try await w.syncB.sync()
+            } else {
+                _ = try await w.syncB.sync()
+                _ = try await w.syncA.sync()
+                _ = try await w.syncB.sync()
+            }
+            _ = try await w.syncB.sync()   // pushes what the delete rule decided
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(2)] == nil, "the todo went with its project")
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+            #expect(try SyncFixtures.dangling(w.a).isEmpty && SyncFixtures.dangling(w.b).isEmpty)
+            #expect(try SyncStatus.conflicts(of: w.b).contains { $0.rule == "parentDeleted" && $0.attribute == "project" && $0.record.hasSuffix(SyncFixtures.id(2)) })
+        }
+    }
+
+    /// A replica that pulls a project's delete and only then a todo moved into it (the move
+    /// was pushed after the delete) applies the delete rule itself, without waiting for the
+    /// mover to push its own decision.
+    @Test func aReferenceArrivingAfterItsTargetsDeleteGetsTheDeleteRule() async throws {
+        try await Self.world { w in
+            try SyncFixtures.insertProject(w.a, 10, name: "home")
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            try SyncFixtures.deleteProject(w.a, 10)
+            try SyncFixtures.move(w.b, 1, to: 10)
+            _ = try await w.syncA.sync()   // the delete is logged first
+            _ = try await w.syncB.sync()   // then the move; B decides too, but has not pushed that yet
+            let c = try ConvergenceSimulationTests.store("todos")
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
+                                   logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            _ = try await syncC.sync()
+            #expect(try SyncFixtures.rows(c)[SyncFixtures.id(1)] == nil, "the todo moved into a deleted project went with it")
+            #expect(try SyncStatus.conflicts(of: c).contains { $0.rule == "parentDeleted" && $0.record.hasSuffix(SyncFixtures.id(1)) })
+            _ = try await w.syncB.sync()
+            _ = try await w.syncA.sync()
+            _ = try await syncC.sync()
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(c) && SyncFixtures.state(w.b) == SyncFixtures.state(c))
+        }
+    }
+
+    @Test func underNullifyAChildAddedElsewhereStaysWithoutItsParent() async throws {
+        try await Self.world(schema: SyncFixtures.nullifyingSchema) { w in
+            try SyncFixtures.insertProject(w.a, 10, name: "home")
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            try SyncFixtures.deleteProject(w.a, 10)
+            try SyncFixtures.insert(w.b, 2, title: "new in home")
+            try SyncFixtures.move(w.b, 2, to: 10)
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            _ = try await w.syncB.sync()
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.state(w.a).contains { $0.hasPrefix("todo \(SyncFixtures.id(2)) new in home nil in nil") })
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+        }
+    }
+
+    /// A todo can arrive before its project (the project's insert was pushed later, or by a
+    /// replica that syncs later): it is applied at once and its reference resolves when the
+    /// project arrives. Nothing is quarantined.
+    @Test func aChangeArrivingBeforeTheRecordItReferencesIsAppliedAndResolvesLater() async throws {
+        try await Self.world { w in
+            try SyncFixtures.insert(w.a, 2, title: "early")
+            try SyncFixtures.move(w.a, 2, to: 10)   // the project is created in a later transaction
+            _ = try await w.syncA.sync()
+            try SyncFixtures.insertProject(w.a, 10, name: "late")
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.dangling(w.b) == [SyncFixtures.id(2)], "applied before its project exists")
+            _ = try await w.syncA.sync()
+            let summary = try await w.syncB.sync()
+            #expect(summary.quarantined == 0)
+            #expect(try SyncFixtures.dangling(w.b).isEmpty)
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+            let project = try w.b.read { db in try String.fetchOne(db, sql: "SELECT p.name FROM Todo t JOIN Project p ON p.\"#id\" = t.project WHERE t.\"#id\" = ?", arguments: [SyncFixtures.id(2)]) }
+            #expect(project == "late")
         }
     }
 }

@@ -36,12 +36,17 @@ struct ConvergenceSimulationTests {
         }
     }
 
-    static func store(_ dataset: String) throws -> ModelContainer {
-        try ModelContainer(schema: SyncFixtures.schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: dataset))
+    static func store(_ dataset: String, schema: Schema = SyncFixtures.schema) throws -> ModelContainer {
+        try ModelContainer(schema: schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: dataset))
     }
 
     /// One history; `nil` when it converged, else what differs.
-    static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Bool, policies: Bool = false) async throws -> String? {
+    /// A bug planted in every replica, to show that the simulation catches it.
+    enum Plant {
+        case none, invertedStampComparison, ignoredDeleteRules
+    }
+
+    static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Plant, policies: Bool = false) async throws -> String? {
         var random = SplitMix64(seed: seed)
         func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let dataset = "sim-\(seed)"
@@ -56,14 +61,22 @@ struct ConvergenceSimulationTests {
         }
         let engines = (0..<3).map { SyncEngine(container: replicas[$0], transport: transports[$0], configuration: configuration,
                                                logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })) }
-        if planted { for engine in engines { await engine.plant(remoteWins: { $0 < $1 }) } }
+        for engine in engines {
+            switch planted {
+            case .none: break
+            case .invertedStampComparison: await engine.plant(remoteWins: { $0 < $1 })
+            case .ignoredDeleteRules: await engine.plantIgnoredDeleteRules()
+            }
+        }
         var log: [String] = []
         for step in 0..<40 {
             let r = pick(3)
             let store = replicas[r]
             let n = 1 + pick(5)
             let exists = try store.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM Todo WHERE \"#id\" = ?", arguments: [SyncFixtures.id(n)]) ?? false }
-            switch pick(6) {
+            let p = 100 + pick(2)
+            let projectExists = try store.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM Project WHERE \"#id\" = ?", arguments: [SyncFixtures.id(p)]) ?? false }
+            switch pick(9) {
             case 0, 1:
                 if exists { try SyncFixtures.update(store, n, "title", "t\(step)"); log.append("r\(r) title \(n)=t\(step)") }
                 else { try SyncFixtures.insert(store, n, title: "t\(step)", rank: step); log.append("r\(r) insert \(n)") }
@@ -71,6 +84,17 @@ struct ConvergenceSimulationTests {
                 if exists { try SyncFixtures.update(store, n, "rank", step); log.append("r\(r) rank \(n)=\(step)") }
             case 3:
                 if exists { try SyncFixtures.delete(store, n); log.append("r\(r) delete \(n)") }
+            case 4:
+                if !projectExists { try SyncFixtures.insertProject(store, p, name: "p\(step)"); log.append("r\(r) insert project \(p)") }
+            case 5:
+                // A relationship edit: into a project this replica has, or out of any.
+                if exists {
+                    let target = projectExists ? p : nil
+                    try SyncFixtures.move(store, n, to: target)
+                    log.append("r\(r) move \(n) to \(target.map(String.init) ?? "none")")
+                }
+            case 6:
+                if projectExists { try SyncFixtures.deleteProject(store, p); log.append("r\(r) delete project \(p) with its todos") }
             default:
                 do { _ = try await engines[r].sync(); log.append("r\(r) sync") } catch let error as SyncError where error.isTransient {
                     log.append("r\(r) sync failed (\(error.message))")
@@ -82,19 +106,23 @@ struct ConvergenceSimulationTests {
         let fresh = try store(dataset)
         _ = try await SyncEngine(container: fresh, transport: base, configuration: SyncConfiguration(token: { token }),
                                  logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })).sync()
-        let states = try (replicas + [fresh]).map(SyncFixtures.rows)
-        guard states.allSatisfy({ $0 == states[0] }) else {
+        let states = try (replicas + [fresh]).map(SyncFixtures.state)
+        // A todo never outlives its project (cascade), except one that `updateWinsOverDelete`
+        // brought back: its reference then points nowhere, the same everywhere.
+        let dangling = policies ? [] : try (replicas + [fresh]).flatMap(SyncFixtures.dangling)
+        guard states.allSatisfy({ $0 == states[0] }), dangling.isEmpty else {
             if ProcessInfo.processInfo.environment["TANDEM_SIM_DEBUG"] != nil {
                 let log = try await base.send(TransportRequest(method: "GET", path: "/v1/datasets/\(dataset)/pull?limit=1000", headers: ["Authorization": "Bearer \(token)"]))
                 print(String(decoding: log.body, as: UTF8.self))
             }
-            return "seed \(seed) diverged:\n" + states.enumerated().map { "  replica \($0.offset): \($0.element.sorted { $0.key < $1.key })" }.joined(separator: "\n")
+            return "seed \(seed) diverged:\n" + states.enumerated().map { "  replica \($0.offset): \($0.element)" }.joined(separator: "\n")
+                + (dangling.isEmpty ? "" : "\n  todos left in deleted projects: \(dangling)")
                 + "\n  history: " + log.joined(separator: "; ")
         }
         return nil
     }
 
-    static func run(seeds: [UInt64], planted: Bool, stopAtFirst: Bool, policies: Bool = false) async throws -> [String] {
+    static func run(seeds: [UInt64], planted: Plant, stopAtFirst: Bool, policies: Bool = false) async throws -> [String] {
         let storage = MemoryServerStorage()
         let user = try await storage.addUser(name: "sim", now: 0)
         let token = try await TokenIssuer.issue(for: user, in: storage)
@@ -117,7 +145,7 @@ struct ConvergenceSimulationTests {
     @Test func replicasConvergeUnderRandomEditsSyncOrdersAndFaults() async throws {
         let seeds = ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
             ?? (1...UInt64(Self.histories)).map { $0 &* 0x9E37_79B9 }
-        let failures = try await Self.run(seeds: seeds, planted: false, stopAtFirst: false)
+        let failures = try await Self.run(seeds: seeds, planted: .none, stopAtFirst: false)
         #expect(failures.isEmpty, "\(failures.count) of \(Self.histories) histories diverged; the first:\n\(failures.first ?? "")")
     }
 
@@ -125,12 +153,19 @@ struct ConvergenceSimulationTests {
     /// for ranks, updates win over deletes): decisions become new edits, and still converge.
     @Test func replicasConvergeWithConflictPolicies() async throws {
         let count = max(Self.histories / 3, 50)
-        let failures = try await Self.run(seeds: (1...UInt64(count)).map { $0 &* 0x5851_F42D }, planted: false, stopAtFirst: false, policies: true)
+        let failures = try await Self.run(seeds: (1...UInt64(count)).map { $0 &* 0x5851_F42D }, planted: .none, stopAtFirst: false, policies: true)
         #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
     }
 
     @Test func theSimulationCatchesAPlantedInvertedStampComparison() async throws {
-        let failures = try await Self.run(seeds: (1...200).map { UInt64($0) &* 0x9E37_79B9 }, planted: true, stopAtFirst: true)
+        let failures = try await Self.run(seeds: (1...200).map { UInt64($0) &* 0x9E37_79B9 }, planted: .invertedStampComparison, stopAtFirst: true)
         #expect(!failures.isEmpty, "an inverted stamp comparison went unnoticed")
+    }
+
+    /// Relationship edits are in the simulation: a pull that ignores delete rules leaves
+    /// todos in projects deleted elsewhere, and the harness notices.
+    @Test func theSimulationCatchesAPlantedPullThatIgnoresDeleteRules() async throws {
+        let failures = try await Self.run(seeds: (1...300).map { UInt64($0) &* 0x9E37_79B9 }, planted: .ignoredDeleteRules, stopAtFirst: true)
+        #expect(failures.first?.contains("todos left in deleted projects") == true, "a pull ignoring delete rules went unnoticed")
     }
 }

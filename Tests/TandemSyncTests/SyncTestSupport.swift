@@ -7,12 +7,27 @@ import TandemWire
 
 /// Stores made from a schema alone, edited with SQL as the CLI does.
 enum SyncFixtures {
+    /// Todos in projects: deleting a project deletes its todos (`.cascade`).
     static let schema = Schema(entities: [
         Schema.Entity(name: "Todo", attributes: [
             Schema.Attribute(name: "title", type: .scalar(.string)),
             Schema.Attribute(name: "rank", type: .scalar(.int), isOptional: true),
+        ], relationships: [
+            Schema.Relationship(name: "project", destination: "Project", cardinality: .toOne, inverse: "todos"),
+        ]),
+        Schema.Entity(name: "Project", attributes: [
+            Schema.Attribute(name: "name", type: .scalar(.string)),
+        ], relationships: [
+            Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: "project", deleteRule: .cascade),
         ]),
     ])
+
+    /// The same with `.nullify`: deleting a project leaves its todos without one.
+    static let nullifyingSchema: Schema = {
+        var schema = SyncFixtures.schema
+        schema.entities[1].relationships[0].deleteRule = .nullify
+        return schema
+    }()
 
     static func store(_ name: String = UUID().uuidString, schema: Schema = SyncFixtures.schema, dataset: String = "todos") throws -> ModelContainer {
         let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-sync-stores")
@@ -36,6 +51,48 @@ enum SyncFixtures {
 
     static func delete(_ store: ModelContainer, _ n: Int) throws {
         try store.write(author: "app") { db in try db.execute(sql: "DELETE FROM Todo WHERE \"#id\" = ?", arguments: [id(n)]) }
+    }
+
+    static func insertProject(_ store: ModelContainer, _ n: Int, name: String) throws {
+        try store.write(author: "app") { db in
+            try db.execute(sql: "INSERT INTO Project (\"#id\", name) VALUES (?, ?)", arguments: [id(n), name])
+        }
+    }
+
+    /// Puts todo `n` in project `project` (`nil`: none).
+    static func move(_ store: ModelContainer, _ n: Int, to project: Int?) throws {
+        try store.write(author: "app") { db in
+            try db.execute(sql: "UPDATE Todo SET project = ? WHERE \"#id\" = ?", arguments: [project.map(id), id(n)])
+        }
+    }
+
+    /// Deletes project `n` the way a model save does: its todos go with it (`.cascade`) or
+    /// lose it (`.nullify`), in the same transaction.
+    static func deleteProject(_ store: ModelContainer, _ n: Int) throws {
+        let rule = store.schema.entity(named: "Project")?.relationship(named: "todos")?.deleteRule ?? .cascade
+        try store.write(author: "app") { db in
+            if rule == .cascade {
+                try db.execute(sql: "DELETE FROM Todo WHERE project = ?", arguments: [id(n)])
+            } else {
+                try db.execute(sql: "UPDATE Todo SET project = NULL WHERE project = ?", arguments: [id(n)])
+            }
+            try db.execute(sql: "DELETE FROM Project WHERE \"#id\" = ?", arguments: [id(n)])
+        }
+    }
+
+    /// Every record of both entities with every column, for comparing replicas.
+    static func state(_ store: ModelContainer) throws -> [String] {
+        try store.read { db in
+            try Row.fetchAll(db, sql: "SELECT \"#id\", title, rank, project FROM Todo ORDER BY \"#id\"").map { "todo \($0[0] as String) \($0[1] ?? "nil") \(($0[2] as Int?).map(String.init) ?? "nil") in \(($0[3] as String?) ?? "nil")" }
+                + Row.fetchAll(db, sql: "SELECT \"#id\", name FROM Project ORDER BY \"#id\"").map { "project \($0[0] as String) \($0[1] as String)" }
+        }
+    }
+
+    /// Todos pointing at a project this store does not have.
+    static func dangling(_ store: ModelContainer) throws -> [String] {
+        try store.read { db in
+            try String.fetchAll(db, sql: "SELECT \"#id\" FROM Todo WHERE project IS NOT NULL AND project NOT IN (SELECT \"#id\" FROM Project)")
+        }
     }
 
     /// Every record: id → (title, rank).

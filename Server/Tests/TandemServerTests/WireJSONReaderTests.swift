@@ -17,6 +17,21 @@ struct WireJSONReaderTests {
         #expect(try WireJSONReader.pullResponse(WireJSON.data { $0.append(pull) }) == pull)
     }
 
+    @Test func readsPushAnswersAndStampMapsLikeJSONDecoder() throws {
+        let answer = PushResponse(outcomes: [
+            ChangeOutcome(position: 7, applied: ["title"], lost: [LostValue(attribute: "rank", value: .integer(2), stamp: "a", winningValue: .null, winningStamp: "b")]),
+            ChangeOutcome(position: nil, applied: [], lost: []),
+        ], serverTime: 12)
+        for data in [WireJSON.data { $0.append(answer) }, try JSONEncoder().encode(answer)] {
+            #expect(try WireJSONReader.pushResponse(data) == answer)
+            #expect(try WireJSONReader.pushResponse(data) == JSONDecoder().decode(PushResponse.self, from: data))
+        }
+        #expect(throws: WireDecodingError.self) { try WireJSONReader.pushResponse(Data(#"{"outcomes": [{"applied": []}], "serverTime": 1}"#.utf8)) }
+        #expect(try WireJSONReader.stringMap(#"{"*": "s1", "title": "s\"2"}"#) == ["*": "s1", "title": "s\"2"])
+        #expect(throws: WireDecodingError.self) { try WireJSONReader.stringMap(#"{"title": 3}"#) }
+        #expect(throws: WireDecodingError.self) { try WireJSONReader.stringMap(#"{"a": "b"} x"#) }
+    }
+
     @Test func escapesUnknownKeysAndNumbersAreReadLikeJSONDecoder() throws {
         let text = #"""
         {"extra": [1, {"a": null}, "x"], "schemaVersion": 1, "changes": [{"record": "r\u00e9\ud83d\ude00\/\n", "entity": "E",

@@ -8,6 +8,14 @@
 /// descriptor.fetchLimit = 100               // transactions
 /// let transactions = try context.fetchHistory(descriptor)
 /// ```
+///
+/// A huge transaction (a bulk import) can be read in slices of its changes:
+///
+/// ```swift
+/// var slice = HistoryDescriptor(after: acknowledged)
+/// slice.afterChange = lastChangeRead        // a HistoryChange.id
+/// slice.changeLimit = 10_000                // the last transaction may be cut short
+/// ```
 public struct HistoryDescriptor: Sendable, Hashable {
     /// Only transactions with a larger token (`nil`: from the start).
     public var after: HistoryToken?
@@ -20,6 +28,12 @@ public struct HistoryDescriptor: Sendable, Hashable {
     public var entityNames: Set<String>?
     /// At most this many transactions.
     public var fetchLimit: Int?
+    /// Only changes with a larger ``HistoryChange/id`` (the rest of a transaction read in
+    /// part before); transactions left without changes are skipped.
+    public var afterChange: Int64?
+    /// At most this many changes in all: the last transaction returned holds only the
+    /// changes up to the limit when it has more.
+    public var changeLimit: Int?
 
     public init(after: HistoryToken? = nil) {
         self.after = after

@@ -78,14 +78,19 @@ enum Journal {
         }
         sql += " ORDER BY token"
         if let limit = descriptor.fetchLimit { sql += " LIMIT \(max(0, limit))" }
-        let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+        // A cursor, not an array: with a change limit, reading stops at the limit.
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         var result: [HistoryTransaction] = []
-        result.reserveCapacity(rows.count)
-        for row in rows {
+        var remaining = descriptor.changeLimit.map { max(0, $0) } ?? Int.max
+        while remaining > 0, let row = try rows.next() {
             var transaction = transaction(from: row)
-            let first: Int64 = row["first_change"], last: Int64 = row["last_change"]
+            var first: Int64 = row["first_change"], last: Int64 = row["last_change"]
+            if let after = descriptor.afterChange { first = max(first, after + 1) }
+            if first > last { continue }
+            if remaining < Int.max { last = min(last, first + Int64(remaining) - 1) }
             transaction.changes = try changes(db, dataset: dataset, from: first, through: last, stamp: transaction.stamp, entities: descriptor.entityNames)
-            if descriptor.entityNames != nil && transaction.changes.isEmpty { continue }
+            if (descriptor.entityNames != nil || descriptor.afterChange != nil) && transaction.changes.isEmpty { continue }
+            if descriptor.changeLimit != nil { remaining -= Int(last - first + 1) }
             result.append(transaction)
         }
         return result

@@ -1,0 +1,115 @@
+import Foundation
+import Synchronization
+import GRDB
+import Testing
+import Tandem
+import TandemSchema
+import TandemWire
+@testable import TandemSync
+
+/// Pushes read the journal a range at a time, and a range may end inside a transaction, so
+/// a bulk import is never held in memory whole.
+@Suite("Push ranges")
+struct PushRangeTests {
+    /// Inserts todos `numbers` in one transaction.
+    static func bulkInsert(_ store: ModelContainer, _ numbers: ClosedRange<Int>) throws {
+        try store.write(author: "app") { db in
+            for n in numbers {
+                try db.execute(sql: "INSERT INTO Todo (\"#id\", title, rank) VALUES (?, ?, ?)", arguments: [SyncFixtures.id(n), "bulk \(n)", n])
+            }
+        }
+    }
+
+    @Test func aTransactionLargerThanARangeIsPushedInSlicesAndAcknowledgedOnceWhole() async throws {
+        try await ConflictTableTests.world { w in
+            try Self.bulkInsert(w.a, 100...124)   // one transaction of 25 changes
+            try SyncFixtures.update(w.a, 100, "title", "after")   // and a small one after it
+            var slices: [Int] = []
+            let a = ConflictPolicyTests.engine(w, w.a) { $0.pushRangeChanges = 7 }
+            let acknowledgedBefore = try await a.acknowledgedToken()
+            // Three slices of the bulk transaction: none of them acknowledges it.
+            for _ in 0..<3 {
+                let range = try #require(try await a.nextRange(after: acknowledgedBefore))
+                slices.append(range.transactions.reduce(0) { $0 + $1.changes.count })
+                #expect(range.finishedThrough == nil || range.finishedThrough! <= acknowledgedBefore)
+                try w.a.write(author: "sync") { db in
+                    try SyncStore.set("pushedChange", "\(range.lastToken.rawValue)-\(range.throughChange)", db)
+                    try SyncStore.set("inflight", nil, db)
+                }
+            }
+            #expect(slices == [7, 7, 7])
+            // The fourth finishes it: 4 bulk changes, then the small transaction.
+            let last = try #require(try await a.nextRange(after: acknowledgedBefore))
+            #expect(last.transactions.map(\.changes.count) == [4, 1])
+            #expect(last.finishedThrough == last.lastToken)
+            // Nothing was sent: forget the simulated progress.
+            try w.a.write(author: "sync") { db in
+                try SyncStore.set("pushedChange", nil, db)
+                try SyncStore.set("inflight", nil, db)
+            }
+
+            // The whole thing through the engine, then B has every row.
+            let summary = try await a.sync()
+            #expect(summary.pushed == 26)
+            #expect(try SyncStatus(of: w.a).pendingChanges == 0)
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.b).count == 26)
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(100)]?.first == "after")
+        }
+    }
+
+    @Test func aSliceInterruptedAfterSomeBatchesResumesWithTheSameKeys() async throws {
+        try await ConflictTableTests.world { w in
+            try Self.bulkInsert(w.a, 100...129)   // 30 changes in one transaction
+            let keys = KeyLog()
+            let counting = KeyRecordingTransport(wrapping: w.transport, keys: keys, failAfter: 3)
+            let token = w.token
+            var configuration = SyncConfiguration(token: { token })
+            configuration.pushRangeChanges = 12
+            configuration.pushBatchSize = 4
+            let first = SyncEngine(container: w.a, transport: counting, configuration: configuration)
+            await #expect(throws: SyncError.self) { _ = try await first.sync() }
+            // Restarted (a crash, the daemon again): the same range, the same batch keys
+            // from where it stopped, then the rest.
+            counting.failAfter = nil
+            _ = try await SyncEngine(container: w.a, transport: counting, configuration: configuration).sync()
+            let sent = await keys.keys
+            #expect(sent.values.sorted() == Array(repeating: 1, count: 7) + [2], "only the batch whose answer was lost is sent twice: \(sent)")
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.b).count == 31)
+            #expect(try SyncStatus(of: w.a).pendingChanges == 0)
+        }
+    }
+}
+
+/// Records push keys; after `failAfter` pushes, loses the next push's answer (the server
+/// acted) once.
+final class KeyRecordingTransport: Transport {
+    let base: any Transport
+    let keys: KeyLog
+    private let limit: Mutex<Int?>
+    var failAfter: Int? {
+        get { limit.withLock { $0 } }
+        set { limit.withLock { $0 = newValue } }
+    }
+
+    init(wrapping base: any Transport, keys: KeyLog, failAfter: Int?) {
+        self.base = base
+        self.keys = keys
+        self.limit = Mutex(failAfter)
+    }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let response = try await base.send(request)
+        guard request.path.hasSuffix("/push"), let key = request.headers["Idempotency-Key"] else { return response }
+        _ = await keys.record(key)
+        let fail = limit.withLock { limit -> Bool in
+            guard let remaining = limit else { return false }
+            if remaining == 0 { limit = nil; return true }
+            limit = remaining - 1
+            return false
+        }
+        if fail { throw SyncError(.unreachable, "planted: the answer was lost") }
+        return response
+    }
+}
