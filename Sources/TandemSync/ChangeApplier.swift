@@ -234,12 +234,22 @@ struct ChangeApplier {
             var assigned: [String: WireValue] = [:]
             var arguments: [DatabaseValue] = []
             var merged = local
-            let current = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(values.keys.sorted().map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
-                                           arguments: [uuid])
-            for (index, column) in values.keys.sorted().enumerated() {
+            // The local values are read only when a column needs them: a change this store
+            // already has (its own push coming back) costs one lookup of the stamps.
+            let sortedColumns = values.keys.sorted()
+            var current: Row??
+            func readLocal(at index: Int) throws -> WireValue {
+                if current == nil {
+                    current = .some(try Row.fetchOne(db.cachedStatement(sql: "SELECT \(sortedColumns.map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
+                                                     arguments: [uuid]))
+                }
+                return WireValue(current??[index] as DatabaseValue? ?? .null)
+            }
+            for (index, column) in sortedColumns.enumerated() {
                 guard let remote = stamps[column] else { continue }
                 let localStamp = local[column] ?? local["*"] ?? .zero
-                let localValue = WireValue(current?[index] as DatabaseValue? ?? .null)
+                if remote == localStamp { continue }   // the same write: nothing to decide
+                let localValue = try readLocal(at: index)
                 let remoteValue = values[column]!
                 // An unpushed local edit against a different pulled value: the policy decides;
                 // when it decides otherwise than the newer stamp, the decision becomes a new

@@ -29,7 +29,8 @@ struct CompressionMiddleware: RouterMiddleware {
         let collector = Collector()
         let body = response.body
         try await body.write(collector)
-        let packed = ByteBuffer(bytes: try Gzip.compress(collector.buffer.readableBytesView))
+        // Level 1: wire JSON shrinks nearly as much as at level 6, for a fraction of the CPU.
+        let packed = ByteBuffer(bytes: try Gzip.compress(collector.buffer.readableBytesView, level: 1))
         response.headers[.contentEncoding] = "gzip"
         response.headers[.vary] = "Accept-Encoding"
         response.headers[.contentLength] = nil
