@@ -239,6 +239,30 @@ struct JournalTests {
         #expect(try container.currentHistoryToken() == all[2].token)
     }
 
+    @Test func aLargeTransactionIsReadInSlicesOfItsChanges() throws {
+        let container = try container(Todo.self, LedgerEntry.self)
+        let context = ModelContext(container)
+        for n in 0..<10 { context.insert(LedgerEntry(code: "L-\(n)", title: "l", amount: Double(n))) }
+        try context.save()   // one transaction of 10 changes
+        context.insert(LedgerEntry(code: "L-10", title: "l", amount: 10))
+        try context.save()
+        let whole = try context.fetchHistory(HistoryDescriptor()).flatMap(\.changes).map(\.id)
+        var slices: [[Int64]] = []
+        var descriptor = HistoryDescriptor()
+        descriptor.changeLimit = 4
+        while true {
+            let slice = try context.fetchHistory(descriptor)
+            guard let last = slice.last?.changes.last else { break }
+            slices.append(slice.flatMap(\.changes).map(\.id))
+            descriptor.afterChange = last.id
+        }
+        #expect(slices.map(\.count) == [4, 4, 3], "the third slice ends the big transaction and holds the small one")
+        #expect(slices.flatMap { $0 } == whole)
+        descriptor = HistoryDescriptor()
+        descriptor.afterChange = whole[9]
+        #expect(try context.fetchHistory(descriptor).map(\.changes.count) == [1], "a fully read transaction is skipped")
+    }
+
     @Test func tokensStrictlyIncreaseAcrossReopenAndAfterDeletingHistory() throws {
         let directory = TemporaryDirectory()
         var tokens: [HistoryToken] = []
