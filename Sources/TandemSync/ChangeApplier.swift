@@ -374,10 +374,7 @@ struct ChangeApplier {
 
     /// `tandem://dataset/Entity/uuid` → its parts (uuid in lowercase).
     static func parse(_ uri: String) -> (String, String, String)? {
-        guard uri.hasPrefix("tandem://") else { return nil }
-        let parts = uri.dropFirst("tandem://".count).split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, let uuid = UUID(uuidString: String(parts[2])) else { return nil }
-        return (String(parts[0]), String(parts[1]), uuid.uuidString.lowercased())
+        RecordURI(uri).map { ($0.dataset, $0.entity, $0.id) }
     }
 
     /// A row's `"#hlc"` JSON → stamps.

@@ -16,7 +16,15 @@ public import Foundation
 public struct WireJSONReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
-    private var path: [String] = []
+    /// Where the reader is, for error messages. Kept as keys and indexes and turned into
+    /// text only for an error: building `.key` and `[n]` strings for every value was a
+    /// large share of reading a pull answer.
+    private var path: [PathComponent] = []
+
+    private enum PathComponent {
+        case key(String)
+        case index(Int)
+    }
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -254,16 +262,25 @@ public struct WireJSONReader {
         try expect(UInt8(ascii: "{"), "an object")
         skipWhitespace()
         if peek() == UInt8(ascii: "}") { index += 1; return }
-        var seen: Set<String> = []
+        // Repeated keys are refused. Wire objects have a handful of keys: a linear search
+        // beats hashing them until there are many.
+        var seen: [String] = []
+        var seenSet: Set<String> = []
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a key in quotes") }
             let key = try string()
-            guard seen.insert(key).inserted else { throw error("the key '\(key)' appears twice") }
+            if seen.count < 16 {
+                guard !seen.contains(key) else { throw error("the key '\(key)' appears twice") }
+                seen.append(key)
+                if seen.count == 16 { seenSet = Set(seen) }
+            } else {
+                guard seenSet.insert(key).inserted else { throw error("the key '\(key)' appears twice") }
+            }
             skipWhitespace()
             try expect(UInt8(ascii: ":"), "':' after the key")
             skipWhitespace()
-            path.append(path.isEmpty ? key : "." + key)
+            path.append(.key(key))
             try member(&self, key)
             path.removeLast()
             skipWhitespace()
@@ -282,7 +299,7 @@ public struct WireJSONReader {
         if peek() == UInt8(ascii: "]") { index += 1; return result }
         while true {
             skipWhitespace()
-            path.append("[\(result.count)]")
+            path.append(.index(result.count))
             result.append(try element(&self))
             path.removeLast()
             skipWhitespace()
@@ -369,17 +386,20 @@ public struct WireJSONReader {
     private mutating func string() throws(WireDecodingError) -> String {
         try expect(UInt8(ascii: "\""), "a string")
         let start = index
-        // Fast path: no escapes.
+        // Fast path: no escapes; plain ASCII needs no UTF-8 validation.
+        var ascii = true
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
+                if ascii { return String(decoding: slice, as: UTF8.self) }
                 guard let text = String(validating: slice, as: UTF8.self) else { throw error("a string is not valid UTF-8") }
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw error("a control character must be escaped in a string") }
+            if byte >= 0x80 { ascii = false }
             index += 1
         }
         var scalars = Array(bytes[start..<index])
@@ -455,7 +475,14 @@ public struct WireJSONReader {
     }
 
     private func error(_ message: String) -> WireDecodingError {
-        WireDecodingError(path: path.joined(), offset: index, message: message)
+        var text = ""
+        for component in path {
+            switch component {
+            case .key(let key): text += text.isEmpty ? key : "." + key
+            case .index(let index): text += "[\(index)]"
+            }
+        }
+        return WireDecodingError(path: text, offset: index, message: message)
     }
 }
 

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+@testable import TandemSync
+
+/// The pull's record-URI reader agrees with Foundation's UUID parsing.
+@Suite("Pulled record URIs")
+struct RecordURIParsingTests {
+    @Test func readsDatasetEntityAndALowercaseID() {
+        let parsed = ChangeApplier.parse("tandem://todos/Todo/6F1C5D0E-8A4B-4C55-9B43-3F6C1F7A2B10")
+        #expect(parsed?.0 == "todos" && parsed?.1 == "Todo" && parsed?.2 == "6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10")
+    }
+
+    @Test(arguments: ["", "tandem://", "tandem:///Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos//6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10",
+                      "tandem://todos/Todo/", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b1", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10/x",
+                      "tandem://todos/Todo/6f1c5d0e+8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2g10",
+                      "http://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10é"])
+    func refusesWhatIsNotARecordURI(_ uri: String) {
+        #expect(ChangeApplier.parse(uri) == nil)
+    }
+
+    /// Random ids, some with one character replaced: a valid id reads as Foundation's
+    /// lowercase form; a replaced character outside the id grammar is refused (stricter
+    /// than Foundation's scanf-based parsing, which accepts some of them).
+    @Test func readsRandomIDsAndRefusesMangledOnes() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789abcdefABCDEFxg-")
+        for _ in 0..<2_000 {
+            let uuid = UUID()
+            var id = Array(uuid.uuidString)
+            var valid = true
+            if Bool.random(using: &generator) {
+                let offset = Int.random(in: 0..<id.count, using: &generator)
+                let replacement = alphabet.randomElement(using: &generator)!
+                id[offset] = replacement
+                valid = [8, 13, 18, 23].contains(offset) ? replacement == "-" : replacement.isHexDigit
+            }
+            let parsed = ChangeApplier.parse("tandem://d/E/" + String(id))?.2
+            if valid {
+                #expect(parsed == UUID(uuidString: String(id))?.uuidString.lowercased(), "\(String(id))")
+            } else {
+                #expect(parsed == nil, "\(String(id))")
+            }
+        }
+    }
+}
