@@ -21,6 +21,11 @@ import TandemWire
 /// answer; a retried push has the same idempotency key. Each pulled page is applied in one
 /// transaction together with the new cursor.
 public actor SyncEngine {
+    /// The engine's own queue: its SQLite and JSON work blocks, so it stays off Swift's
+    /// cooperative pool (see ``SyncExecutor``).
+    private let executor = SyncExecutor(label: "tandem.sync.engine")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     public let container: ModelContainer
     let transport: any Transport
     let configuration: SyncConfiguration

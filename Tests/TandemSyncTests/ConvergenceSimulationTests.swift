@@ -40,12 +40,12 @@ struct ConvergenceSimulationTests {
         try ModelContainer(schema: schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: dataset))
     }
 
-    /// One history; `nil` when it converged, else what differs.
     /// A bug planted in every replica, to show that the simulation catches it.
     enum Plant {
         case none, invertedStampComparison, ignoredDeleteRules
     }
 
+    /// One history; `nil` when it converged, else what differs.
     static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Plant, policies: Bool = false) async throws -> String? {
         var random = SplitMix64(seed: seed)
         func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
