@@ -131,35 +131,45 @@ extension SyncEngine {
         var result = PushResult()
         guard try read({ db in try SyncStore.value("snapshot", db) }) == nil else { return result }
         let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
+        // Read and sent a slice at a time (ids in order), so a large store is never held
+        // in memory whole.
+        let slice = max(configuration.pushBatchSize, 1) * 10
         for entity in container.schema.entities {
             let columns = entity.columns.filter { $0.role != .primaryKey }.map(\.name)
             let table = SQLName.quote(entity.name)
-            let changes: [WireChange] = try read { db in
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT "#id", "#hlc"\(columns.map { ", " + SQLName.quote($0) }.joined()) FROM \(table)
-                    WHERE "#id" NOT IN (SELECT record FROM tandem_history_change WHERE entity = ? AND kind = 'insert')
-                    ORDER BY "#id"
-                    """, arguments: [entity.name])
-                return rows.map { row in
-                    let id: String = row[0]
-                    let stamps = (row[1] as String?).flatMap(ChangeApplier.stamps) ?? [:]
-                    var values: [String: WireValue] = [:]
-                    var columnStamps: [String: String] = [:]
-                    for (index, column) in columns.enumerated() {
-                        values[column] = WireValue(row[index + 2] as DatabaseValue)
-                        columnStamps[column] = (stamps[column] ?? stamps["*"] ?? .zero).description
+            var after = ""
+            var index = 0
+            while true {
+                let changes: [WireChange] = try read { db in
+                    let rows = try Row.fetchAll(db, sql: """
+                        SELECT "#id", "#hlc"\(columns.map { ", " + SQLName.quote($0) }.joined()) FROM \(table)
+                        WHERE "#id" > ? AND "#id" NOT IN (SELECT record FROM tandem_history_change WHERE entity = ? AND kind = 'insert')
+                        ORDER BY "#id" LIMIT ?
+                        """, arguments: [after, entity.name, slice])
+                    return rows.map { row in
+                        let id: String = row[0]
+                        let stamps = (row[1] as String?).flatMap(ChangeApplier.stamps) ?? [:]
+                        var values: [String: WireValue] = [:]
+                        var columnStamps: [String: String] = [:]
+                        for (index, column) in columns.enumerated() {
+                            values[column] = WireValue(row[index + 2] as DatabaseValue)
+                            columnStamps[column] = (stamps[column] ?? stamps["*"] ?? .zero).description
+                        }
+                        return WireChange(record: "tandem://\(container.dataset)/\(entity.name)/\(id)", entity: entity.name, kind: .insert,
+                                          values: values, stamps: columnStamps)
                     }
-                    return WireChange(record: "tandem://\(container.dataset)/\(entity.name)/\(id)", entity: entity.name, kind: .insert,
-                                      values: values, stamps: columnStamps)
                 }
-            }
-            guard !changes.isEmpty else { continue }
-            logger.info("pushing records the journal has no history for", metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
-            for (index, batch) in PushPlanner.chunks(changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes).enumerated() {
-                let outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)", schemaVersion: schemaVersion)
-                result.pushed += outcome.pushed
-                result.conflicts += outcome.conflicts
-                result.quarantined += outcome.quarantined
+                guard let last = changes.last, let (_, _, id) = ChangeApplier.parse(last.record) else { break }
+                after = id
+                logger.info("pushing records the journal has no history for", metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
+                for batch in PushPlanner.chunks(changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes) {
+                    let outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)", schemaVersion: schemaVersion)
+                    index += 1
+                    result.pushed += outcome.pushed
+                    result.conflicts += outcome.conflicts
+                    result.quarantined += outcome.quarantined
+                }
+                if changes.count < slice { break }
             }
         }
         try store { db in try SyncStore.set("snapshot", "done", db) }

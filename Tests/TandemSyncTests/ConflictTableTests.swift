@@ -288,15 +288,18 @@ struct SnapshotTests {
     @Test func rowsWhoseHistoryWasDeletedBeforeSyncAreStillPushed() async throws {
         try await ConflictTableTests.world { w in
             let c = try ConvergenceSimulationTests.store("todos")
-            for n in 20...24 { try SyncFixtures.insert(c, n, title: "old \(n)", rank: n) }
+            for n in 20...44 { try SyncFixtures.insert(c, n, title: "old \(n)", rank: n) }
             // No reader yet: deleting history drops everything, as an app trimming it would.
             _ = try c.deleteHistory(before: HistoryToken(rawValue: try c.currentHistoryToken().rawValue + 1))
             #expect(try c.fetchHistory(HistoryDescriptor()).isEmpty)
-            try SyncFixtures.insert(c, 25, title: "new", rank: 25)
-            let summary = try await SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
-            #expect(summary.pushed == 6)
+            try SyncFixtures.insert(c, 50, title: "new", rank: 50)
+            // Small batches: the 25 old rows are read in slices of 20 (ten batches' worth).
+            var small = SyncConfiguration(token: { w.token })
+            small.pushBatchSize = 2
+            let summary = try await SyncEngine(container: c, transport: w.transport, configuration: small).sync()
+            #expect(summary.pushed == 26)
             _ = try await w.syncA.sync()
-            #expect(try SyncFixtures.rows(w.a).count == 7, "record 1 and the six of C")
+            #expect(try SyncFixtures.rows(w.a).count == 27, "record 1 and the 26 of C")
             #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(22)] == ["old 22", "22"])
             let again = try await SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
             #expect(again.pushed == 0, "the snapshot is pushed once")
