@@ -1,6 +1,6 @@
 import CCurl
 import Dispatch
-public import Foundation
+import Foundation
 import Synchronization
 import TandemGzip
 public import TandemSync
