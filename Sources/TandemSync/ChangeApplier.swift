@@ -37,16 +37,27 @@ struct ChangeApplier {
         var newestStamp: HLCTimestamp?
         /// Values a conflict policy decided, to write as new local edits after the page.
         var resolutions: [Resolution] = []
+        /// References to records a pulled delete removed, decided once the pull is caught
+        /// up (see ``ChangeApplier/resolveDangling(_:_:)``).
+        var dangling: [Dangling] = []
     }
 
-    /// A new local edit a policy or a delete rule asks for: set `values` on the record
-    /// (re-inserting it when `reinsert`), or delete it (`delete`).
+    /// A local record that pointed at a record a pulled delete removed, when it was seen.
+    struct Dangling: Hashable {
+        var entity: String
+        var id: String
+        var column: String
+        var target: String
+        var targetEntity: String
+    }
+
+    /// A new local edit a policy asks for: set `values` on the record (re-inserting it when
+    /// `reinsert`).
     struct Resolution {
         var entity: String
         var uuid: String
         var values: [String: WireValue]
         var reinsert = false
-        var delete = false
     }
 
     /// A to-one relationship pointing at an entity, and what deleting its target does to the
@@ -169,7 +180,10 @@ struct ChangeApplier {
             }
             try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?").execute(arguments: [uuid])
             outcome.applied += 1
-            if referrers[change.entity] != nil {
+            // A record an unpushed edit brings back (`updateWinsOverDelete`) keeps what
+            // points at it.
+            let comesBack = outcome.resolutions.last.map { $0.reinsert && $0.uuid == uuid && $0.entity == change.entity } ?? false
+            if referrers[change.entity] != nil, !comesBack {
                 try SyncStore.setTombstone(true, entity: change.entity, id: uuid, db)
                 try applyDeleteRules(deleted: uuid, of: change.entity, db, &outcome)
             }
@@ -300,54 +314,68 @@ struct ChangeApplier {
     }
 
     /// A pulled reference to a record a pulled delete removed (the reference was made before
-    /// its maker saw the delete, and reached this store after it): the delete rule applies,
-    /// as for a reference that was here first.
+    /// its maker saw the delete, and reached this store after it): a candidate for the
+    /// delete rule, as for a reference that was here first.
     private func checkReferences(_ values: [String: WireValue], of entity: String, _ uuid: String, _ db: Database, _ outcome: inout Outcome) throws {
         guard appliesDeleteRules, let references = references[entity] else { return }
         for (column, reference) in references.sorted(by: { $0.key < $1.key }) {
             guard case .text(let target)? = values[column] else { continue }
             let present = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(q(reference.destination)) WHERE \(Self.idColumn) = ?"), arguments: [target]) ?? false
             guard !present, try SyncStore.hasTombstone(entity: reference.destination, id: target, db) else { continue }
-            if reference.rule == .cascade {
-                outcome.resolutions.append(Resolution(entity: entity, uuid: uuid, values: [:], delete: true))
-                try applyDeleteRules(deleted: uuid, of: entity, db, &outcome)
-            } else {
-                outcome.resolutions.append(Resolution(entity: entity, uuid: uuid, values: [column: .null]))
-            }
-            try conflict("tandem://\(dataset)/\(entity)/\(uuid)", column, local: nil, localStamp: nil,
-                         remote: .text(target), remoteStamp: nil, winner: .local, rule: "parentDeleted", db, &outcome)
-            if reference.rule == .cascade { return }
+            outcome.dangling.append(Dangling(entity: entity, id: uuid, column: column, target: target, targetEntity: reference.destination))
         }
     }
 
-    /// A pulled delete of a record that local records still point at: the replica that
-    /// deleted it did not know them (they were added or re-pointed elsewhere meanwhile), so
-    /// its delete rule is applied here, as new local edits that are pushed: `.cascade`
-    /// deletes them (and what their own rules reach), the other rules clear the reference
-    /// (a `.deny` cannot stop a delete another replica already made). Each is logged.
+    /// A pulled delete of a record that local records still point at: candidates for its
+    /// delete rule. Nothing is decided yet: a model save deletes a record before it clears
+    /// the references to it, and later log entries may point the records elsewhere.
     private func applyDeleteRules(deleted uuid: String, of entity: String, _ db: Database, _ outcome: inout Outcome) throws {
-        guard appliesDeleteRules, referrers[entity] != nil else { return }
-        var queue = [(entity, uuid)]
-        var deleted: Set<String> = [uuid]
-        while let (target, id) = queue.popLast() {
-            for referrer in referrers[target] ?? [] {
-                let holders = try String.fetchAll(db.cachedStatement(sql: "SELECT \(Self.idColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ? ORDER BY \(Self.idColumn)"),
-                                                  arguments: [id])
-                for holder in holders where !deleted.contains(holder) {
-                    if referrer.rule == .cascade {
-                        deleted.insert(holder)
-                        queue.append((referrer.entity, holder))
-                        outcome.resolutions.append(Resolution(entity: referrer.entity, uuid: holder, values: [:], delete: true))
-                    } else {
-                        outcome.resolutions.append(Resolution(entity: referrer.entity, uuid: holder, values: [referrer.column: .null]))
-                    }
-                    // The reference lost to the delete: the record went with it (cascade) or
-                    // now points nowhere (the other rules).
-                    try conflict("tandem://\(dataset)/\(referrer.entity)/\(holder)", referrer.column, local: .text(id), localStamp: nil,
-                                 remote: .null, remoteStamp: nil, winner: .remote, rule: "parentDeleted", db, &outcome)
-                }
+        guard appliesDeleteRules, let referrers = referrers[entity] else { return }
+        for referrer in referrers {
+            let holders = try String.fetchAll(db.cachedStatement(sql: "SELECT \(Self.idColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ? ORDER BY \(Self.idColumn)"),
+                                              arguments: [uuid])
+            for holder in holders {
+                outcome.dangling.append(Dangling(entity: referrer.entity, id: holder, column: referrer.column, target: uuid, targetEntity: entity))
             }
         }
+    }
+
+    /// Applies delete rules to the candidates that still point at a deleted record once the
+    /// pull is caught up: the replica that deleted it did not know them (they were added or
+    /// moved there elsewhere meanwhile). `.cascade` deletes them, and what their own rules
+    /// reach; the other rules clear the reference (a `.deny` cannot stop a delete another
+    /// replica already made). Runs in a write by author `sync.resolve`, so the edits are
+    /// pushed. Each is logged as `parentDeleted`. Returns how many were logged.
+    func resolveDangling(_ candidates: [Dangling], _ db: Database) throws -> Int {
+        var outcome = Outcome()
+        var seen: Set<Dangling> = []
+        var queue = candidates.reversed().filter { seen.insert($0).inserted }
+        var deleted: Set<String> = []
+        while let candidate = queue.popLast() {
+            guard !deleted.contains(candidate.id),
+                  let reference = references[candidate.entity]?[candidate.column], reference.destination == candidate.targetEntity else { continue }
+            // Still pointing at it, and it is still gone.
+            let pointing = try String.fetchOne(db, sql: "SELECT \(q(candidate.column)) FROM \(q(candidate.entity)) WHERE \(Self.idColumn) = ?", arguments: [candidate.id])
+            guard pointing == candidate.target else { continue }
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM \(q(candidate.targetEntity)) WHERE \(Self.idColumn) = ?", arguments: [candidate.target]) == nil else { continue }
+            let table = q(candidate.entity)
+            if reference.rule == .cascade {
+                try db.execute(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [candidate.id])
+                deleted.insert(candidate.id)
+                for referrer in referrers[candidate.entity] ?? [] {
+                    let holders = try String.fetchAll(db, sql: "SELECT \(Self.idColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ? ORDER BY \(Self.idColumn) DESC",
+                                                      arguments: [candidate.id])
+                    queue += holders.map { Dangling(entity: referrer.entity, id: $0, column: referrer.column, target: candidate.id, targetEntity: candidate.entity) }
+                }
+            } else {
+                try db.execute(sql: "UPDATE \(table) SET \(q(candidate.column)) = NULL WHERE \(Self.idColumn) = ?", arguments: [candidate.id])
+            }
+            // The reference lost to the delete: the record went with it (cascade) or now
+            // points nowhere (the other rules).
+            try conflict("tandem://\(dataset)/\(candidate.entity)/\(candidate.id)", candidate.column, local: .text(candidate.target), localStamp: nil,
+                         remote: .null, remoteStamp: nil, winner: .remote, rule: "parentDeleted", db, &outcome)
+        }
+        return outcome.conflicts
     }
 
     private func conflict(_ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,

@@ -15,6 +15,7 @@ extension SyncEngine {
             try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
         }
         var mark = try historyToken()
+        var dangling: [ChangeApplier.Dangling] = []
         var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: try pendingLocalStamps())
         applier.remoteWins = remoteWins
         applier.appliesDeleteRules = appliesDeleteRules
@@ -50,16 +51,28 @@ extension SyncEngine {
             }
             guard let outcome else { continue }
             try resolve(outcome.resolutions)
+            dangling += outcome.dangling
             total.applied += outcome.applied
             total.conflicts += outcome.conflicts
             total.quarantined += outcome.quarantined
             configuration.progress?(.pulled(changes: total.applied, hasMore: page.hasMore))
-            if !page.hasMore || page.changes.isEmpty { return total }
+            if !page.hasMore || page.changes.isEmpty { break }
         }
+        // Delete rules are decided only now, caught up: the log may still have pointed the
+        // records elsewhere after the delete (a model save deletes a record before it
+        // clears the references to it).
+        if !dangling.isEmpty {
+            do {
+                total.conflicts += try container.write(author: "sync.resolve") { db in try applier.resolveDangling(dangling, db) }
+            } catch {
+                throw SyncError(.store, "the store failed: \(error)")
+            }
+        }
+        return total
     }
 
-    /// Writes what conflict policies and delete rules decided as new local edits (author
-    /// `sync.resolve`, so they are pushed): fresh stamps, newer than both sides.
+    /// Writes what conflict policies decided as new local edits (author `sync.resolve`, so
+    /// they are pushed): fresh stamps, newer than both sides.
     func resolve(_ resolutions: [ChangeApplier.Resolution]) throws {
         guard !resolutions.isEmpty else { return }
         do {
@@ -68,9 +81,7 @@ extension SyncEngine {
                     let table = SQLName.quote(resolution.entity)
                     let names = resolution.values.keys.sorted()
                     let arguments = names.map { resolution.values[$0]!.databaseValue }
-                    if resolution.delete {
-                        try db.execute(sql: "DELETE FROM \(table) WHERE \"#id\" = ?", arguments: [resolution.uuid])
-                    } else if resolution.reinsert {
+                    if resolution.reinsert {
                         try db.execute(sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
                                        arguments: StatementArguments([resolution.uuid.databaseValue] + arguments))
                     } else {
@@ -93,7 +104,7 @@ extension SyncEngine {
         let acknowledged = try acknowledgedToken()
         var descriptor = HistoryDescriptor(after: acknowledged)
         descriptor.excludedAuthors = [SyncStore.author]
-        descriptor.afterChange = try read { db in try SyncStore.pushedChange(after: acknowledged.rawValue, db) }
+        descriptor.afterChange = try container.syncPushedChange(acknowledged: acknowledged)
         let transactions: [HistoryTransaction]
         do { transactions = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
         var pending: [String: [String: HLCTimestamp]] = [:]

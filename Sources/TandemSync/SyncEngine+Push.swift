@@ -92,7 +92,7 @@ extension SyncEngine {
                 let window = index..<min(index + max(configuration.pushesInFlight, 1), batches.count)
                 let outcomes = try await withThrowingTaskGroup(of: PushResult.self) { group in
                     for position in window {
-                        let key = "\(clientID):v\(schemaVersion):c\(range.afterChange)-\(range.throughChange):\(position)"
+                        let key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
                         let batch = batches[position]
                         group.addTask { try await self.send(batch, key: key, schemaVersion: schemaVersion) }
                     }
@@ -110,8 +110,11 @@ extension SyncEngine {
                 sent += window.reduce(0) { $0 + batches[$1].count }
                 configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
             }
+            // Saved under the acknowledged token it will be valid for; a crash before the
+            // acknowledgement below only makes it stale (the range is sent again).
+            let newAcknowledged = max(range.finishedThrough ?? acknowledged, acknowledged)
             try store { db in
-                try SyncStore.set("pushedChange", "\(range.lastToken.rawValue)-\(range.throughChange)", db)
+                try SyncStore.set("pushedChange", "\(newAcknowledged.rawValue):\(range.lastToken.rawValue):\(range.throughChange)", db)
                 try SyncStore.set("inflight", nil, db)
             }
             if let finished = range.finishedThrough, finished > acknowledged {
@@ -133,20 +136,20 @@ extension SyncEngine {
         let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
         // Read and sent a slice at a time (ids in order), so a large store is never held
         // in memory whole.
-        let slice = max(configuration.pushBatchSize, 1) * 10
+        let slice = min(max(configuration.pushBatchSize, 1), 100_000) * 10
         for entity in container.schema.entities {
             let columns = entity.columns.filter { $0.role != .primaryKey }.map(\.name)
             let table = SQLName.quote(entity.name)
             var after = ""
             var index = 0
             while true {
-                let changes: [WireChange] = try read { db in
+                let (changes, lastID): ([WireChange], String?) = try read { db in
                     let rows = try Row.fetchAll(db, sql: """
                         SELECT "#id", "#hlc"\(columns.map { ", " + SQLName.quote($0) }.joined()) FROM \(table)
                         WHERE "#id" > ? AND "#id" NOT IN (SELECT record FROM tandem_history_change WHERE entity = ? AND kind = 'insert')
                         ORDER BY "#id" LIMIT ?
                         """, arguments: [after, entity.name, slice])
-                    return rows.map { row in
+                    return (rows.map { row in
                         let id: String = row[0]
                         let stamps = (row[1] as String?).flatMap(ChangeApplier.stamps) ?? [:]
                         var values: [String: WireValue] = [:]
@@ -157,10 +160,10 @@ extension SyncEngine {
                         }
                         return WireChange(record: "tandem://\(container.dataset)/\(entity.name)/\(id)", entity: entity.name, kind: .insert,
                                           values: values, stamps: columnStamps)
-                    }
+                    }, rows.last.map { $0[0] as String })
                 }
-                guard let last = changes.last, let (_, _, id) = ChangeApplier.parse(last.record) else { break }
-                after = id
+                guard let lastID else { break }
+                after = lastID   // the stored id, whatever its case: the next slice starts after it
                 logger.info("pushing records the journal has no history for", metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
                 for batch in PushPlanner.chunks(changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes) {
                     let outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)", schemaVersion: schemaVersion)
@@ -177,11 +180,19 @@ extension SyncEngine {
     }
 
     /// Local changes to push in one go: the non-`sync` changes with ids in
-    /// `(afterChange, throughChange]`, grouped by transaction.
+    /// `(afterChange, throughChange]` of the transactions after `acknowledged`, grouped by
+    /// transaction.
+    ///
+    /// Change ids are compared only among transactions not acknowledged yet (history
+    /// deletion keeps those, so their ids are never reused), and the idempotency keys name
+    /// the transactions' tokens too (tokens are never reused, change ids can be once history
+    /// is deleted).
     struct Range {
+        var acknowledged: HistoryToken
         var afterChange: Int64
         var throughChange: Int64
-        /// The transaction of the range's last change.
+        /// The transactions of the range's first and last change.
+        var firstToken: HistoryToken
         var lastToken: HistoryToken
         /// The first batch not yet answered.
         var chunk: Int
@@ -190,8 +201,13 @@ extension SyncEngine {
         /// range is pushed (`nil` when the range is one slice of a larger transaction).
         var finishedThrough: HistoryToken?
 
-        /// The form saved under `inflight`.
-        func saved(chunk: Int) -> String { "c\(afterChange)-\(throughChange)-\(chunk)" }
+        /// The idempotency key of batch `index`.
+        func key(clientID: String, schemaVersion: Int, index: Int) -> String {
+            "\(clientID):v\(schemaVersion):t\(firstToken.rawValue).\(afterChange)-t\(lastToken.rawValue).\(throughChange):\(index)"
+        }
+
+        /// The form saved under `inflight`: `r:<acknowledged>:<after>:<through>:<batch>`.
+        func saved(chunk: Int) -> String { "r:\(acknowledged.rawValue):\(afterChange):\(throughChange):\(chunk)" }
     }
 
     func acknowledgedToken() throws -> HistoryToken {
@@ -202,33 +218,45 @@ extension SyncEngine {
         }
     }
 
-    /// The saved range when there is one, else the next one (saved): the first
-    /// `pushRangeChanges` local changes after the acknowledged transaction and after the
-    /// last change pushed.
+    /// The saved range when it is still the one to send, else the next one (saved): the
+    /// first `pushRangeChanges` local changes after the acknowledged transaction and after
+    /// the last change pushed.
     func nextRange(after acknowledged: HistoryToken) throws -> Range? {
-        let pushedChange = try read { db in try SyncStore.pushedChange(after: acknowledged.rawValue, db) }
-        var saved: (after: Int64, through: Int64, chunk: Int)?
-        if let text = try read({ db in try SyncStore.value("inflight", db) }), text.hasPrefix("c") {
-            let parts = text.dropFirst().split(separator: "-").compactMap { Int64($0) }
-            if parts.count == 3 { saved = (parts[0], parts[1], Int(parts[2])) }
+        if let text = try read({ db in try SyncStore.value("inflight", db) }) {
+            let parts = text.split(separator: ":")
+            // A range saved under another acknowledged token, or in an older format, is
+            // dropped: sending the same changes again under other keys changes nothing at
+            // the server (same values, same stamps).
+            if parts.count == 5, parts[0] == "r", let ack = Int64(parts[1]), ack == acknowledged.rawValue,
+               let after = Int64(parts[2]), let through = Int64(parts[3]), let chunk = Int(parts[4]),
+               var range = try fetchRange(after: acknowledged, afterChange: after, through: through), range.throughChange == through {
+                range.chunk = chunk
+                return range
+            }
+            try store { db in try SyncStore.set("inflight", nil, db) }
         }
-        // An unreadable or older-format saved range is dropped: sending the same changes
-        // again under other keys changes nothing at the server (same values, same stamps).
-        let afterChange = saved?.after ?? pushedChange
-        let limit = max(configuration.pushRangeChanges, 1)
+        let pushed = try container.syncPushedChange(acknowledged: acknowledged)
+        guard let range = try fetchRange(after: acknowledged, afterChange: pushed, through: nil) else { return nil }
+        try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
+        return range
+    }
+
+    /// The first `pushRangeChanges` local changes after `afterChange` (only up to
+    /// `through`, for a saved range).
+    private func fetchRange(after acknowledged: HistoryToken, afterChange: Int64, through: Int64?) throws -> Range? {
+        let limit = min(max(configuration.pushRangeChanges, 1), 10_000_000)
         var descriptor = HistoryDescriptor(after: acknowledged)
         descriptor.excludedAuthors = [SyncStore.author]
         descriptor.afterChange = afterChange
         descriptor.changeLimit = limit + 1   // one more, to see whether the range ends a transaction
-        var transactions: [HistoryTransaction]
+        let transactions: [HistoryTransaction]
         do { transactions = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
-        // Keep the first `limit` changes (or, for a saved range, exactly its changes).
         var kept = 0
         var next: HistoryToken?
         var cut: [HistoryTransaction] = []
         for var transaction in transactions {
             let room = limit - kept
-            let fits = transaction.changes.prefix { change in saved.map { change.id <= $0.through } ?? true }
+            let fits = transaction.changes.prefix { change in through.map { change.id <= $0 } ?? true }
             let taken = Array(fits.prefix(room))
             if taken.count < transaction.changes.count {
                 next = transaction.token   // this transaction goes on after the range
@@ -240,21 +268,12 @@ extension SyncEngine {
             }
             if next != nil { break }
         }
-        guard let last = cut.last?.changes.last else {
-            if saved != nil { try store { db in try SyncStore.set("inflight", nil, db) } }
-            return nil
-        }
+        guard let first = cut.first, let last = cut.last?.changes.last else { return nil }
         let lastToken = cut[cut.count - 1].token
         let finished: HistoryToken? = next == lastToken
             ? cut.dropLast().last?.token ?? (lastToken.rawValue - 1 > acknowledged.rawValue ? HistoryToken(rawValue: lastToken.rawValue - 1) : nil)
             : lastToken
-        var range = Range(afterChange: afterChange, throughChange: last.id, lastToken: lastToken, chunk: 0, transactions: cut, finishedThrough: finished)
-        if let saved, saved.through == last.id {
-            range.chunk = saved.chunk
-        } else {
-            try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
-        }
-        return range
+        return Range(acknowledged: acknowledged, afterChange: afterChange, throughChange: last.id, firstToken: first.token, lastToken: lastToken,
+                     chunk: 0, transactions: cut, finishedThrough: finished)
     }
-
 }

@@ -23,7 +23,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
             let acknowledged = try container.historyReaders().first { $0.name == SyncStore.reader }?.acknowledged ?? .start
             var descriptor = HistoryDescriptor(after: acknowledged)
             descriptor.excludedAuthors = [SyncStore.author]
-            descriptor.afterChange = try container.read { db in try SyncStore.pushedChange(after: acknowledged.rawValue, db) }
+            descriptor.afterChange = try container.syncPushedChange(acknowledged: acknowledged)
             pendingChanges = try container.fetchHistory(descriptor).reduce(0) { $0 + $1.changes.count }
             (lastSync, cursor, conflicts, quarantined) = try container.read { db in
                 (try SyncStore.value("lastSync", db).flatMap { Int64($0) }, try SyncStore.value("cursor", db),

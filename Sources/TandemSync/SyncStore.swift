@@ -5,10 +5,10 @@ import GRDB
 /// under `formatVersion`; format 1 lacked the tombstones and is upgraded in place):
 ///
 /// - `tandem_sync_state(key, value)`: `cursor` (the server's pull cursor), `clientID` (this
-///   store's id in idempotency keys), `inflight` (`from-through-chunk` of a push range being
-///   sent: `c<after change>-<through change>-<batch>`), `pushedChange`
-///   (`<token>-<change id>`: how far into a transaction not acknowledged yet the pushes
-///   got), `lastSync` (milliseconds since 1970), `formatVersion`.
+///   store's id in idempotency keys), `inflight` (the push range being sent:
+///   `r:<acknowledged token>:<after change>:<through change>:<batch>`), `pushedChange`
+///   (`<acknowledged token>:<token>:<change id>`: how far into a transaction not
+///   acknowledged yet the pushes got), `lastSync` (milliseconds since 1970), `formatVersion`.
 /// - `tandem_sync_conflict`: every value that lost, with both values (wire JSON), stamps,
 ///   the winner (`local`, `remote`, `server`) and the rule.
 /// - `tandem_sync_quarantine`: pulled changes that could not be applied, with the reason.
@@ -85,14 +85,6 @@ enum SyncStore {
         guard try db.tableExists("tandem_sync_quarantine") else { return [] }
         return try Row.fetchAll(db, sql: "SELECT at, position, change, reason FROM tandem_sync_quarantine ORDER BY id DESC LIMIT ?",
                                 arguments: [limit]).map { QuarantinedChange(at: $0[0], position: $0[1], change: $0[2], reason: $0[3]) }
-    }
-
-    /// The last change pushed of the first transaction after `acknowledged` (0: none).
-    /// Change ids are compared only within unacknowledged transactions: history deletion
-    /// never removes those, so their ids are never reused.
-    static func pushedChange(after acknowledged: Int64, _ db: Database) throws -> Int64 {
-        let parts = try value("pushedChange", db)?.split(separator: "-").compactMap { Int64($0) } ?? []
-        return parts.count == 2 && parts[0] > acknowledged ? parts[1] : 0
     }
 
     /// Remembers (`true`) or forgets (`false`) that a pulled delete removed a record.

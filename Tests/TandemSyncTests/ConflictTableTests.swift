@@ -222,6 +222,32 @@ struct ConflictTableTests {
         }
     }
 
+    /// A replica catching up pulls a project's delete while the todo still points at it (a
+    /// model save deletes first, then clears references), then the todo moved to another
+    /// project: the move stands. Delete rules are decided once the pull is caught up.
+    @Test func aChildMovedElsewhereAfterItsParentsDeleteKeepsItsNewParent() async throws {
+        try await Self.world(schema: SyncFixtures.nullifyingSchema) { w in
+            try SyncFixtures.insertProject(w.a, 10, name: "old")
+            try SyncFixtures.insertProject(w.a, 11, name: "new")
+            try SyncFixtures.move(w.a, 1, to: 10)
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            try SyncFixtures.deleteProject(w.a, 10)
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            try SyncFixtures.move(w.b, 1, to: 11)
+            _ = try await w.syncB.sync()
+            let c = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.nullifyingSchema)
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
+                                   logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            _ = try await syncC.sync()   // one pull: insert, delete of project 10, the todo cleared, then moved to 11
+            #expect(try SyncFixtures.state(c).contains { $0.hasSuffix("in \(SyncFixtures.id(11))") })
+            #expect(try SyncStatus.conflicts(of: c).isEmpty, "nothing lost: the todo no longer pointed at the deleted project")
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(c) && SyncFixtures.state(w.b) == SyncFixtures.state(c))
+        }
+    }
+
     @Test func underNullifyAChildAddedElsewhereStaysWithoutItsParent() async throws {
         try await Self.world(schema: SyncFixtures.nullifyingSchema) { w in
             try SyncFixtures.insertProject(w.a, 10, name: "home")

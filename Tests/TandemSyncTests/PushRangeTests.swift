@@ -33,7 +33,7 @@ struct PushRangeTests {
                 slices.append(range.transactions.reduce(0) { $0 + $1.changes.count })
                 #expect(range.finishedThrough == nil || range.finishedThrough! <= acknowledgedBefore)
                 try w.a.write(author: "sync") { db in
-                    try SyncStore.set("pushedChange", "\(range.lastToken.rawValue)-\(range.throughChange)", db)
+                    try SyncStore.set("pushedChange", "\(acknowledgedBefore.rawValue):\(range.lastToken.rawValue):\(range.throughChange)", db)
                     try SyncStore.set("inflight", nil, db)
                 }
             }
@@ -55,6 +55,30 @@ struct PushRangeTests {
             _ = try await w.syncB.sync()
             #expect(try SyncFixtures.rows(w.b).count == 26)
             #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(100)]?.first == "after")
+        }
+    }
+
+    /// Deleting all history lets SQLite hand out change ids again from 1: a later push must
+    /// not reuse an earlier push's idempotency key (the server would refuse it as a reused
+    /// key with another body), so keys name the transactions' tokens, never reused.
+    @Test func changeIDsReusedAfterHistoryIsDeletedStillGetNewKeys() async throws {
+        try await ConflictTableTests.world { w in
+            // A dataset of its own, so nothing is pulled in between and the pushed change is
+            // the journal's first.
+            let c = try ConvergenceSimulationTests.store("other"), d = try ConvergenceSimulationTests.store("other")
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }))
+            try SyncFixtures.insert(c, 7, title: "first")
+            #expect(try c.fetchHistory(HistoryDescriptor()).first?.changes.first?.id == 1)
+            _ = try await syncC.sync()
+            let removed = try c.deleteHistory(before: HistoryToken(rawValue: try c.currentHistoryToken().rawValue + 1))
+            #expect(removed > 0)
+            #expect(try c.fetchHistory(HistoryDescriptor()).isEmpty)
+            try SyncFixtures.update(c, 7, "title", "second")
+            #expect(try c.fetchHistory(HistoryDescriptor()).first?.changes.first?.id == 1, "the change table starts again at 1")
+            let summary = try await syncC.sync()
+            #expect(summary.pushed == 1 && summary.quarantined == 0)
+            _ = try await SyncEngine(container: d, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
+            #expect(try SyncFixtures.rows(d)[SyncFixtures.id(7)]?.first == "second")
         }
     }
 

@@ -66,17 +66,18 @@ enum SyncFixtures {
         }
     }
 
-    /// Deletes project `n` the way a model save does: its todos go with it (`.cascade`) or
-    /// lose it (`.nullify`), in the same transaction.
+    /// Deletes project `n` the way a model save does, in one transaction: the project first,
+    /// then its todos go with it (`.cascade`) or lose it (`.nullify`). Other replicas pull
+    /// the delete while the todos still point at the project.
     static func deleteProject(_ store: ModelContainer, _ n: Int) throws {
         let rule = store.schema.entity(named: "Project")?.relationship(named: "todos")?.deleteRule ?? .cascade
         try store.write(author: "app") { db in
+            try db.execute(sql: "DELETE FROM Project WHERE \"#id\" = ?", arguments: [id(n)])
             if rule == .cascade {
                 try db.execute(sql: "DELETE FROM Todo WHERE project = ?", arguments: [id(n)])
             } else {
                 try db.execute(sql: "UPDATE Todo SET project = NULL WHERE project = ?", arguments: [id(n)])
             }
-            try db.execute(sql: "DELETE FROM Project WHERE \"#id\" = ?", arguments: [id(n)])
         }
     }
 

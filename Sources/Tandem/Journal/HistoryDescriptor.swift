@@ -32,7 +32,8 @@ public struct HistoryDescriptor: Sendable, Hashable {
     /// part before); transactions left without changes are skipped.
     public var afterChange: Int64?
     /// At most this many changes in all: the last transaction returned holds only the
-    /// changes up to the limit when it has more.
+    /// changes up to the limit when it has more. With ``entityNames``, every change read
+    /// counts, matching or not, so an empty answer does not mean the end of the history.
     public var changeLimit: Int?
 
     public init(after: HistoryToken? = nil) {

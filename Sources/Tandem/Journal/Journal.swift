@@ -89,8 +89,11 @@ enum Journal {
             if first > last { continue }
             if remaining < Int.max { last = min(last, first + Int64(remaining) - 1) }
             transaction.changes = try changes(db, dataset: dataset, from: first, through: last, stamp: transaction.stamp, entities: descriptor.entityNames)
-            if (descriptor.entityNames != nil || descriptor.afterChange != nil) && transaction.changes.isEmpty { continue }
+            // Counted whether or not the entity filter kept them: a slice cut at the limit
+            // ends the read even when none of its changes matched, so a caller resuming
+            // after the last change returned never skips the rest of that transaction.
             if descriptor.changeLimit != nil { remaining -= Int(last - first + 1) }
+            if (descriptor.entityNames != nil || descriptor.afterChange != nil) && transaction.changes.isEmpty { continue }
             result.append(transaction)
         }
         return result

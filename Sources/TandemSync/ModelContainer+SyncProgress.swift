@@ -1,0 +1,36 @@
+import Foundation
+import GRDB
+import Tandem
+
+extension ModelContainer {
+    /// The last change pushed of a transaction not acknowledged yet (0: none), so a push,
+    /// a pull's view of unpushed edits and the status all skip what was pushed of a
+    /// transaction read in slices.
+    ///
+    /// ```swift
+    /// var pending = HistoryDescriptor(after: acknowledged)
+    /// pending.afterChange = try container.syncPushedChange(acknowledged: acknowledged)
+    /// ```
+    ///
+    /// Valid only while the acknowledged token is the one it was saved for, and while its
+    /// transaction still holds that change: change ids can be reused once history is
+    /// deleted, so an id alone could skip new changes.
+    ///
+    /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
+    func syncPushedChange(acknowledged: HistoryToken) throws -> Int64 {
+        do {
+            let parts = try read { db in try SyncStore.value("pushedChange", db) }?.split(separator: ":").compactMap { Int64($0) } ?? []
+            guard parts.count == 3, parts[0] == acknowledged.rawValue, parts[1] > acknowledged.rawValue else { return 0 }
+            var probe = HistoryDescriptor(after: HistoryToken(rawValue: parts[1] - 1))
+            probe.afterChange = parts[2] - 1
+            probe.changeLimit = 1
+            let found = try fetchHistory(probe).first
+            guard found?.token.rawValue == parts[1], found?.changes.first?.id == parts[2] else { return 0 }
+            return parts[2]
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+}
