@@ -5,7 +5,8 @@ import Synchronization
 /// and delays them, at random with a seed (the same seed, the same faults).
 ///
 /// ```swift
-/// let faulty = FaultyTransport(wrapping: transport, seed: 42, faults: .init(drop: 0.1, cutAfterCommit: 0.1, duplicate: 0.1))
+/// let faulty = FaultyTransport(wrapping: transport, seed: 42,
+///                              faults: .init(drop: 0.1, cutAfterCommit: 0.1, duplicate: 0.1, delay: 0.1, maxDelay: .milliseconds(5)))
 /// faulty.isEnabled = false   // behave, for the final rounds
 /// ```
 public final class FaultyTransport: Transport {
@@ -14,10 +15,15 @@ public final class FaultyTransport: Transport {
         public var drop: Double
         public var cutAfterCommit: Double
         public var duplicate: Double
-        public init(drop: Double = 0, cutAfterCommit: Double = 0, duplicate: Double = 0) {
+        /// How often a request waits before it is sent, up to `maxDelay`.
+        public var delay: Double
+        public var maxDelay: Duration
+        public init(drop: Double = 0, cutAfterCommit: Double = 0, duplicate: Double = 0, delay: Double = 0, maxDelay: Duration = .milliseconds(20)) {
             self.drop = drop
             self.cutAfterCommit = cutAfterCommit
             self.duplicate = duplicate
+            self.delay = delay
+            self.maxDelay = maxDelay
         }
     }
 
@@ -49,7 +55,15 @@ public final class FaultyTransport: Transport {
         }
     }
 
+    /// A seeded wait, when the delay fault hits.
+    private func delay() -> Duration? {
+        guard roll(faults.delay) else { return nil }
+        let fraction = state.withLock { Double($0.random.next() >> 11) / Double(1 << 53) }
+        return faults.maxDelay * fraction
+    }
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        if let wait = delay() { try await Task.sleep(for: wait) }
         if roll(faults.drop) { throw SyncError(.unreachable, "injected: the request was dropped") }
         if roll(faults.duplicate) { _ = try? await base.send(request) }
         let response = try await base.send(request)

@@ -53,7 +53,7 @@ struct ConvergenceSimulationTests {
         let base = transport(client)
         let replicas = try (0..<3).map { _ in try store(dataset) }
         let transports = (0..<3).map { FaultyTransport(wrapping: base, seed: seed &+ UInt64($0) &* 7919,
-                                                       faults: .init(drop: 0.08, cutAfterCommit: 0.08, duplicate: 0.08)) }
+                                                       faults: .init(drop: 0.08, cutAfterCommit: 0.08, duplicate: 0.08, delay: 0.05, maxDelay: .milliseconds(2))) }
         var configuration = SyncConfiguration(token: { token })
         if policies {
             configuration.conflictPolicies = ["Todo.title": .serverWins, "Todo.rank": .clientWins]
