@@ -15,16 +15,9 @@ duration="${1:-30}"
 pace="${TANDEM_PACE_MS:-170}"
 command -v wrk >/dev/null 2>&1 || { SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"; $SUDO apt-get install -y -qq wrk; }
 swift build -c release --product tandem-server
-server=.build/release/tandem-server
-data=$(mktemp -d)
-port=$((20000 + RANDOM % 30000))
-trap 'kill $pid 2>/dev/null || true; rm -rf "$data"' EXIT
-"$server" users add bench --data-dir "$data" >/dev/null
-export TANDEM_TOKEN=$("$server" tokens create bench --data-dir "$data")
-"$server" serve --data-dir "$data" --port "$port" --log-level error --requests-per-second 0 &
-pid=$!
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 100); do curl -sf "$base/health" >/dev/null && break; sleep 0.1; done
+source Scripts/loopback-server.sh
+start_loopback_server .build/release/tandem-server
+export TANDEM_TOKEN=$token
 auth="Authorization: Bearer $TANDEM_TOKEN"
 curl -sf -X PUT -H "$auth" "$base/v1/datasets/bench" >/dev/null
 curl -sf -X PUT -H "$auth" --data-binary '{"formatVersion":1,"entities":[{"name":"Todo","attributes":[{"name":"title","type":{"kind":"scalar","scalar":"string"},"isOptional":false},{"name":"rank","type":{"kind":"scalar","scalar":"int"},"isOptional":true}]}]}' "$base/v1/datasets/bench/schema" >/dev/null

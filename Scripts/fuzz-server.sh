@@ -9,16 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 examples="${1:-40}"
 command -v st >/dev/null 2>&1 || python3 -m pip install -q schemathesis
-server=.build/debug/tandem-server
-data=$(mktemp -d)
-port=$((20000 + RANDOM % 30000))
-trap 'kill $pid 2>/dev/null || true; rm -rf "$data"' EXIT
-"$server" users add fuzz --data-dir "$data" >/dev/null
-token=$("$server" tokens create fuzz --data-dir "$data")
-"$server" serve --data-dir "$data" --port "$port" --log-level error --requests-per-second 0 &
-pid=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
-curl -sf -X PUT -H "Authorization: Bearer $token" "http://127.0.0.1:$port/v1/datasets/todos" >/dev/null
-st run Server/openapi.yaml --url "http://127.0.0.1:$port" -H "Authorization: Bearer $token" \
+source Scripts/loopback-server.sh
+start_loopback_server .build/debug/tandem-server fuzz
+curl -sf -X PUT -H "Authorization: Bearer $token" "$base/v1/datasets/todos" >/dev/null
+st run Server/openapi.yaml --url "$base" -H "Authorization: Bearer $token" \
     --max-examples "$examples" --checks all --exclude-checks positive_data_acceptance --seed 1 --warnings off
 kill -0 "$pid"  # still up after the fuzzing
