@@ -124,12 +124,13 @@ struct ChangeApplier {
             try SyncStore.quarantine(WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now, db)
             outcome.quarantined += 1
         }
-        guard let (uriDataset, entityName, uuid) = Self.parse(change.record) else {
+        guard let uri = RecordURI(change.record) else {
             return try quarantine("'\(change.record)' is not a record URI")
         }
-        guard uriDataset == dataset, entityName == change.entity else {
-            return try quarantine("the record URI names dataset '\(uriDataset)' and entity '\(entityName)'; this store is dataset '\(dataset)' and the change says '\(change.entity)'")
+        guard uri.dataset == dataset, uri.entity == change.entity else {
+            return try quarantine("the record URI names dataset '\(uri.dataset)' and entity '\(uri.entity)'; this store is dataset '\(dataset)' and the change says '\(change.entity)'")
         }
+        let uuid = uri.id
         guard let known = columns[change.entity] else {
             return try quarantine("entity '\(change.entity)' is not in this store's schema (it was written with schema version \(entry.schemaVersion)); migrate the store to a schema that has it")
         }
@@ -155,10 +156,7 @@ struct ChangeApplier {
             guard exists else {
                 // Deleted here already (this store's own delete coming back, or a delete
                 // pulled twice): references that arrived meanwhile still get the rule.
-                if referrers[change.entity] != nil {
-                    try SyncStore.setTombstone(true, entity: change.entity, id: uuid, db)
-                    try applyDeleteRules(deleted: uuid, of: change.entity, db, &outcome)
-                }
+                try recordDelete(of: uuid, change.entity, db, &outcome)
                 return
             }
             if let created = local["*"], created > delete {
@@ -183,10 +181,7 @@ struct ChangeApplier {
             // A record an unpushed edit brings back (`updateWinsOverDelete`) keeps what
             // points at it.
             let comesBack = outcome.resolutions.last.map { $0.reinsert && $0.uuid == uuid && $0.entity == change.entity } ?? false
-            if referrers[change.entity] != nil, !comesBack {
-                try SyncStore.setTombstone(true, entity: change.entity, id: uuid, db)
-                try applyDeleteRules(deleted: uuid, of: change.entity, db, &outcome)
-            }
+            if !comesBack { try recordDelete(of: uuid, change.entity, db, &outcome) }
 
         case .insert, .update:
             let values = change.values.filter { known[$0.key] != nil }
@@ -326,18 +321,25 @@ struct ChangeApplier {
         }
     }
 
-    /// A pulled delete of a record that local records still point at: candidates for its
-    /// delete rule. Nothing is decided yet: a model save deletes a record before it clears
-    /// the references to it, and later log entries may point the records elsewhere.
-    private func applyDeleteRules(deleted uuid: String, of entity: String, _ db: Database, _ outcome: inout Outcome) throws {
-        guard appliesDeleteRules, let referrers = referrers[entity] else { return }
-        for referrer in referrers {
-            let holders = try String.fetchAll(db.cachedStatement(sql: "SELECT \(Self.idColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ? ORDER BY \(Self.idColumn)"),
-                                              arguments: [uuid])
-            for holder in holders {
-                outcome.dangling.append(Dangling(entity: referrer.entity, id: holder, column: referrer.column, target: uuid, targetEntity: entity))
-            }
+    /// A pulled delete of a record of a referenced entity: a tombstone for references that
+    /// arrive later, and the local records still pointing at it as candidates for its delete
+    /// rule. Nothing is decided yet: a model save deletes a record before it clears the
+    /// references to it, and later log entries may point the records elsewhere.
+    private func recordDelete(of uuid: String, _ entity: String, _ db: Database, _ outcome: inout Outcome) throws {
+        guard referrers[entity] != nil else { return }
+        try SyncStore.setTombstone(true, entity: entity, id: uuid, db)
+        if appliesDeleteRules { outcome.dangling += try holders(of: uuid, entity, db) }
+    }
+
+    /// The local records pointing at record `uuid` of `entity`, through any to-one.
+    private func holders(of uuid: String, _ entity: String, _ db: Database) throws -> [Dangling] {
+        var result: [Dangling] = []
+        for referrer in referrers[entity] ?? [] {
+            let ids = try String.fetchAll(db.cachedStatement(sql: "SELECT \(Self.idColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ? ORDER BY \(Self.idColumn)"),
+                                          arguments: [uuid])
+            result += ids.map { Dangling(entity: referrer.entity, id: $0, column: referrer.column, target: uuid, targetEntity: entity) }
         }
+        return result
     }
 
     /// Applies delete rules to the candidates that still point at a deleted record once the
@@ -362,11 +364,7 @@ struct ChangeApplier {
             if reference.rule == .cascade {
                 try db.execute(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [candidate.id])
                 deleted.insert(candidate.id)
-                for referrer in referrers[candidate.entity] ?? [] {
-                    let holders = try String.fetchAll(db, sql: "SELECT \(Self.idColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ? ORDER BY \(Self.idColumn) DESC",
-                                                      arguments: [candidate.id])
-                    queue += holders.map { Dangling(entity: referrer.entity, id: $0, column: referrer.column, target: candidate.id, targetEntity: candidate.entity) }
-                }
+                queue += try holders(of: candidate.id, candidate.entity, db).reversed()
             } else {
                 try db.execute(sql: "UPDATE \(table) SET \(q(candidate.column)) = NULL WHERE \(Self.idColumn) = ?", arguments: [candidate.id])
             }
@@ -398,11 +396,6 @@ struct ChangeApplier {
             }
         }
         return nil
-    }
-
-    /// `tandem://dataset/Entity/uuid` → its parts (uuid in lowercase).
-    static func parse(_ uri: String) -> (String, String, String)? {
-        RecordURI(uri).map { ($0.dataset, $0.entity, $0.id) }
     }
 
     /// A row's `"#hlc"` JSON → stamps.

@@ -1,13 +1,15 @@
 import Foundation
 import Testing
-@testable import TandemSync
+import TandemWire
 
-/// The pull's record-URI reader agrees with Foundation's UUID parsing.
-@Suite("Pulled record URIs")
-struct RecordURIParsingTests {
+/// The record-URI reader the server and the pull share: its parts, a lowercase id, and
+/// refusals.
+@Suite("Record URIs")
+struct RecordURITests {
     @Test func readsDatasetEntityAndALowercaseID() {
-        let parsed = ChangeApplier.parse("tandem://todos/Todo/6F1C5D0E-8A4B-4C55-9B43-3F6C1F7A2B10")
-        #expect(parsed?.0 == "todos" && parsed?.1 == "Todo" && parsed?.2 == "6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10")
+        let parsed = RecordURI("tandem://todos/Todo/6F1C5D0E-8A4B-4C55-9B43-3F6C1F7A2B10")
+        #expect(parsed?.dataset == "todos" && parsed?.entity == "Todo" && parsed?.id == "6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10")
+        #expect(parsed?.text == "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10")
     }
 
     @Test(arguments: ["", "tandem://", "tandem:///Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos//6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10",
@@ -15,7 +17,7 @@ struct RecordURIParsingTests {
                       "tandem://todos/Todo/6f1c5d0e+8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2g10",
                       "http://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10é"])
     func refusesWhatIsNotARecordURI(_ uri: String) {
-        #expect(ChangeApplier.parse(uri) == nil)
+        #expect(RecordURI(uri) == nil)
     }
 
     /// Random ids, some with one character replaced: a valid id reads as Foundation's
@@ -34,7 +36,7 @@ struct RecordURIParsingTests {
                 id[offset] = replacement
                 valid = [8, 13, 18, 23].contains(offset) ? replacement == "-" : replacement.isHexDigit
             }
-            let parsed = ChangeApplier.parse("tandem://d/E/" + String(id))?.2
+            let parsed = RecordURI("tandem://d/E/" + String(id))?.id
             if valid {
                 #expect(parsed == UUID(uuidString: String(id))?.uuidString.lowercased(), "\(String(id))")
             } else {
