@@ -397,9 +397,8 @@ struct ConflictPolicyTests {
             try SyncFixtures.update(w.a, 1, "title", "newer remote")
             _ = try await w.syncA.sync()
             let b = Self.engine(w, w.b) { $0.conflictPolicies["Todo"] = .clientWins }
-            // Pull before pushing, so the local edit is still unpushed when the value arrives.
-            _ = try await b.handshake()
-            _ = try await b.pull()
+            // With a policy set, the sync pulls before it pushes: the local edit is still
+            // unpushed when the value arrives.
             _ = try await b.sync()
             _ = try await w.syncA.sync()
             #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)]?.first == "older local")
@@ -418,9 +417,7 @@ struct ConflictPolicyTests {
                     return .integer(local + remote)
                 }
             }
-            _ = try await b.handshake()
-            _ = try await b.pull()
-            _ = try await b.sync()
+            _ = try await b.sync()   // a policy is set: it pulls before it pushes
             _ = try await w.syncA.sync()
             #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)]?.last == "8")
             #expect(try w.converged())
@@ -434,9 +431,7 @@ struct ConflictPolicyTests {
             try await ConflictTableTests.tick()
             try SyncFixtures.update(w.b, 1, "title", "keep me")
             let b = Self.engine(w, w.b) { $0.updateWinsOverDelete = ["Todo"] }
-            _ = try await b.handshake()
-            _ = try await b.pull()
-            _ = try await b.sync()
+            _ = try await b.sync()   // a policy is set: it pulls before it pushes
             _ = try await w.syncA.sync()
             #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)]?.first == "keep me")
             #expect(try w.converged())
