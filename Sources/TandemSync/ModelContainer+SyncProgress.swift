@@ -2,7 +2,41 @@ import Foundation
 import GRDB
 import Tandem
 
+extension HistoryDescriptor {
+    /// This store's own changes (not the sync's) after `token`, and after change
+    /// `afterChange` of those.
+    static func local(after token: HistoryToken, afterChange: Int64? = nil) -> HistoryDescriptor {
+        var descriptor = HistoryDescriptor(after: token)
+        descriptor.excludedAuthors = [SyncStore.author]
+        descriptor.afterChange = afterChange
+        return descriptor
+    }
+}
+
 extension ModelContainer {
+    /// The `sync` history reader's acknowledged token: local changes up to it are pushed.
+    ///
+    /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
+    func syncAcknowledged() throws -> HistoryToken {
+        do {
+            return try historyReaders().first { $0.name == SyncStore.reader }?.acknowledged ?? .start
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+
+    /// The local changes not pushed yet, to fetch.
+    ///
+    /// ```swift
+    /// let pending = try container.fetchHistory(container.unpushedHistory())
+    /// ```
+    ///
+    /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
+    func unpushedHistory() throws -> HistoryDescriptor {
+        let acknowledged = try syncAcknowledged()
+        return .local(after: acknowledged, afterChange: try syncPushedChange(acknowledged: acknowledged))
+    }
+
     /// The last change pushed of a transaction not acknowledged yet (0: none), so a push,
     /// a pull's view of unpushed edits and the status all skip what was pushed of a
     /// transaction read in slices.

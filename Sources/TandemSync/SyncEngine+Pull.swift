@@ -101,12 +101,8 @@ extension SyncEngine {
 
     /// The column stamps of local changes not pushed yet (`*`: deleted), per record URI.
     func pendingLocalStamps() throws -> [String: [String: HLCTimestamp]] {
-        let acknowledged = try acknowledgedToken()
-        var descriptor = HistoryDescriptor(after: acknowledged)
-        descriptor.excludedAuthors = [SyncStore.author]
-        descriptor.afterChange = try container.syncPushedChange(acknowledged: acknowledged)
         let transactions: [HistoryTransaction]
-        do { transactions = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
+        do { transactions = try container.fetchHistory(container.unpushedHistory()) } catch let error as SyncError { throw error } catch { throw SyncError(.store, "the store failed: \(error)") }
         var pending: [String: [String: HLCTimestamp]] = [:]
         for transaction in transactions {
             for change in transaction.changes {

@@ -76,7 +76,7 @@ extension SyncEngine {
         var result = try await pushSnapshotIfNeeded(schemaVersion: schemaVersion)
         let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
         while true {
-            let acknowledged = try acknowledgedToken()
+            let acknowledged = try container.syncAcknowledged()
             guard let range = try nextRange(after: acknowledged) else { return result }
             let plan = PushPlanner.plan(range.transactions)
             if plan.unsupported > 0 {
@@ -210,14 +210,6 @@ extension SyncEngine {
         func saved(chunk: Int) -> String { "r:\(acknowledged.rawValue):\(afterChange):\(throughChange):\(chunk)" }
     }
 
-    func acknowledgedToken() throws -> HistoryToken {
-        do {
-            return try container.historyReaders().first { $0.name == SyncStore.reader }?.acknowledged ?? .start
-        } catch {
-            throw SyncError(.store, "the store failed: \(error)")
-        }
-    }
-
     /// The saved range when it is still the one to send, else the next one (saved): the
     /// first `pushRangeChanges` local changes after the acknowledged transaction and after
     /// the last change pushed.
@@ -245,9 +237,7 @@ extension SyncEngine {
     /// `through`, for a saved range).
     private func fetchRange(after acknowledged: HistoryToken, afterChange: Int64, through: Int64?) throws -> Range? {
         let limit = min(max(configuration.pushRangeChanges, 1), 10_000_000)
-        var descriptor = HistoryDescriptor(after: acknowledged)
-        descriptor.excludedAuthors = [SyncStore.author]
-        descriptor.afterChange = afterChange
+        var descriptor = HistoryDescriptor.local(after: acknowledged, afterChange: afterChange)
         descriptor.changeLimit = limit + 1   // one more, to see whether the range ends a transaction
         let transactions: [HistoryTransaction]
         do { transactions = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }

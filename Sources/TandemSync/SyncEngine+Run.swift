@@ -45,8 +45,7 @@ extension SyncEngine {
 
     /// Whether a transaction after `token` was written by someone other than the sync.
     func hasLocalChanges(after token: HistoryToken) -> Bool {
-        var descriptor = HistoryDescriptor(after: token)
-        descriptor.excludedAuthors = [SyncStore.author]
+        var descriptor = HistoryDescriptor.local(after: token)
         descriptor.fetchLimit = 1
         return !((try? container.fetchHistory(descriptor)) ?? []).isEmpty
     }

@@ -20,11 +20,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
     public init(of container: ModelContainer) throws {
         do {
-            let acknowledged = try container.historyReaders().first { $0.name == SyncStore.reader }?.acknowledged ?? .start
-            var descriptor = HistoryDescriptor(after: acknowledged)
-            descriptor.excludedAuthors = [SyncStore.author]
-            descriptor.afterChange = try container.syncPushedChange(acknowledged: acknowledged)
-            pendingChanges = try container.fetchHistory(descriptor).reduce(0) { $0 + $1.changes.count }
+            pendingChanges = try container.fetchHistory(container.unpushedHistory()).reduce(0) { $0 + $1.changes.count }
             (lastSync, cursor, conflicts, quarantined) = try container.read { db in
                 (try SyncStore.value("lastSync", db).flatMap { Int64($0) }, try SyncStore.value("cursor", db),
                  try SyncStore.count("tandem_sync_conflict", db), try SyncStore.count("tandem_sync_quarantine", db))

@@ -17,7 +17,8 @@ import GRDB
 ///   the delete rule instead of pointing nowhere. A pulled re-insert removes it.
 ///
 /// Local changes still to push are the journal's transactions after the `sync` history
-/// reader's acknowledged token.
+/// reader's acknowledged token, less what `pushedChange` says was pushed of the first
+/// (``ModelContainer/unpushedHistory()``).
 enum SyncStore {
     static let formatVersion = 2
     static let reader = "sync"

@@ -26,7 +26,7 @@ struct PushRangeTests {
             try SyncFixtures.update(w.a, 100, "title", "after")   // and a small one after it
             var slices: [Int] = []
             let a = ConflictPolicyTests.engine(w, w.a) { $0.pushRangeChanges = 7 }
-            let acknowledgedBefore = try await a.acknowledgedToken()
+            let acknowledgedBefore = try w.a.syncAcknowledged()
             // Three slices of the bulk transaction: none of them acknowledges it.
             for _ in 0..<3 {
                 let range = try #require(try await a.nextRange(after: acknowledgedBefore))
