@@ -235,7 +235,7 @@ struct ChangeApplier {
                     }
                 }
                 outcome.applied += 1
-                if referrers[change.entity] != nil { try SyncStore.setTombstone(false, entity: change.entity, id: uuid, db) }
+                try recordInsert(of: uuid, change.entity, db)
                 try checkReferences(values, of: change.entity, uuid, db, &outcome)
                 return
             }
@@ -294,7 +294,7 @@ struct ChangeApplier {
                                  winner: .local, rule: "lastWriterWins", db, &outcome)
                 }
             }
-            if change.kind == .insert, referrers[change.entity] != nil { try SyncStore.setTombstone(false, entity: change.entity, id: uuid, db) }
+            if change.kind == .insert { try recordInsert(of: uuid, change.entity, db) }
             guard !assignments.isEmpty else { return }
             let text = Self.json(merged.mapValues(\.description))
             do {
@@ -329,6 +329,13 @@ struct ChangeApplier {
         guard referrers[entity] != nil else { return }
         try SyncStore.setTombstone(true, entity: entity, id: uuid, db)
         if appliesDeleteRules { outcome.dangling += try holders(of: uuid, entity, db) }
+    }
+
+    /// A pulled insert of a record of a referenced entity: it lives (again), so references
+    /// to it are no longer dangling.
+    private func recordInsert(of uuid: String, _ entity: String, _ db: Database) throws {
+        guard referrers[entity] != nil else { return }
+        try SyncStore.setTombstone(false, entity: entity, id: uuid, db)
     }
 
     /// The local records pointing at record `uuid` of `entity`, through any to-one.
