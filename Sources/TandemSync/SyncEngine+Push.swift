@@ -10,6 +10,12 @@ extension SyncEngine {
         var conflicts = 0
         /// Local changes the server refused, kept in the quarantine with its reason.
         var quarantined = 0
+
+        mutating func add(_ other: PushResult) {
+            pushed += other.pushed
+            conflicts += other.conflicts
+            quarantined += other.quarantined
+        }
     }
 
     /// Pushes one batch and logs the values that lost. A batch the server refuses as invalid
@@ -34,9 +40,7 @@ extension SyncEngine {
             let half = batch.count / 2
             var result = try await send(Array(batch[..<half]), key: key + ".a", schemaVersion: schemaVersion)
             let second = try await send(Array(batch[half...]), key: key + ".b", schemaVersion: schemaVersion)
-            result.pushed += second.pushed
-            result.conflicts += second.conflicts
-            result.quarantined += second.quarantined
+            result.add(second)
             return result
         }
         let answer: PushResponse
@@ -90,23 +94,19 @@ extension SyncEngine {
             var index = range.chunk
             while index < batches.count {
                 let window = index..<min(index + max(configuration.pushesInFlight, 1), batches.count)
-                let outcomes = try await withThrowingTaskGroup(of: PushResult.self) { group in
+                let answered = try await withThrowingTaskGroup(of: PushResult.self) { group in
                     for position in window {
                         let key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
                         let batch = batches[position]
                         group.addTask { try await self.send(batch, key: key, schemaVersion: schemaVersion) }
                     }
-                    var outcomes: [PushResult] = []
-                    for try await outcome in group { outcomes.append(outcome) }
-                    return outcomes
+                    var answered = PushResult()
+                    for try await outcome in group { answered.add(outcome) }
+                    return answered
                 }
                 index = window.upperBound
                 try store { db in try SyncStore.set("inflight", range.saved(chunk: index), db) }
-                for outcome in outcomes {
-                    result.conflicts += outcome.conflicts
-                    result.pushed += outcome.pushed
-                    result.quarantined += outcome.quarantined
-                }
+                result.add(answered)
                 sent += window.reduce(0) { $0 + batches[$1].count }
                 configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
             }
@@ -168,9 +168,7 @@ extension SyncEngine {
                 for batch in PushPlanner.chunks(changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes) {
                     let outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)", schemaVersion: schemaVersion)
                     index += 1
-                    result.pushed += outcome.pushed
-                    result.conflicts += outcome.conflicts
-                    result.quarantined += outcome.quarantined
+                    result.add(outcome)
                 }
                 if changes.count < slice { break }
             }
