@@ -31,28 +31,62 @@ enum PushPlanner {
         return plan
     }
 
+    /// Changes to send in one push, with their wire JSON array, written once while the
+    /// batches were cut (measuring a batch needs it anyway).
+    struct Batch: Sendable {
+        var changes: [WireChange]
+        /// `[change,change,…]` as the push body carries it.
+        var json: [UInt8]
+
+        init(_ changes: [WireChange]) {
+            var writer = WireJSON()
+            writer.array(changes) { $0.append($1) }
+            self.init(changes: changes, json: writer.bytes)
+        }
+
+        init(changes: [WireChange], json: [UInt8]) {
+            self.changes = changes
+            self.json = json
+        }
+
+        /// The push request: the same bytes as `WireJSON.append(PushRequest)`.
+        func body(schemaVersion: Int) -> Data {
+            var writer = WireJSON()
+            writer.raw("{\"changes\":")
+            writer.rawJSON(json)
+            writer.raw(",\"schemaVersion\":")
+            writer.number(Int64(schemaVersion))
+            writer.raw("}")
+            return Data(writer.bytes)
+        }
+    }
+
     /// Splits changes into pushes of at most `count` changes and about `bytes` of JSON. A
     /// record's changes (an insert and its updates, a delete and a re-insert) stay in one
     /// push, so pushes sent side by side never touch the same record and the server logs
     /// each record's changes in order.
-    static func chunks(_ changes: [WireChange], count: Int, bytes: Int) -> [[WireChange]] {
-        var result: [[WireChange]] = []
+    static func chunks(_ changes: [WireChange], count: Int, bytes: Int) -> [Batch] {
+        var result: [Batch] = []
         var current: [WireChange] = []
-        var size = 0
+        var json: [UInt8] = [UInt8(ascii: "[")]
         for change in changes {
-            var json = WireJSON()
-            json.append(change)
-            let length = json.bytes.count + 1
+            var writer = WireJSON()
+            writer.append(change)
             let sameRecord = current.last?.record == change.record
-            if !current.isEmpty && !sameRecord && (current.count >= count || size + length > bytes) {
-                result.append(current)
+            if !current.isEmpty && !sameRecord && (current.count >= count || json.count + writer.bytes.count > bytes) {
+                json.append(UInt8(ascii: "]"))
+                result.append(Batch(changes: current, json: json))
                 current = []
-                size = 0
+                json = [UInt8(ascii: "[")]
             }
+            if !current.isEmpty { json.append(UInt8(ascii: ",")) }
             current.append(change)
-            size += length
+            json += writer.bytes
         }
-        if !current.isEmpty { result.append(current) }
+        if !current.isEmpty {
+            json.append(UInt8(ascii: "]"))
+            result.append(Batch(changes: current, json: json))
+        }
         return result
     }
 }

@@ -22,8 +22,9 @@ extension SyncEngine {
     /// or too large is split in two (each half with its own key, derived from the batch's);
     /// a single change it refuses is quarantined with the server's reason instead of
     /// blocking every later sync. The local row keeps its value.
-    func send(_ batch: [WireChange], key: String, schemaVersion: Int) async throws -> PushResult {
-        let body = WireJSON.data { $0.append(PushRequest(schemaVersion: schemaVersion, changes: batch)) }
+    func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int) async throws -> PushResult {
+        let batch = pushed.changes
+        let body = pushed.body(schemaVersion: schemaVersion)
         let response: TransportResponse
         do {
             response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
@@ -38,8 +39,8 @@ extension SyncEngine {
                 return PushResult(quarantined: 1)
             }
             let half = batch.count / 2
-            var result = try await send(Array(batch[..<half]), key: key + ".a", schemaVersion: schemaVersion)
-            let second = try await send(Array(batch[half...]), key: key + ".b", schemaVersion: schemaVersion)
+            var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion)
+            let second = try await send(PushPlanner.Batch(Array(batch[half...])), key: key + ".b", schemaVersion: schemaVersion)
             result.add(second)
             return result
         }
@@ -87,7 +88,7 @@ extension SyncEngine {
                 logger.warning("many-to-many links are not synced by protocol v1", metadata: ["links": "\(plan.unsupported)"])
             }
             let batches = PushPlanner.chunks(plan.changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes)
-            var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.count }
+            var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.changes.count }
             // Up to `pushesInFlight` batches at once (they touch different records); the
             // saved batch index moves only past a fully answered window, so a retry resends
             // from there with the same keys.
@@ -107,7 +108,7 @@ extension SyncEngine {
                 index = window.upperBound
                 try store { db in try SyncStore.set("inflight", range.saved(chunk: index), db) }
                 result.add(answered)
-                sent += window.reduce(0) { $0 + batches[$1].count }
+                sent += window.reduce(0) { $0 + batches[$1].changes.count }
                 configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
             }
             // Saved under the acknowledged token it will be valid for; a crash before the

@@ -43,15 +43,21 @@ struct PushPlannerTests {
 
     @Test func batchesRespectCountAndBytes() {
         let changes = (0..<10).map { WireChange(record: "r\($0)", entity: "Todo", kind: .update, values: ["title": .text(String(repeating: "x", count: 100))], stamps: ["title": "s"]) }
-        #expect(PushPlanner.chunks(changes, count: 3, bytes: 1 << 20).map(\.count) == [3, 3, 3, 1])
-        #expect(PushPlanner.chunks(changes, count: 100, bytes: 400).allSatisfy { $0.count <= 3 })
-        #expect(PushPlanner.chunks(changes, count: 100, bytes: 400).flatMap { $0 } == changes)
+        #expect(PushPlanner.chunks(changes, count: 3, bytes: 1 << 20).map(\.changes.count) == [3, 3, 3, 1])
+        #expect(PushPlanner.chunks(changes, count: 100, bytes: 400).allSatisfy { $0.changes.count <= 3 })
+        #expect(PushPlanner.chunks(changes, count: 100, bytes: 400).flatMap(\.changes) == changes)
+        // Each batch's JSON, written while cutting, is what encoding its changes gives, and
+        // its body is the push request's.
+        for batch in PushPlanner.chunks(changes, count: 3, bytes: 1 << 20) {
+            #expect(batch.json == PushPlanner.Batch(batch.changes).json)
+            #expect(batch.body(schemaVersion: 4) == WireJSON.data { $0.append(PushRequest(schemaVersion: 4, changes: batch.changes)) })
+        }
     }
 
     @Test func aRecordsChangesStayInOneBatch() {
         var changes = (0..<5).map { WireChange(record: "r\($0)", entity: "Todo", kind: .insert, values: ["title": .text("x")], stamps: ["title": "s"]) }
         changes.insert(WireChange(record: "r1", entity: "Todo", kind: .update, values: ["title": .text("y")], stamps: ["title": "t"]), at: 2)
-        let chunks = PushPlanner.chunks(changes, count: 2, bytes: 1 << 20)
+        let chunks = PushPlanner.chunks(changes, count: 2, bytes: 1 << 20).map(\.changes)
         #expect(chunks.map { $0.map(\.record) } == [["r0", "r1", "r1"], ["r2", "r3"], ["r4"]])
         #expect(chunks.allSatisfy { chunk in !chunks.contains { $0 != chunk && !Set($0.map(\.record)).isDisjoint(with: chunk.map(\.record)) } })
     }
