@@ -96,7 +96,11 @@ func rawInsert(count: Int) throws -> Double {
 /// its summary and its peak RSS (MiB, from wait4).
 func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int) {
     let tandem = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "tandem").path(percentEncoded: false)
-    let arguments = [tandem, "sync", "--store", directory.appending(path: store).path(percentEncoded: false), "--server", server, "--json"]
+    var arguments = [tandem, "sync", "--store", directory.appending(path: store).path(percentEncoded: false), "--server", server, "--json"]
+    // SYNCBENCH_PERF_DIR=dir profiles each side with `perf record` (the RSS is then perf's).
+    if let perfDirectory = ProcessInfo.processInfo.environment["SYNCBENCH_PERF_DIR"] {
+        arguments = ["/usr/bin/perf", "record", "-F", "999", "-g", "-o", "\(perfDirectory)/\(store).perf", "--"] + arguments
+    }
     var environment = ProcessInfo.processInfo.environment
     environment["TANDEM_TOKEN"] = token
     environment["TANDEM_LOG_LEVEL"] = "error"
@@ -109,7 +113,7 @@ func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int) {
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { for pointer in argv + envp { free(pointer) } }
     var pid: pid_t = 0
-    guard posix_spawn(&pid, tandem, &actions, nil, argv, envp) == 0 else { throw CocoaError(.executableNotLoadable) }
+    guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { throw CocoaError(.executableNotLoadable) }
     var status: Int32 = 0
     var usage = rusage()
     _ = wait4(pid, &status, 0, &usage)

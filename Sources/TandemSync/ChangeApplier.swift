@@ -115,6 +115,12 @@ struct ChangeApplier {
         self.quoted = quoted
     }
 
+    /// The entities some to-one relationship points at (their deletes and inserts keep
+    /// tombstones and decide delete rules).
+    static func referencedEntities(in schema: Schema) -> Set<String> {
+        Set(schema.entities.flatMap { $0.relationships.filter { !$0.isToMany }.map(\.destination) })
+    }
+
     static let stampColumn = "\"#hlc\""
     static let idColumn = "\"#id\""
 

@@ -67,4 +67,10 @@ extension ModelContainer {
             throw SyncError(.store, "the store failed: \(error)")
         }
     }
+
+    /// Whether a pulled change (author `sync`) was applied in transaction `token` or later.
+    static func hasPulledChanges(since token: HistoryToken, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_history_transaction WHERE token >= ? AND author = ? LIMIT 1"),
+                          arguments: [token.rawValue, SyncStore.author]) ?? false
+    }
 }

@@ -10,11 +10,17 @@ extension SyncEngine {
         var conflicts = 0
         /// Local changes the server refused, kept in the quarantine with its reason.
         var quarantined = 0
+        /// Batches whose own log entries the pull may skip (see ``SyncEngine/skipEchoes(_:since:_:)``).
+        var echoes: [Echo] = []
+        /// Batches whose log entries were skipped instead of pulled back.
+        var echoesSkipped = 0
 
         mutating func add(_ other: PushResult) {
             pushed += other.pushed
             conflicts += other.conflicts
             quarantined += other.quarantined
+            echoes += other.echoes
+            echoesSkipped += other.echoesSkipped
         }
     }
 
@@ -66,7 +72,7 @@ extension SyncEngine {
             }
             return count
         }
-        return PushResult(pushed: batch.count, conflicts: lost)
+        return PushResult(pushed: batch.count, conflicts: lost, echoes: echo(of: batch, answer: answer).map { [$0] } ?? [])
     }
 
     /// Pushes every journaled local change after the `sync` reader's acknowledged token, in
@@ -95,7 +101,7 @@ extension SyncEngine {
             var index = range.chunk
             while index < batches.count {
                 let window = index..<min(index + max(configuration.pushesInFlight, 1), batches.count)
-                let answered = try await withThrowingTaskGroup(of: PushResult.self) { group in
+                var answered = try await withThrowingTaskGroup(of: PushResult.self) { group in
                     for position in window {
                         let key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
                         let batch = batches[position]
@@ -106,7 +112,13 @@ extension SyncEngine {
                     return answered
                 }
                 index = window.upperBound
-                try store { db in try SyncStore.set("inflight", range.saved(chunk: index), db) }
+                let checkingPulledChanges = echoSkipChecksPulledChanges
+                let skipped = try store { db in
+                    try SyncStore.set("inflight", range.saved(chunk: index), db)
+                    return try Self.skipEchoes(answered.echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
+                }
+                answered.echoes = []
+                answered.echoesSkipped = skipped
                 result.add(answered)
                 sent += window.reduce(0) { $0 + batches[$1].changes.count }
                 configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
@@ -175,6 +187,7 @@ extension SyncEngine {
             }
         }
         try store { db in try SyncStore.set("snapshot", "done", db) }
+        result.echoes = []   // rows without history: their echoes are pulled back
         return result
     }
 

@@ -46,6 +46,14 @@ public actor SyncEngine {
     func plantIgnoredDeleteRules() {
         appliesDeleteRules = false
     }
+    /// Whether an echo is skipped only when no pulled change came after the pushed edits
+    /// (tests plant `false` to show that the simulation catches it).
+    var echoSkipChecksPulledChanges = true
+
+    /// Plants an echo skip that ignores pulled changes (tests only: the simulation must catch it).
+    func plantEchoSkipIgnoringPulledChanges() {
+        echoSkipChecksPulledChanges = false
+    }
     private var schemaVersion: Int?
 
     /// - Parameter now: milliseconds since 1970 (injected for tests).

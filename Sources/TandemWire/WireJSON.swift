@@ -144,7 +144,15 @@ public struct WireJSON {
     }
 
     public mutating func append(_ response: PushResponse) {
-        raw("{\"outcomes\":")
+        if let echo = response.echo {
+            raw("{\"echo\":{\"from\":")
+            string(echo.from)
+            raw(",\"to\":")
+            string(echo.to)
+            raw("},\"outcomes\":")
+        } else {
+            raw("{\"outcomes\":")
+        }
         array(response.outcomes) { writer, outcome in
             writer.raw("{\"applied\":")
             writer.array(outcome.applied) { $0.string($1) }

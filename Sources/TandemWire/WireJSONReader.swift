@@ -135,15 +135,35 @@ public struct WireJSONReader {
     private mutating func pushResponse() throws(WireDecodingError) -> PushResponse {
         var outcomes: [ChangeOutcome]?
         var serverTime: Int64?
+        var echo: PushEcho?
         try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
             switch key {
             case "outcomes": outcomes = try reader.array { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.outcome() }
             case "serverTime": serverTime = try reader.int64()
+            case "echo": echo = try reader.echo()
             default: try reader.skipValue(depth: 0)
             }
         }
         guard let outcomes, let serverTime else { throw error("missing key: a push answer has outcomes and serverTime") }
-        return PushResponse(outcomes: outcomes, serverTime: serverTime)
+        return PushResponse(outcomes: outcomes, serverTime: serverTime, echo: echo)
+    }
+
+    private mutating func echo() throws(WireDecodingError) -> PushEcho? {
+        if peek() == UInt8(ascii: "n") {
+            try literal("null")
+            return nil
+        }
+        var from: String?
+        var to: String?
+        try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
+            switch key {
+            case "from": from = try reader.string()
+            case "to": to = try reader.string()
+            default: try reader.skipValue(depth: 0)
+            }
+        }
+        guard let from, let to else { throw error("missing key: a push's echo has from and to") }
+        return PushEcho(from: from, to: to)
     }
 
     private mutating func outcome() throws(WireDecodingError) -> ChangeOutcome {

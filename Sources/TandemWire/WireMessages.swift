@@ -53,10 +53,37 @@ public struct PushResponse: Sendable, Hashable, Codable {
     public var outcomes: [ChangeOutcome]
     /// The server's clock (milliseconds since 1970), so clients can correct theirs.
     public var serverTime: Int64
+    /// Where this push's log entries lie, when they are exactly what it sent (see
+    /// ``PushEcho``); absent otherwise, and from servers before it.
+    public var echo: PushEcho?
 
-    public init(outcomes: [ChangeOutcome], serverTime: Int64) {
+    public init(outcomes: [ChangeOutcome], serverTime: Int64, echo: PushEcho? = nil) {
         self.outcomes = outcomes
         self.serverTime = serverTime
+        self.echo = echo
+    }
+}
+
+/// The log entries a push appended, as pull cursors: every entry of the dataset's log after
+/// `from` and through `to` is this push's, and each carries only values and stamps the push
+/// sent (no restored record, no values a re-insert brought back).
+///
+/// A client whose cursor is `from`, and whose store still holds every value it pushed,
+/// would pull nothing new from those entries: it may move its cursor to `to` instead of
+/// pulling its own changes back.
+///
+/// ```json
+/// {"echo": {"from": "c1.MTo0Mg", "to": "c1.MTo1Mg"}, "outcomes": [...], "serverTime": ...}
+/// ```
+public struct PushEcho: Sendable, Hashable, Codable {
+    /// The cursor of the dataset's last log entry before the push.
+    public var from: String
+    /// The cursor of the push's last log entry (`from` when it appended none).
+    public var to: String
+
+    public init(from: String, to: String) {
+        self.from = from
+        self.to = to
     }
 }
 

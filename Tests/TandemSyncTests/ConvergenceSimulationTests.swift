@@ -46,7 +46,8 @@ struct ConvergenceSimulationTests {
     }
 
     /// One history; `nil` when it converged, else what differs.
-    static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Plant, policies: Bool = false) async throws -> String? {
+    static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Plant, policies: Bool = false,
+                        updateWinsOverDelete: Bool = true) async throws -> String? {
         var random = SplitMix64(seed: seed)
         func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let dataset = "sim-\(seed)"
@@ -57,7 +58,7 @@ struct ConvergenceSimulationTests {
         var configuration = SyncConfiguration(token: { token })
         if policies {
             configuration.conflictPolicies = ["Todo.title": .serverWins, "Todo.rank": .clientWins]
-            configuration.updateWinsOverDelete = ["Todo"]
+            if updateWinsOverDelete { configuration.updateWinsOverDelete = ["Todo"] }
         }
         let engines = (0..<3).map { SyncEngine(container: replicas[$0], transport: transports[$0], configuration: configuration,
                                                logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })) }
@@ -122,7 +123,7 @@ struct ConvergenceSimulationTests {
         return nil
     }
 
-    static func run(seeds: [UInt64], planted: Plant, stopAtFirst: Bool, policies: Bool = false) async throws -> [String] {
+    static func run(seeds: [UInt64], planted: Plant, stopAtFirst: Bool, policies: Bool = false, updateWinsOverDelete: Bool = true) async throws -> [String] {
         let storage = MemoryServerStorage()
         let user = try await storage.addUser(name: "sim", now: 0)
         let token = try await TokenIssuer.issue(for: user, in: storage)
@@ -133,7 +134,8 @@ struct ConvergenceSimulationTests {
         return try await app.test(.router) { client in
             var failures: [String] = []
             for seed in seeds {
-                if let failure = try await history(seed: seed, client: client, token: token, planted: planted, policies: policies) {
+                if let failure = try await history(seed: seed, client: client, token: token, planted: planted, policies: policies,
+                                                   updateWinsOverDelete: updateWinsOverDelete) {
                     failures.append(failure)
                     if stopAtFirst { break }
                 }
@@ -154,6 +156,15 @@ struct ConvergenceSimulationTests {
     @Test func replicasConvergeWithConflictPolicies() async throws {
         let count = max(Self.histories / 3, 50)
         let failures = try await Self.run(seeds: (1...UInt64(count)).map { $0 &* 0x5851_F42D }, planted: .none, stopAtFirst: false, policies: true)
+        #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
+    }
+
+    /// Column policies without `updateWinsOverDelete`: the sync pulls first, and a pulled
+    /// delete wins over local edits.
+    @Test func replicasConvergeWithColumnPoliciesOnly() async throws {
+        let count = max(Self.histories / 6, 50)
+        let failures = try await Self.run(seeds: (1...UInt64(count)).map { $0 &* 0x2545_F491 }, planted: .none, stopAtFirst: false,
+                                          policies: true, updateWinsOverDelete: false)
         #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
     }
 

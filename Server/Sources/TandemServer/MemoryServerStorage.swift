@@ -144,5 +144,7 @@ public actor MemoryServerStorage: ServerStorage {
         mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) {
             state.lost.append((dataset, uri, lost, position, now))
         }
+
+        func lastLogPosition() -> Int64 { state.logs[dataset]?.last?.position ?? 0 }
     }
 }

@@ -6,6 +6,8 @@ import TandemWire
 /// ``RecordMerge``; runs inside the storage's transaction, so a failure applies nothing.
 struct PushProcessor: Sendable {
     let datasetName: String
+    /// The dataset's id, for the cursors of the answer's ``PushEcho``.
+    var datasetID: Int64 = 0
     let schemaVersion: Int
     let schema: Schema
     let now: Int64
@@ -88,6 +90,11 @@ struct PushProcessor: Sendable {
     /// what lost; returns the answer.
     func apply(_ changes: [WireChange], stamps: [[String: HLCTimestamp]], to transaction: inout any PushTransaction) throws -> PushResponse {
         var outcomes: [ChangeOutcome] = []
+        // The log is the push's alone from here to its end (the writer is serialized): an
+        // echo when every entry is what the push sent.
+        let before = try transaction.lastLogPosition()
+        var last = before
+        var isEcho = true
         for (change, changeStamps) in zip(changes, stamps) {
             var state = try transaction.record(change.record)
             if let existing = state, existing.entity != change.entity {
@@ -109,19 +116,28 @@ struct PushProcessor: Sendable {
                     applied.stamps[WireChange.deleteStampKey] = created.description   // the record's creation stamp
                 }
                 position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
+                last = position!
+                // A re-insert brings back values the change did not carry, and an insert of a
+                // record created later elsewhere carries that creation stamp.
+                if change.kind != .delete && !merged.applied.keys.allSatisfy({ change.values[$0] != nil }) { isEcho = false }
+                if change.kind == .insert && applied.stamps[WireChange.deleteStampKey] != merged.applied.values.map(\.stamp).max()?.description { isEcho = false }
             }
             if let restore = merged.restore, !restore.isEmpty {
                 var stamps = restore.mapValues(\.stamp.description)
                 if let created = state?.created { stamps[WireChange.deleteStampKey] = created.description }
                 let restored = WireChange(record: change.record, entity: change.entity, kind: .insert,
                                           values: restore.mapValues(\.value), stamps: stamps)
-                _ = try transaction.appendLog(restored, schemaVersion: schemaVersion)
+                last = try transaction.appendLog(restored, schemaVersion: schemaVersion)
+                isEcho = false
             }
             for lost in merged.lost {
                 try transaction.recordLost(lost, record: change.record, position: position, at: now)
             }
             outcomes.append(ChangeOutcome(position: position, applied: merged.applied.keys.sorted(), lost: merged.lost))
         }
-        return PushResponse(outcomes: outcomes, serverTime: now)
+        // Position 0 is the start, which clients hold as the empty cursor (as `after=`).
+        let cursor = { (position: Int64) in position == 0 ? "" : Cursor(dataset: datasetID, position: position).text }
+        let echo = isEcho ? PushEcho(from: cursor(before), to: cursor(last)) : nil
+        return PushResponse(outcomes: outcomes, serverTime: now, echo: echo)
     }
 }

@@ -187,7 +187,7 @@ struct Routes: Sendable {
                            "schema version \(push.schemaVersion) is not registered for '\(dataset.name)'; register it with PUT /v1/datasets/\(dataset.name)/schema")
         }
         let now = dependencies.now()
-        let processor = PushProcessor(datasetName: dataset.name, schemaVersion: push.schemaVersion, schema: schema,
+        let processor = PushProcessor(datasetName: dataset.name, datasetID: dataset.id, schemaVersion: push.schemaVersion, schema: schema,
                                       now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
         let (changes, stamps) = try processor.validate(push.changes)
         let counts = Mutex((applied: 0, lost: 0))

@@ -272,6 +272,10 @@ public final class SQLiteServerStorage: ServerStorage {
             return db.lastInsertedRowID
         }
 
+        func lastLogPosition() throws -> Int64 {
+            try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?"), arguments: [dataset]) ?? 0
+        }
+
         mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws {
             try db.cachedStatement(sql: "INSERT INTO lost_values(dataset_id, uri, position, lost, at) VALUES (?, ?, ?, ?, ?)")
                 .execute(arguments: [dataset, uri, position, WireJSON.data { $0.append(lost) }, now])

@@ -100,4 +100,6 @@ public protocol PushTransaction {
     /// Appends an applied change to the dataset's log; returns its position.
     mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64
     mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws
+    /// The position of the dataset's last log entry (0 when the log is empty).
+    func lastLogPosition() throws -> Int64
 }

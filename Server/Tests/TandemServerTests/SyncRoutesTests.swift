@@ -24,6 +24,55 @@ struct SyncRoutesTests {
         }
     }
 
+    /// A push's answer says where its own log entries lie, as pull cursors, only when they
+    /// are exactly what it sent: a client at `from` may skip to `to` instead of pulling its
+    /// own changes back.
+    @Test(arguments: StorageKind.allCases)
+    func aPushAnswerLocatesItsOwnLogEntriesWhenTheyAreWhatItSent(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            try await client.setUp("other", token: harness.ann)
+            func push(_ dataset: String, _ key: String, _ changes: [WireChange]) async throws -> PushResponse {
+                try await client.push(dataset, token: harness.ann, key: key, PushRequest(schemaVersion: 1, changes: changes)).decode(PushResponse.self)
+            }
+            func cursor(after count: Int) async throws -> String {
+                let reply = try await client.send(.get, "/v1/datasets/todos/pull?limit=\(count)", token: harness.ann)
+                return try reply.decode(PullResponse.self).nextCursor
+            }
+            // The first push into an empty log starts at the empty cursor.
+            let first = try #require(try await push("todos", "k1", [ServerHarness.insert("todos", 1), ServerHarness.insert("todos", 2)]).echo)
+            #expect(first.from == "")
+            #expect(first.to == (try await cursor(after: 2)))
+            // Another dataset's entries in between do not count; the next push follows on.
+            _ = try await push("other", "o1", [ServerHarness.insert("other", 1)])
+            let second = try #require(try await push("todos", "k2", [ServerHarness.insert("todos", 3)]).echo)
+            #expect(second.from == first.to)
+            #expect(second.to == (try await cursor(after: 3)))
+            // Nothing applied (the same insert again): from and to are the same place.
+            let again = try #require(try await push("todos", "k3", [ServerHarness.insert("todos", 3)]).echo)
+            #expect(again.from == second.to && again.to == second.to)
+            // A delete older than the record's insert makes the server log the whole record
+            // again (a restore): not what the push sent, so no echo.
+            let old = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .delete, values: [:],
+                                 stamps: ["*": ServerHarness.stamp(1_799_000_000_000)])
+            #expect(try await push("todos", "k4", [old]).echo == nil)
+            // A re-insert brings back values the change did not carry: no echo either.
+            let delete = WireChange(record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .delete, values: [:],
+                                    stamps: ["*": ServerHarness.stamp(1_800_000_000_100)])
+            #expect(try await push("todos", "k5", [delete]).echo != nil)
+            var partial = ServerHarness.insert("todos", 2, title: "back", at: ServerHarness.stamp(1_800_000_000_200))
+            partial.values["people.age"] = nil
+            partial.stamps["people.age"] = nil
+            var update = ServerHarness.insert("todos", 2, at: ServerHarness.stamp(1_800_000_000_150))
+            update.kind = .update
+            update.values = ["people.age": .integer(40)]
+            update.stamps = ["people.age": ServerHarness.stamp(1_800_000_000_150)]
+            _ = try await push("todos", "k6", [update])   // newer than the delete: kept, not applied
+            #expect(try await push("todos", "k7", [partial]).echo == nil)
+        }
+    }
+
     @Test(arguments: StorageKind.allCases)
     func aBatchWithOneInvalidChangeAppliesNothing(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind)

@@ -24,6 +24,11 @@ struct WireJSONTests {
         let push = PushResponse(outcomes: [ChangeOutcome(position: 7, applied: ["a", "b"], lost: [lost]), ChangeOutcome(position: nil, applied: [], lost: [])],
                                 serverTime: 1_800_000_000_000)
         #expect(try JSONDecoder().decode(PushResponse.self, from: WireJSON.data { $0.append(push) }) == push)
+        var echoed = push
+        echoed.echo = PushEcho(from: "", to: "c1.MTo3")
+        #expect(try JSONDecoder().decode(PushResponse.self, from: WireJSON.data { $0.append(echoed) }) == echoed)
+        #expect(try WireJSONReader.pushResponse(WireJSON.data { $0.append(echoed) }) == echoed)
+        #expect(try WireJSONReader.pushResponse(JSONEncoder().encode(echoed)) == echoed)
         let pull = PullResponse(changes: [LogEntry(position: 3, change: Self.change, schemaVersion: 2)], nextCursor: "c1.x", hasMore: true, serverTime: 9)
         #expect(try JSONDecoder().decode(PullResponse.self, from: WireJSON.data { $0.append(pull) }) == pull)
         let request = PushRequest(schemaVersion: 4, changes: [Self.change])
