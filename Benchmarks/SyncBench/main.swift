@@ -94,12 +94,12 @@ func rawInsert(count: Int) throws -> Double {
 
 /// Runs `tandem sync` on a store as a child process, as a user or the daemon would; returns
 /// its summary and its peak RSS (MiB, from wait4).
-func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int) {
+func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int, cpu: Double) {
     let tandem = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "tandem").path(percentEncoded: false)
     var arguments = [tandem, "sync", "--store", directory.appending(path: store).path(percentEncoded: false), "--server", server, "--json"]
     // SYNCBENCH_PERF_DIR=dir profiles each side with `perf record` (the RSS is then perf's).
     if let perfDirectory = ProcessInfo.processInfo.environment["SYNCBENCH_PERF_DIR"] {
-        arguments = ["/usr/bin/perf", "record", "-F", "999", "-g", "-o", "\(perfDirectory)/\(store).perf", "--"] + arguments
+        arguments = ["/usr/bin/perf", "record", "-F", "4999", "-g", "-o", "\(perfDirectory)/\(store).perf", "--"] + arguments
     }
     var environment = ProcessInfo.processInfo.environment
     environment["TANDEM_TOKEN"] = token
@@ -122,7 +122,8 @@ func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int) {
         FileHandle.standardError.write(Data("SyncBench: tandem sync exited with status \(status): \(summary)\n".utf8))
         exit(1)
     }
-    return (summary, usage.ru_maxrss / 1024)
+    let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    return (summary, usage.ru_maxrss / 1024, cpu)
 }
 
 func count(_ key: String, in summary: String) -> Int {
@@ -133,7 +134,7 @@ let raw = try rawInsert(count: changes)
 let a = try store("a.store", dataset: "bench"), b = try store("b.store", dataset: "bench")
 try fill(a, count: changes)
 // Both sides run as `tandem sync` processes: the RSS measured is the syncing client's alone.
-var pushSide = (summary: "", peakMiB: 0), pullSide = (summary: "", peakMiB: 0)
+var pushSide = (summary: "", peakMiB: 0, cpu: 0.0), pullSide = (summary: "", peakMiB: 0, cpu: 0.0)
 let push = try await seconds { pushSide = try tandemSync("a.store") }
 let pull = try await seconds { pullSide = try tandemSync("b.store") }
 guard count("pushed", in: pushSide.summary) == changes, count("pulled", in: pullSide.summary) == changes else {
@@ -142,6 +143,7 @@ guard count("pushed", in: pushSide.summary) == changes, count("pulled", in: pull
 }
 let total = push + pull
 print(String(format: "A → server → B, %d changes: A's sync %.2f s + B's sync %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)", changes, push, pull, total, Double(changes) / total))
+print(String(format: "CPU time of the syncing clients: A %.2f s, B %.2f s (the server's is on its /metrics)", pushSide.cpu, pullSide.cpu))
 print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → B ÷ raw insert = %.1f×", raw, total / raw))
 print("peak RSS of the syncing client (tandem sync): \(pushSide.peakMiB) MiB pushing, \(pullSide.peakMiB) MiB pulling \(changes) changes (goal ≤ 150 MB at 1 M)")
 let syncB = try engine(b)

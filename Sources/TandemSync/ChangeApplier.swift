@@ -84,6 +84,16 @@ struct ChangeApplier {
     /// profiles).
     private let quoted: [String: String]
 
+    /// An entity's statements every pulled change uses, written once.
+    struct EntitySQL {
+        var selectStamps: String
+        var delete: String
+        /// Every column but the id, sorted, and the insert of a record that has them all.
+        var columns: [String]
+        var insertAll: String
+    }
+    private let sql: [String: EntitySQL]
+
     func q(_ name: String) -> String { quoted[name] ?? SQLName.quote(name) }
 
     init(schema: Schema, dataset: String, now: Int64, pending: [String: [String: HLCTimestamp]]) {
@@ -113,6 +123,21 @@ struct ChangeApplier {
             for column in entity.columns { quoted[column.name] = SQLName.quote(column.name) }
         }
         self.quoted = quoted
+        var sql: [String: EntitySQL] = [:]
+        for entity in schema.entities {
+            let table = quoted[entity.name]!
+            let names = columns[entity.name, default: [:]].keys.sorted()
+            sql[entity.name] = EntitySQL(
+                selectStamps: "SELECT \(Self.stampColumn) FROM \(table) WHERE \(Self.idColumn) = ?",
+                delete: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?",
+                columns: names,
+                insertAll: Self.insertSQL(table: table, columns: names.map { quoted[$0]! }))
+        }
+        self.sql = sql
+    }
+
+    static func insertSQL(table: String, columns: [String]) -> String {
+        "INSERT INTO \(table) (\(idColumn), \(stampColumn)\(columns.map { ", " + $0 }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: columns.count)))"
     }
 
     /// The entities some to-one relationship points at (their deletes and inserts keep
@@ -146,15 +171,18 @@ struct ChangeApplier {
             stamps[key] = stamp
         }
         if let newest = stamps.values.max() { outcome.newestStamp = max(outcome.newestStamp ?? newest, newest) }
-        let unknown = change.values.keys.filter { known[$0] == nil }.sorted()
-        if !unknown.isEmpty {
+        var values = change.values
+        if !values.keys.allSatisfy({ known[$0] != nil }) {
+            let unknown = change.values.keys.filter { known[$0] == nil }.sorted()
             try quarantine("columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied")
+            values = values.filter { known[$0.key] != nil }
         }
         let table = q(change.entity)
-        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.stampColumn) FROM \(table) WHERE \(Self.idColumn) = ?"), arguments: [uuid])
+        let statements = sql[change.entity]!
+        let row = try db.cachedStatement(sql: statements.selectStamps).fetchFirstText { $0.text(uuid) }
         let exists = row != nil
-        let local = (row?[0] as String?).flatMap(Self.stamps) ?? [:]
-        let mine = pending[change.record] ?? [:]
+        let local = (row ?? nil).flatMap(Self.stamps) ?? [:]
+        let mine = pending.isEmpty ? [:] : pending[change.record] ?? [:]
 
         switch change.kind {
         case .delete:
@@ -182,7 +210,7 @@ struct ChangeApplier {
                     try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: "deleteWins", db, &outcome)
                 }
             }
-            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?").execute(arguments: [uuid])
+            try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
             outcome.applied += 1
             // A record an unpushed edit brings back (`updateWinsOverDelete`) keeps what
             // points at it.
@@ -190,7 +218,6 @@ struct ChangeApplier {
             if !comesBack { try recordDelete(of: uuid, change.entity, db, &outcome) }
 
         case .insert, .update:
-            let values = change.values.filter { known[$0.key] != nil }
             if !exists {
                 // An update of a record this store does not have: the store deleted it (the
                 // log always brings a record's insert before its updates), so the delete
@@ -214,13 +241,17 @@ struct ChangeApplier {
                     try conflict(change.record, "*", local: nil, localStamp: deleted, remote: nil, remoteStamp: created, winner: .local, rule: "deleteWins", db, &outcome)
                     return
                 }
-                var rowStamps = ["*": created.description]
-                for column in values.keys { rowStamps[column] = stamps[column]?.description }
-                let names = values.keys.sorted()
-                let sql = "INSERT INTO \(table) (\(Self.idColumn), \(Self.stampColumn)\(names.map { ", " + q($0) }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: names.count)))"
-                let arguments = StatementArguments([uuid.databaseValue, Self.json(rowStamps).databaseValue] + names.map { values[$0]!.databaseValue })
+                let rowStamps = Self.rowStamps(created: created, columns: values.keys, stamps: stamps)
+                // Usually every column: the insert is written once per entity.
+                let names = values.count == statements.columns.count ? statements.columns : values.keys.sorted()
+                let sql = names.count == statements.columns.count ? statements.insertAll : Self.insertSQL(table: table, columns: names.map(q))
+                let bindInsert = { (bind: inout Statement.Binder) in
+                    bind.text(uuid)
+                    bind.text(rowStamps)
+                    for name in names { bind.value(values[name]!) }
+                }
                 do {
-                    try db.cachedStatement(sql: sql).execute(arguments: arguments)
+                    try db.cachedStatement(sql: sql).executeBound(bindInsert)
                 } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                     // Two replicas inserted the same `.unique` value under different ids:
                     // merge them into one record, the same one everywhere.
@@ -233,9 +264,9 @@ struct ChangeApplier {
                     try conflict(survivorIsPulled ? local : change.record, "*", local: nil, localStamp: nil, remote: nil, remoteStamp: nil,
                                  winner: survivorIsPulled ? .remote : .local, rule: "uniqueMerge", db, &outcome)
                     guard survivorIsPulled else { return }
-                    try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?").execute(arguments: [existing])
+                    try db.cachedStatement(sql: statements.delete).executeBound { $0.text(existing) }
                     do {
-                        try db.cachedStatement(sql: sql).execute(arguments: arguments)
+                        try db.cachedStatement(sql: sql).executeBound(bindInsert)
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                         return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
                     }
@@ -247,7 +278,7 @@ struct ChangeApplier {
             }
             var assignments: [String] = []
             var assigned: [String: WireValue] = [:]
-            var arguments: [DatabaseValue] = []
+            var arguments: [WireValue] = []
             var merged = local
             // The local values are read only when a column needs them: a change this store
             // already has (its own push coming back) costs one lookup of the stamps.
@@ -292,7 +323,7 @@ struct ChangeApplier {
                     }
                     assignments.append(q(column) + " = ?")
                     assigned[column] = values[column]!
-                    arguments.append(values[column]!.databaseValue)
+                    arguments.append(values[column]!)
                     merged[column] = remote
                 } else if remote < localStamp, mine[column] != nil || localStamp.node == node, localValue != values[column],
                           mine[column] == nil || policy(change.entity, column).name == "lastWriterWins" {
@@ -305,7 +336,11 @@ struct ChangeApplier {
             let text = Self.json(merged.mapValues(\.description))
             do {
                 try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
-                    .execute(arguments: StatementArguments(arguments + [text.databaseValue, uuid.databaseValue]))
+                    .executeBound { bind in
+                        for argument in arguments { bind.value(argument) }
+                        bind.text(text)
+                        bind.text(uuid)
+                    }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
             }
@@ -409,6 +444,18 @@ struct ChangeApplier {
             }
         }
         return nil
+    }
+
+    /// A row's `"#hlc"` JSON for `columns` with their `stamps`, created at `created`:
+    /// `{"*": created}` alone when every column carries that stamp (`"*"` stamps every column
+    /// not named), which a pulled insert usually does.
+    static func rowStamps(created: HLCTimestamp, columns: Dictionary<String, WireValue>.Keys, stamps: [String: HLCTimestamp]) -> String {
+        if columns.allSatisfy({ stamps[$0] == created }) {
+            return json(["*": created.description])
+        }
+        var map = ["*": created.description]
+        for column in columns { map[column] = stamps[column]?.description }
+        return json(map)
     }
 
     /// A row's `"#hlc"` JSON → stamps.

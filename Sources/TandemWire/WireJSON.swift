@@ -81,24 +81,31 @@ public struct WireJSON {
     }
 
     /// An object whose members are written by `members`, called with the sorted keys.
+    ///
+    /// Inlinable, so callers in other modules get it specialized for their value type (the
+    /// generic version built tuple metadata at run time for every member it sorted).
+    @inlinable
     public mutating func object<Value>(_ dictionary: [String: Value], _ value: (inout WireJSON, Value) -> Void) {
-        bytes.append(UInt8(ascii: "{"))
-        for (index, element) in dictionary.sorted(by: { $0.key < $1.key }).enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+        raw("{")
+        var first = true
+        for element in dictionary.sorted(by: { $0.key < $1.key }) {
+            if first { first = false } else { raw(",") }
             string(element.key)
-            bytes.append(UInt8(ascii: ":"))
+            raw(":")
             value(&self, element.value)
         }
-        bytes.append(UInt8(ascii: "}"))
+        raw("}")
     }
 
+    @inlinable
     public mutating func array<Element>(_ elements: [Element], _ element: (inout WireJSON, Element) -> Void) {
-        bytes.append(UInt8(ascii: "["))
-        for (index, item) in elements.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+        raw("[")
+        var first = true
+        for item in elements {
+            if first { first = false } else { raw(",") }
             element(&self, item)
         }
-        bytes.append(UInt8(ascii: "]"))
+        raw("]")
     }
 
     public mutating func append(_ value: WireValue) {

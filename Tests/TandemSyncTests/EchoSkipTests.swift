@@ -4,6 +4,8 @@ import Logging
 import Testing
 import Tandem
 import TandemWire
+import TandemSchema
+import GRDB
 @testable import TandemSync
 
 /// A push's own log entries are not pulled back when the server says they are the push's
@@ -120,6 +122,51 @@ struct EchoSkipTests {
             let other = try ConvergenceSimulationTests.store("fresh")
             _ = try await Self.engine(w, other, PullCounter(w.transport)).sync()
             #expect(try SyncFixtures.rows(other) == SyncFixtures.rows(fresh))
+        }
+    }
+}
+
+/// Pulled values are bound straight to SQLite (``Statement/executeBound(_:)``): every kind
+/// arrives as it was written, empty text and empty bytes included (not as NULL).
+@Suite("Pulled values")
+struct PulledValueTests {
+    static let schema = Schema(entities: [
+        Schema.Entity(name: "Todo", attributes: [
+            Schema.Attribute(name: "title", type: .scalar(.string)),
+            Schema.Attribute(name: "rank", type: .scalar(.int), isOptional: true),
+            Schema.Attribute(name: "done", type: .scalar(.bool), isOptional: true),
+            Schema.Attribute(name: "score", type: .scalar(.double), isOptional: true),
+            Schema.Attribute(name: "photo", type: .scalar(.data), isOptional: true),
+        ]),
+    ])
+
+    static func values(_ store: ModelContainer) throws -> [String] {
+        try store.read { db in
+            try Row.fetchAll(db, sql: "SELECT \"#id\", title, rank, done, score, photo, typeof(title), typeof(photo) FROM Todo ORDER BY \"#id\"")
+                .map { row in (0..<8).map { "\(row[$0] as DatabaseValue)" }.joined(separator: " ") }
+        }
+    }
+
+    @Test func everyKindOfValueArrivesAsWritten() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try w.a.write(author: "app") { db in
+                let insert = "INSERT INTO Todo (\"#id\", title, rank, done, score, photo) VALUES (?, ?, ?, ?, ?, ?)"
+                try db.execute(sql: insert, arguments: [SyncFixtures.id(2), "", 0, true, 2.5, Data()])
+                try db.execute(sql: insert, arguments: [SyncFixtures.id(3), "é \"quoted\" \n", Int64.min, false, -0.0, Data([0, 1, 255])])
+                try db.execute(sql: insert, arguments: [SyncFixtures.id(4), "x", nil, nil, nil, nil])
+            }
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            let pulled = try Self.values(w.b)
+            #expect(pulled == (try Self.values(w.a)))
+            #expect(pulled.contains("\"\(SyncFixtures.id(2))\" \"\" 0 1 2.5 Data(0 bytes) \"text\" \"blob\""), "\(pulled)")
+            // An update of existing rows goes the same way.
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: "UPDATE Todo SET title = '', photo = ? WHERE \"#id\" = ?", arguments: [Data(), SyncFixtures.id(4)])
+            }
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            #expect(try Self.values(w.b) == (try Self.values(w.a)))
         }
     }
 }
