@@ -200,6 +200,7 @@ let package = Package(
             name: "TandemServerTests",
             dependencies: [
                 "TandemServer",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 "TandemWire",
                 "TandemGzip",
                 "TandemSchemaExtract",

@@ -10,7 +10,11 @@ public import TandemWire
 /// ```
 public final class SQLiteServerStorage: ServerStorage {
     /// The version of the database layout, kept in `PRAGMA user_version`.
-    public static let formatVersion = 1
+    ///
+    /// - 1: record states as JSON.
+    /// - 2: record states written in their binary form (``RecordState/binaryData()``);
+    ///   format 1 databases are upgraded in place, their JSON states read as they are.
+    public static let formatVersion = 2
 
     private let pool: DatabasePool
     /// Pushes that queue for the writer run together, each in its own savepoint.
@@ -69,6 +73,12 @@ public final class SQLiteServerStorage: ServerStorage {
             throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion). Upgrade tandem-server.")
         }
         guard version < formatVersion else { return }
+        if version == 1 {
+            // Nothing to convert: JSON states are still read, and rewritten as binary when
+            // a push changes them. Servers before format 2 refuse the file from now on.
+            try db.execute(sql: "PRAGMA user_version = \(formatVersion)")
+            return
+        }
         try db.execute(sql: """
             CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
             CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
@@ -251,19 +261,18 @@ public final class SQLiteServerStorage: ServerStorage {
     private struct Transaction: PushTransaction {
         let db: Database
         let dataset: Int64
-        let decoder = JSONDecoder()
 
         func record(_ uri: String) throws -> RecordState? {
             guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT state FROM records WHERE dataset_id = ? AND uri = ?"),
                                                arguments: [dataset, uri]) else {
                 return nil
             }
-            return try decoder.decode(RecordState.self, from: data)
+            return try RecordState(stored: data)
         }
 
         mutating func setRecord(_ uri: String, _ state: RecordState) throws {
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO records(dataset_id, uri, state) VALUES (?, ?, ?)")
-                .execute(arguments: [dataset, uri, state.jsonData()])
+                .execute(arguments: [dataset, uri, state.binaryData()])
         }
 
         mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64 {

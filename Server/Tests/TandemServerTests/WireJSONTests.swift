@@ -50,4 +50,46 @@ struct WireJSONTests {
             #expect(try JSONDecoder().decode(RecordState.self, from: state.jsonData()) == state)
         }
     }
+
+    static let states: [RecordState] = {
+        let stamp = HLCTimestamp(physical: 1_800_000_000_000, counter: 65_535, node: .max)
+        return [
+            RecordState(entity: "Todo", fields: ["title": .init(value: .text("x\n é 🎉"), stamp: stamp)]),
+            RecordState(entity: "Todo", fields: [:], created: stamp, deleted: HLCTimestamp(physical: 9, counter: 0, node: 1)),
+            RecordState(entity: "", fields: [
+                "": .init(value: .text(""), stamp: .zero), "n": .init(value: .null, stamp: stamp),
+                "t": .init(value: .bool(true), stamp: stamp), "f": .init(value: .bool(false), stamp: stamp),
+                "i": .init(value: .integer(.min), stamp: stamp), "r": .init(value: .real(-0.5), stamp: stamp),
+                "b": .init(value: .bytes(Data()), stamp: stamp), "B": .init(value: .bytes(Data((0..<300).map { UInt8($0 % 256) })), stamp: stamp),
+                String(repeating: "long", count: 100): .init(value: .real(.greatestFiniteMagnitude), stamp: stamp),
+            ], created: stamp),
+        ]
+    }()
+
+    @Test func recordStatesRoundTripInTheirBinaryFormAndJSONOnesAreStillRead() throws {
+        for state in Self.states {
+            #expect(try RecordState(stored: state.binaryData()) == state)
+            #expect(try RecordState(stored: state.jsonData()) == state, "states stored by servers before format 2")
+        }
+    }
+
+    @Test func damagedRecordStatesAreRefusedNotTrusted() throws {
+        var random = SystemRandomNumberGenerator()
+        for state in Self.states {
+            let data = state.binaryData()
+            // Every truncation, and a byte appended, is refused.
+            for length in 0..<data.count {
+                #expect(throws: StorageError.self) { try RecordState(stored: data.prefix(length)) }
+            }
+            #expect(throws: StorageError.self) { try RecordState(stored: data + [0]) }
+            // Random damage never crashes: it is refused or reads as some state.
+            for _ in 0..<500 {
+                var damaged = data
+                damaged[Int.random(in: 0..<damaged.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+                _ = try? RecordState(stored: damaged)
+            }
+        }
+        #expect(throws: StorageError.self) { try RecordState(stored: Data([2, 0, 0, 0])) }
+        #expect(throws: StorageError.self) { try RecordState(stored: Data("{not json".utf8)) }
+    }
 }
