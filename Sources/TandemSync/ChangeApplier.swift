@@ -165,7 +165,7 @@ struct ChangeApplier {
         guard let known = columns[change.entity] else {
             return try quarantine("entity '\(change.entity)' is not in this store's schema (it was written with schema version \(entry.schemaVersion)); migrate the store to a schema that has it")
         }
-        var stamps: [String: HLCTimestamp] = [:]
+        var stamps = [String: HLCTimestamp](minimumCapacity: change.stamps.count)
         for (key, text) in change.stamps {
             guard let stamp = HLCTimestamp(text) else { return try quarantine("the stamp of '\(key)' is not an HLC stamp: '\(text)'") }
             stamps[key] = stamp
@@ -451,7 +451,7 @@ struct ChangeApplier {
     /// not named), which a pulled insert usually does.
     static func rowStamps(created: HLCTimestamp, columns: Dictionary<String, WireValue>.Keys, stamps: [String: HLCTimestamp]) -> String {
         if columns.allSatisfy({ stamps[$0] == created }) {
-            return json(["*": created.description])
+            return "{\"*\":\"" + created.description + "\"}"   // a stamp's text needs no escaping
         }
         var map = ["*": created.description]
         for column in columns { map[column] = stamps[column]?.description }

@@ -176,7 +176,9 @@ struct Routes: Sendable {
         }
         // The hash of the decoded request in canonical form: the same push with its JSON
         // members in another order is the same push.
-        let requestHash = SHA256.hex(Array(WireJSON.data { $0.append(push) }))
+        var canonical = WireJSON()
+        canonical.append(push)
+        let requestHash = SHA256.hex(canonical.bytes)
         guard push.changes.count <= configuration.maxChangesPerPush else {
             throw APIError(.contentTooLarge, "batch_too_large", "\(push.changes.count) changes; a push holds at most \(configuration.maxChangesPerPush)")
         }
