@@ -11,4 +11,4 @@ swift build -c release --product SyncBench
 swift build -c release --product tandem
 source Scripts/loopback-server.sh
 start_loopback_server .build/release/tandem-server
-TANDEM_LOG_LEVEL=error .build/release/SyncBench --server "$base" --token "$token" --changes "$changes"
+TANDEM_LOG_LEVEL=error .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"

@@ -1,7 +1,7 @@
 // The sync engine end to end on loopback: N changes from store A through tandem-server to
 // store B, with raw SQLite inserts of the same rows in the same run for scale; no-op sync
 // latency on a small and on the large store; the process's peak RSS.
-// Usage: SyncBench --server URL --token TOKEN [--changes N]   (Scripts/bench-sync.sh runs it)
+// Usage: SyncBench --server URL --token TOKEN [--changes N] [--server-pid PID]   (Scripts/bench-sync.sh runs it)
 import Foundation
 import GRDB
 import Logging
@@ -130,20 +130,37 @@ func count(_ key: String, in summary: String) -> Int {
     (try? JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])?[key] as? Int ?? -1
 }
 
+/// The server's CPU time so far (seconds), from /proc, when `--server-pid` names it.
+func serverCPU() -> Double? {
+    guard let pid = argument("--server-pid"), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let end = stat.lastIndex(of: ")") else { return nil }
+    let fields = stat[stat.index(after: end)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
 let raw = try rawInsert(count: changes)
 let a = try store("a.store", dataset: "bench"), b = try store("b.store", dataset: "bench")
 try fill(a, count: changes)
 // Both sides run as `tandem sync` processes: the RSS measured is the syncing client's alone.
 var pushSide = (summary: "", peakMiB: 0, cpu: 0.0), pullSide = (summary: "", peakMiB: 0, cpu: 0.0)
+let serverBefore = serverCPU()
 let push = try await seconds { pushSide = try tandemSync("a.store") }
+let serverPushed = serverCPU()
 let pull = try await seconds { pullSide = try tandemSync("b.store") }
+let serverPulled = serverCPU()
 guard count("pushed", in: pushSide.summary) == changes, count("pulled", in: pullSide.summary) == changes else {
     FileHandle.standardError.write(Data("SyncBench: A synced \(pushSide.summary), B synced \(pullSide.summary); expected \(changes) each way\n".utf8))
     exit(1)
 }
 let total = push + pull
 print(String(format: "A → server → B, %d changes: A's sync %.2f s + B's sync %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)", changes, push, pull, total, Double(changes) / total))
-print(String(format: "CPU time of the syncing clients: A %.2f s, B %.2f s (the server's is on its /metrics)", pushSide.cpu, pullSide.cpu))
+if let serverBefore, let serverPushed, let serverPulled {
+    print(String(format: "CPU time: A %.2f s, the server during A's sync %.2f s; B %.2f s, the server during B's sync %.2f s",
+                 pushSide.cpu, serverPushed - serverBefore, pullSide.cpu, serverPulled - serverPushed))
+} else {
+    print(String(format: "CPU time of the syncing clients: A %.2f s, B %.2f s", pushSide.cpu, pullSide.cpu))
+}
 print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → B ÷ raw insert = %.1f×", raw, total / raw))
 print("peak RSS of the syncing client (tandem sync): \(pushSide.peakMiB) MiB pushing, \(pullSide.peakMiB) MiB pulling \(changes) changes (goal ≤ 150 MB at 1 M)")
 let syncB = try engine(b)
