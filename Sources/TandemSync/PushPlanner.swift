@@ -1,5 +1,6 @@
 import Foundation
 import Tandem
+import TandemSchema
 import TandemWire
 
 /// Turns journal transactions into the changes a push sends, per record: an insert, then its
@@ -16,17 +17,21 @@ enum PushPlanner {
 
     static func plan(_ transactions: [HistoryTransaction]) -> Plan {
         var plan = Plan()
+        let count = transactions.reduce(0) { $0 + $1.changes.count }
         var order: [String] = []
-        var segments: [String: [WireChange]] = [:]
+        order.reserveCapacity(count)
+        var segments = [String: [WireChange]](minimumCapacity: count)
+        var stamps = StampTexts()
         for transaction in transactions {
             for change in transaction.changes {
                 let uri = change.persistentModelID.description
                 if segments[uri] == nil { order.append(uri) }
                 // Mutated in place: a copy taken out and stored back would copy the array
                 // on every change.
-                segments[uri, default: []].apply(change, uri: uri, unsupported: &plan.unsupported)
+                segments[uri, default: []].apply(change, uri: uri, stamps: &stamps, unsupported: &plan.unsupported)
             }
         }
+        plan.changes.reserveCapacity(order.count)
         for uri in order { plan.changes += segments[uri] ?? [] }
         return plan
     }
@@ -91,16 +96,31 @@ enum PushPlanner {
     }
 }
 
+/// The text of the stamp last written: a transaction's changes mostly share one stamp, and
+/// formatting it again for every column showed up in profiles.
+private struct StampTexts {
+    var last: HLCTimestamp?
+    var text = ""
+
+    mutating func text(of stamp: HLCTimestamp) -> String {
+        if stamp != last {
+            last = stamp
+            text = stamp.description
+        }
+        return text
+    }
+}
+
 extension [WireChange] {
     /// Adds one journaled change to a record's pending changes (see ``PushPlanner/plan(_:)``).
-    fileprivate mutating func apply(_ change: HistoryChange, uri: String, unsupported: inout Int) {
+    fileprivate mutating func apply(_ change: HistoryChange, uri: String, stamps texts: inout StampTexts, unsupported: inout Int) {
         switch change.kind {
         case .insert, .update:
-            var values: [String: WireValue] = [:]
-            var stamps: [String: String] = [:]
+            var values = [String: WireValue](minimumCapacity: change.values.count)
+            var stamps = [String: String](minimumCapacity: change.values.count)
             for (column, value) in change.values {
                 values[column] = WireValue(value)
-                stamps[column] = change.stamp(of: column).description
+                stamps[column] = texts.text(of: change.stamp(of: column))
             }
             // An insert stays its own change, with its own stamps: merging later
             // updates into it would date the record's creation to the newest update,
@@ -116,7 +136,7 @@ extension [WireChange] {
             // The edits since the last delete are moot: the delete replaces them.
             while let tail = last, tail.kind != .delete { removeLast() }
             let delete = WireChange(record: uri, entity: change.entityName, kind: .delete,
-                                    stamps: [WireChange.deleteStampKey: change.stamp.description])
+                                    stamps: [WireChange.deleteStampKey: texts.text(of: change.stamp)])
             if last?.kind == .delete { self[count - 1] = delete } else { append(delete) }
         case .link, .unlink:
             unsupported += 1
