@@ -200,7 +200,6 @@ let package = Package(
             name: "TandemServerTests",
             dependencies: [
                 "TandemServer",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 "TandemWire",
                 "TandemGzip",
                 "TandemSchemaExtract",
