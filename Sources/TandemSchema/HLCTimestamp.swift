@@ -28,12 +28,22 @@ public struct HLCTimestamp: Sendable, Hashable, Comparable, Codable, CustomStrin
     public static let zero = HLCTimestamp(physical: 0, counter: 0, node: 0)
 
     /// Parses the text form; `nil` when malformed.
+    ///
+    /// Only the form ``description`` writes is read (lowercase, fixed width), so a parsed
+    /// stamp's text is its canonical text.
     public init?(_ text: some StringProtocol) {
-        let utf8 = Array(text.utf8)
+        // Read in place: every pulled and pushed value carries a stamp, and copying each
+        // into an array was one allocation a stamp.
+        let parsed = text.utf8.withContiguousStorageIfAvailable(Self.parse) ?? Array(text.utf8).withUnsafeBufferPointer(Self.parse)
+        guard let parsed else { return nil }
+        self = parsed
+    }
+
+    private static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> HLCTimestamp? {
         guard utf8.count == 34, utf8[12] == UInt8(ascii: "-"), utf8[17] == UInt8(ascii: "-"),
-              let physical = Self.hex(utf8[0..<12]), let counter = Self.hex(utf8[13..<17]),
-              let node = Self.hex(utf8[18..<34]) else { return nil }
-        self.init(physical: physical, counter: UInt16(counter), node: node)
+              let physical = hex(utf8[0..<12]), let counter = hex(utf8[13..<17]),
+              let node = hex(utf8[18..<34]) else { return nil }
+        return HLCTimestamp(physical: physical, counter: UInt16(counter), node: node)
     }
 
     public var description: String {
@@ -82,7 +92,7 @@ public struct HLCTimestamp: Sendable, Hashable, Comparable, Codable, CustomStrin
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
-    private static func hex(_ bytes: ArraySlice<UInt8>) -> UInt64? {
+    private static func hex(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64? {
         var value: UInt64 = 0
         for byte in bytes {
             let digit: UInt8

@@ -21,33 +21,49 @@ extension Statement {
     struct Binder {
         let statement: SQLiteStatement
         var index: Int32 = 1
+        /// The first binding SQLite refused (a value too big, say): thrown before running.
+        var failure: Int32 = SQLITE_OK
 
         mutating func text(_ text: String) {
             var text = text
-            text.withUTF8 { utf8 in
-                if let start = utf8.baseAddress {
-                    _ = sqlite3_bind_text(statement, index, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self), Int32(utf8.count), Self.transient)
-                } else {
-                    _ = sqlite3_bind_text(statement, index, "", 0, Self.transient)   // a NULL pointer would bind NULL
+            let code = text.withUTF8 { utf8 in
+                guard let start = utf8.baseAddress, utf8.count <= Int32.max else {
+                    // A NULL pointer would bind NULL; an empty string still binds as text.
+                    return utf8.isEmpty ? sqlite3_bind_text(statement, index, "", 0, Self.transient) : SQLITE_TOOBIG
                 }
+                return sqlite3_bind_text(statement, index, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self), Int32(utf8.count), Self.transient)
             }
-            index += 1
+            next(code)
         }
 
         /// A wire value as SQLite stores it (a boolean as 0 or 1), as ``WireValue/databaseValue``.
         mutating func value(_ value: WireValue) {
             switch value {
-            case .null: sqlite3_bind_null(statement, index)
-            case .bool(let flag): sqlite3_bind_int64(statement, index, flag ? 1 : 0)
-            case .integer(let integer): sqlite3_bind_int64(statement, index, integer)
-            case .real(let real): sqlite3_bind_double(statement, index, real)
-            case .text(let text): self.text(text); return
+            case .null: next(sqlite3_bind_null(statement, index))
+            case .bool(let flag): next(sqlite3_bind_int64(statement, index, flag ? 1 : 0))
+            case .integer(let integer): next(sqlite3_bind_int64(statement, index, integer))
+            case .real(let real): next(sqlite3_bind_double(statement, index, real))
+            case .text(let text): self.text(text)
             case .bytes(let data):
-                data.withUnsafeBytes { bytes in
-                    _ = sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+                let code = data.withUnsafeBytes { bytes in
+                    guard let start = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }
+                    guard bytes.count <= Int32.max else { return SQLITE_TOOBIG }
+                    return sqlite3_bind_blob(statement, index, start, Int32(bytes.count), Self.transient)
                 }
+                next(code)
             }
+        }
+
+        private mutating func next(_ code: Int32) {
+            if failure == SQLITE_OK && code != SQLITE_OK { failure = code }
             index += 1
+        }
+
+        /// Throws the first refused binding, as GRDB would have.
+        func check(_ sql: String) throws {
+            guard failure != SQLITE_OK else { return }
+            let message = sqlite3_db_handle(statement).map { String(cString: sqlite3_errmsg($0)) }
+            throw DatabaseError(resultCode: ResultCode(rawValue: failure), message: message, sql: sql)
         }
 
         /// SQLite copies the bytes (they do not outlive the Swift value).
@@ -61,17 +77,23 @@ extension Statement {
         setUncheckedArguments(StatementArguments())
         var binder = Binder(statement: sqliteStatement)
         bind(&binder)
+        try binder.check(sql)
         try execute()
     }
 
     /// The first column of the first row, as text: `.none` when there is no row, `.some(nil)`
-    /// when it is NULL. For a read inside the write transaction (no observation needed).
+    /// when it is NULL.
+    ///
+    /// It steps the statement itself, without GRDB's per-statement checks (aborted
+    /// transaction, cancellation, suspension): it is for a read inside a write transaction
+    /// that GRDB runs, whose other statements still make those checks.
     ///
     /// - Throws: ``DatabaseError`` when SQLite fails.
     func fetchFirstText(_ bind: (inout Binder) -> Void) throws -> String?? {
         setUncheckedArguments(StatementArguments())
         var binder = Binder(statement: sqliteStatement)
         bind(&binder)
+        try binder.check(sql)
         defer { sqlite3_reset(sqliteStatement) }
         switch sqlite3_step(sqliteStatement) {
         case SQLITE_ROW:

@@ -35,5 +35,13 @@ struct HybridLogicalClockTests {
         #expect(HLCTimestamp("0199cc5a4000-0001-ffffffffffffffff") == stamps[3])
         #expect(HLCTimestamp("nope") == nil)
         #expect(HLCTimestamp("0199cc5a4000-0001-FFFFFFFFFFFFFFFF") == nil)   // lowercase only, so text order holds
+        // Read in place from substrings too; every wrong width, separator or digit is refused.
+        let text = "[0199cc5a4000-0001-ffffffffffffffff]"
+        #expect(HLCTimestamp(text.dropFirst().dropLast()) == stamps[3])
+        for bad in ["", "0199cc5a4000-0001-fffffffffffffff", "0199cc5a4000-0001-ffffffffffffffff0", "0199cc5a4000_0001-ffffffffffffffff",
+                    "0199cc5a4000-0001+ffffffffffffffff", "0199cc5a400g-0001-ffffffffffffffff", "0199cc5a4000-0001-fffffffffffffff\u{e9}",
+                    "ｆ199cc5a4000-0001-ffffffffffffffff"] {
+            #expect(HLCTimestamp(bad) == nil, "\(bad)")
+        }
     }
 }

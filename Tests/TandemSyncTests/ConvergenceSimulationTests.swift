@@ -47,7 +47,7 @@ struct ConvergenceSimulationTests {
 
     /// One history; `nil` when it converged, else what differs.
     static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Plant, policies: Bool = false,
-                        updateWinsOverDelete: Bool = true) async throws -> String? {
+                        updateWinsOverDelete: Bool = true, tune: (inout SyncConfiguration) -> Void = { _ in }) async throws -> String? {
         var random = SplitMix64(seed: seed)
         func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let dataset = "sim-\(seed)"
@@ -60,6 +60,7 @@ struct ConvergenceSimulationTests {
             configuration.conflictPolicies = ["Todo.title": .serverWins, "Todo.rank": .clientWins]
             if updateWinsOverDelete { configuration.updateWinsOverDelete = ["Todo"] }
         }
+        tune(&configuration)
         let engines = (0..<3).map { SyncEngine(container: replicas[$0], transport: transports[$0], configuration: configuration,
                                                logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })) }
         for engine in engines {
@@ -123,7 +124,8 @@ struct ConvergenceSimulationTests {
         return nil
     }
 
-    static func run(seeds: [UInt64], planted: Plant, stopAtFirst: Bool, policies: Bool = false, updateWinsOverDelete: Bool = true) async throws -> [String] {
+    static func run(seeds: [UInt64], planted: Plant, stopAtFirst: Bool, policies: Bool = false, updateWinsOverDelete: Bool = true,
+                    tune: @escaping @Sendable (inout SyncConfiguration) -> Void = { _ in }) async throws -> [String] {
         let storage = MemoryServerStorage()
         let user = try await storage.addUser(name: "sim", now: 0)
         let token = try await TokenIssuer.issue(for: user, in: storage)
@@ -135,7 +137,7 @@ struct ConvergenceSimulationTests {
             var failures: [String] = []
             for seed in seeds {
                 if let failure = try await history(seed: seed, client: client, token: token, planted: planted, policies: policies,
-                                                   updateWinsOverDelete: updateWinsOverDelete) {
+                                                   updateWinsOverDelete: updateWinsOverDelete, tune: tune) {
                     failures.append(failure)
                     if stopAtFirst { break }
                 }
@@ -165,6 +167,17 @@ struct ConvergenceSimulationTests {
         let count = max(Self.histories / 6, 50)
         let failures = try await Self.run(seeds: (1...UInt64(count)).map { $0 &* 0x2545_F491 }, planted: .none, stopAtFirst: false,
                                           policies: true, updateWinsOverDelete: false)
+        #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
+    }
+
+    /// Pushes of one change each, three in flight: their answers come back in any order, and
+    /// a store skips its own log entries only along an unbroken chain of them.
+    @Test func replicasConvergeWithSeveralPushesInFlight() async throws {
+        let count = max(Self.histories / 6, 50)
+        let failures = try await Self.run(seeds: (1...UInt64(count)).map { $0 &* 0x1656_67B1 }, planted: .none, stopAtFirst: false) {
+            $0.pushBatchSize = 1
+            $0.pushesInFlight = 3
+        }
         #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
     }
 

@@ -7,7 +7,7 @@ import TandemWire
 struct PushProcessor: Sendable {
     let datasetName: String
     /// The dataset's id, for the cursors of the answer's ``PushEcho``.
-    var datasetID: Int64 = 0
+    let datasetID: Int64
     let schemaVersion: Int
     let schema: Schema
     let now: Int64
@@ -117,10 +117,16 @@ struct PushProcessor: Sendable {
                 }
                 position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
                 last = position!
-                // A re-insert brings back values the change did not carry, and an insert of a
+                // Only what the change sent, value for value and stamp for stamp: a re-insert
+                // brings back values kept while the record was deleted (a column the change
+                // carries too may hold a newer value from elsewhere), and an insert of a
                 // record created later elsewhere carries that creation stamp.
-                if change.kind != .delete && !merged.applied.keys.allSatisfy({ change.values[$0] != nil }) { isEcho = false }
-                if change.kind == .insert && applied.stamps[WireChange.deleteStampKey] != merged.applied.values.map(\.stamp).max()?.description { isEcho = false }
+                let sentOnly = merged.applied.allSatisfy { change.values[$0.key] == $0.value.value && changeStamps[$0.key] == $0.value.stamp }
+                switch change.kind {
+                case .delete: break
+                case .update: if !sentOnly { isEcho = false }
+                case .insert: if !sentOnly || state?.created != changeStamps.values.max() { isEcho = false }
+                }
             }
             if let restore = merged.restore, !restore.isEmpty {
                 var stamps = restore.mapValues(\.stamp.description)

@@ -108,7 +108,7 @@ extension RecordState {
             if flags & 1 != 0 { guard let created = stamp() else { return nil }; state.created = created }
             if flags & 2 != 0 { guard let deleted = stamp() else { return nil }; state.deleted = deleted }
             guard let count = length() else { return nil }
-            state.fields.reserveCapacity(count)
+            state.fields.reserveCapacity(min(count, (bytes.count - index) / 20))   // a field takes at least 20 bytes
             for _ in 0..<count {
                 guard let name = text(), let stamp = stamp(), let value = value() else { return nil }
                 state.fields[name] = Field(value: value, stamp: stamp)

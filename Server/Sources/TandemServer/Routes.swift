@@ -238,10 +238,12 @@ struct Routes: Sendable {
             limit = min(value, configuration.maxPageSize, Int(Int32.max))
         }
         let page = try await storage.pullJSON(dataset: dataset.id, after: after, limit: limit)
-        let next = Cursor(dataset: dataset.id, position: page.lastPosition ?? after)
+        // Position 0 is the start, written as the empty cursor (as push echoes write it).
+        let position = page.lastPosition ?? after
+        let next = position == 0 ? "" : Cursor(dataset: dataset.id, position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
         dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         let serverTime = dependencies.now()
-        return try Self.json(WireJSON.data { $0.pullResponse(entries: page.json, hasMore: page.hasMore, nextCursor: next.text, serverTime: serverTime) })
+        return try Self.json(WireJSON.data { $0.pullResponse(entries: page.json, hasMore: page.hasMore, nextCursor: next, serverTime: serverTime) })
     }
 }
