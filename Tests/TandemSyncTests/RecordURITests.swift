@@ -10,6 +10,13 @@ struct RecordURITests {
         let parsed = RecordURI("tandem://todos/Todo/6F1C5D0E-8A4B-4C55-9B43-3F6C1F7A2B10")
         #expect(parsed?.dataset == "todos" && parsed?.entity == "Todo" && parsed?.id == "6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10")
         #expect(parsed?.text == "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10")
+        // Whether the text was canonical already is known, and not part of the identity.
+        let lower = RecordURI("tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10")
+        #expect(parsed?.wasCanonical == false && lower?.wasCanonical == true)
+        #expect(parsed == lower && Set([parsed, lower]).count == 1)
+        // A substring's bytes are read too (not contiguous in a native string of its own).
+        let long = "xtandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10"
+        #expect(RecordURI(String(long.dropFirst())) == lower)
     }
 
     @Test(arguments: ["", "tandem://", "tandem:///Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos//6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10",

@@ -33,7 +33,7 @@ struct PushProcessor: Sendable {
     }
 
     private func validate(_ change: inout WireChange, at index: Int, columns: [String: [String: Schema.Column]]) throws -> [String: HLCTimestamp] {
-        let item = "changes[\(index)]"
+        var item: String { "changes[\(index)]" }   // written only for an error
         guard let uri = RecordURI(change.record) else {
             throw APIError.invalid("invalid_record", "\(item).record '\(change.record)' is not a record URI; expected tandem://<dataset>/<Entity>/<uuid>")
         }
@@ -46,7 +46,7 @@ struct PushProcessor: Sendable {
         guard let columns = columns[change.entity] else {
             throw APIError.invalid("unknown_entity", "\(item): entity '\(change.entity)' is not in schema version \(schemaVersion)")
         }
-        change.record = uri.text
+        if !uri.wasCanonical { change.record = uri.text }
         // Exactly one stamp per value (a delete: one, under "*"); compared without building
         // sets, which cost two allocations per change.
         let stampsMatch = change.kind == .delete
@@ -109,19 +109,24 @@ struct PushProcessor: Sendable {
                 try transaction.setRecord(change.record, state)
             }
             if !merged.applied.isEmpty {
+                // Only what the change sent, value for value and stamp for stamp? A re-insert
+                // brings back values kept while the record was deleted (a column the change
+                // carries too may hold a newer value from elsewhere), and an insert of a
+                // record created later elsewhere carries that creation stamp.
+                let sentOnly = change.kind == .delete
+                    || merged.applied.allSatisfy { change.values[$0.key] == $0.value.value && changeStamps[$0.key] == $0.value.stamp }
                 var applied = change
-                applied.values = change.kind == .delete ? [:] : merged.applied.mapValues(\.value)
-                applied.stamps = merged.applied.mapValues(\.stamp.description)
+                // Everything it sent applied: the change itself (a stamp's text is canonical,
+                // the only form the reader accepts), without writing each stamp again.
+                if !sentOnly || merged.applied.count != max(change.values.count, 1) {
+                    applied.values = change.kind == .delete ? [:] : merged.applied.mapValues(\.value)
+                    applied.stamps = merged.applied.mapValues(\.stamp.description)
+                }
                 if change.kind == .insert, let created = state?.created {
                     applied.stamps[WireChange.deleteStampKey] = created.description   // the record's creation stamp
                 }
                 position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
                 last = position!
-                // Only what the change sent, value for value and stamp for stamp: a re-insert
-                // brings back values kept while the record was deleted (a column the change
-                // carries too may hold a newer value from elsewhere), and an insert of a
-                // record created later elsewhere carries that creation stamp.
-                let sentOnly = merged.applied.allSatisfy { change.values[$0.key] == $0.value.value && changeStamps[$0.key] == $0.value.stamp }
                 switch change.kind {
                 case .delete: break
                 case .update: if !sentOnly { isEcho = false }
