@@ -60,10 +60,10 @@ extension Statement {
         }
 
         /// Throws the first refused binding, as GRDB would have.
-        func check(_ sql: String) throws {
+        func check(_ sql: @autoclosure () -> String) throws {
             guard failure != SQLITE_OK else { return }
             let message = sqlite3_db_handle(statement).map { String(cString: sqlite3_errmsg($0)) }
-            throw DatabaseError(resultCode: ResultCode(rawValue: failure), message: message, sql: sql)
+            throw DatabaseError(resultCode: ResultCode(rawValue: failure), message: message, sql: sql())   // GRDB builds `sql` anew each time
         }
 
         /// SQLite copies the bytes (they do not outlive the Swift value).
