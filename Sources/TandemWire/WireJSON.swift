@@ -123,6 +123,13 @@ public struct WireJSON {
     }
 
     public mutating func append(_ change: WireChange) {
+        appendChange(change)
+    }
+
+    /// Appends a change; returns where its stamps' first member starts in ``bytes`` (just
+    /// after `"stamps":{`), where a server splices the record's creation stamp.
+    @discardableResult
+    mutating func appendChange(_ change: WireChange) -> Int {
         raw("{\"entity\":")
         string(change.entity)
         raw(",\"kind\":")
@@ -130,9 +137,38 @@ public struct WireJSON {
         raw(",\"record\":")
         string(change.record)
         raw(",\"stamps\":")
+        let stamps = bytes.count + 1
         object(change.stamps) { $0.string($1) }
         raw(",\"values\":")
         object(change.values) { $0.append($1) }
+        raw("}")
+        return stamps
+    }
+
+    /// Where one change of a push lies in its canonical text (see
+    /// ``append(_:spans:)``).
+    public struct ChangeSpan: Sendable, Hashable {
+        /// The change's JSON object.
+        public var range: Range<Int>
+        /// Where its stamps' first member starts.
+        public var stamps: Int
+    }
+
+    /// Appends a push request (as ``append(_:)-(PushRequest)`` does) and records where each
+    /// change lies, so the server can log a change applied whole from these bytes instead of
+    /// writing it again.
+    public mutating func append(_ request: PushRequest, spans: inout [ChangeSpan]) {
+        spans.removeAll(keepingCapacity: true)
+        spans.reserveCapacity(request.changes.count)
+        raw("{\"changes\":[")
+        for (index, change) in request.changes.enumerated() {
+            if index > 0 { raw(",") }
+            let start = bytes.count
+            let stamps = appendChange(change)
+            spans.append(ChangeSpan(range: start..<bytes.count, stamps: stamps))
+        }
+        raw("],\"schemaVersion\":")
+        number(Int64(request.schemaVersion))
         raw("}")
     }
 

@@ -86,16 +86,41 @@ struct PushProcessor: Sendable {
         return stamps
     }
 
+    /// The push's canonical text (written for its idempotency hash) and where each change
+    /// lies in it: a change applied whole is logged from these bytes.
+    struct CanonicalText: Sendable {
+        var bytes: [UInt8]
+        /// `nil` for a change validation rewrote (its record URI, to lowercase).
+        var spans: [WireJSON.ChangeSpan?]
+
+        /// The log entry of change `index` applied whole: its text, with the record's
+        /// creation stamp first among an insert's stamps (`"*"` sorts before any column
+        /// name; `nil`, to be written anew, when one does not).
+        func logEntry(_ index: Int, _ change: WireChange, created: HLCTimestamp?) -> Data? {
+            guard index < spans.count, let span = spans[index] else { return nil }
+            guard let created else { return Data(bytes[span.range]) }
+            guard change.stamps.keys.allSatisfy({ $0 > WireChange.deleteStampKey }) else { return nil }
+            var entry: [UInt8] = []
+            entry.reserveCapacity(span.range.count + 42)
+            entry += bytes[span.range.lowerBound..<span.stamps]
+            entry += Array("\"\(WireChange.deleteStampKey)\":\"\(created.description)\"".utf8)
+            if !change.stamps.isEmpty { entry.append(UInt8(ascii: ",")) }
+            entry += bytes[span.stamps..<span.range.upperBound]
+            return Data(entry)
+        }
+    }
+
     /// Merges every change into its record, appends what was applied to the log, records
     /// what lost; returns the answer.
-    func apply(_ changes: [WireChange], stamps: [[String: HLCTimestamp]], to transaction: inout any PushTransaction) throws -> PushResponse {
+    func apply(_ changes: [WireChange], stamps: [[String: HLCTimestamp]], canonical: CanonicalText? = nil,
+               to transaction: inout any PushTransaction) throws -> PushResponse {
         var outcomes: [ChangeOutcome] = []
         // The log is the push's alone from here to its end (the writer is serialized): an
         // echo when every entry is what the push sent.
         let before = try transaction.lastLogPosition()
         var last = before
         var isEcho = true
-        for (change, changeStamps) in zip(changes, stamps) {
+        for (index, (change, changeStamps)) in zip(changes, stamps).enumerated() {
             var state = try transaction.record(change.record)
             if let existing = state, existing.entity != change.entity {
                 throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
@@ -117,15 +142,21 @@ struct PushProcessor: Sendable {
                     || merged.applied.allSatisfy { change.values[$0.key] == $0.value.value && changeStamps[$0.key] == $0.value.stamp }
                 var applied = change
                 // Everything it sent applied: the change itself (a stamp's text is canonical,
-                // the only form the reader accepts), without writing each stamp again.
-                if !sentOnly || merged.applied.count != max(change.values.count, 1) {
+                // the only form the reader accepts), logged from the push's own text.
+                let whole = sentOnly && merged.applied.count == max(change.values.count, 1)
+                if !whole {
                     applied.values = change.kind == .delete ? [:] : merged.applied.mapValues(\.value)
                     applied.stamps = merged.applied.mapValues(\.stamp.description)
                 }
-                if change.kind == .insert, let created = state?.created {
+                let created = change.kind == .insert ? state?.created : nil
+                if let created {
                     applied.stamps[WireChange.deleteStampKey] = created.description   // the record's creation stamp
                 }
-                position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
+                if whole, let json = canonical?.logEntry(index, change, created: created) {
+                    position = try transaction.appendLog(applied, json: json, schemaVersion: schemaVersion)
+                } else {
+                    position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
+                }
                 last = position!
                 switch change.kind {
                 case .delete: break

@@ -177,7 +177,8 @@ struct Routes: Sendable {
         // The hash of the decoded request in canonical form: the same push with its JSON
         // members in another order is the same push.
         var canonical = WireJSON()
-        canonical.append(push)
+        var spans: [WireJSON.ChangeSpan] = []
+        canonical.append(push, spans: &spans)
         let requestHash = SHA256.hex(canonical.bytes)
         guard push.changes.count <= configuration.maxChangesPerPush else {
             throw APIError(.contentTooLarge, "batch_too_large", "\(push.changes.count) changes; a push holds at most \(configuration.maxChangesPerPush)")
@@ -192,9 +193,13 @@ struct Routes: Sendable {
         let processor = PushProcessor(datasetName: dataset.name, datasetID: dataset.id, schemaVersion: push.schemaVersion, schema: schema,
                                       now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
         let (changes, stamps) = try processor.validate(push.changes)
+        // The canonical text is of the changes as sent: a change validation rewrote is
+        // written anew when logged.
+        let text = PushProcessor.CanonicalText(bytes: canonical.bytes,
+                                               spans: zip(spans, zip(push.changes, changes)).map { $1.0.record == $1.1.record ? $0 : nil })
         let counts = Mutex((applied: 0, lost: 0))
         let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now) { transaction in
-            let response = try processor.apply(changes, stamps: stamps, to: &transaction)
+            let response = try processor.apply(changes, stamps: stamps, canonical: text, to: &transaction)
             counts.withLock {
                 $0 = (response.outcomes.count { $0.position != nil }, response.outcomes.reduce(0) { $0 + $1.lost.count })
             }

@@ -276,8 +276,12 @@ public final class SQLiteServerStorage: ServerStorage {
         }
 
         mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64 {
+            try appendLog(change, json: WireJSON.data { $0.append(change) }, schemaVersion: schemaVersion)
+        }
+
+        mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
             try db.cachedStatement(sql: "INSERT INTO log(dataset_id, schema_version, change) VALUES (?, ?, ?)")
-                .execute(arguments: [dataset, schemaVersion, WireJSON.data { $0.append(change) }])
+                .execute(arguments: [dataset, schemaVersion, json])
             return db.lastInsertedRowID
         }
 

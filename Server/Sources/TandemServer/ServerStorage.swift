@@ -102,4 +102,13 @@ public protocol PushTransaction {
     mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws
     /// The position of the dataset's last log entry (0 when the log is empty).
     func lastLogPosition() throws -> Int64
+    /// ``appendLog(_:schemaVersion:)`` for a change whose wire JSON is already written:
+    /// `json` is exactly `WireJSON`'s text of `change`.
+    mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64
+}
+
+extension PushTransaction {
+    mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
+        try appendLog(change, schemaVersion: schemaVersion)
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HTTPTypes
 import Testing
 import TandemSchema
 @testable import TandemServer
@@ -55,6 +56,39 @@ struct StorageFormatTests {
         }
         let version = try await DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") }
         #expect(version == SQLiteServerStorage.formatVersion)
+    }
+
+    /// Changes applied whole are logged from the push's own canonical text: what the log
+    /// holds is byte for byte what writing each logged change would give, whatever the
+    /// request's member order or the case of its record URIs.
+    @Test func logEntriesAreStoredInCanonicalFormWhateverTheRequestLooksLike() async throws {
+        let path = try Self.path()
+        let harness = try await Self.harness(try SQLiteServerStorage(path: path), users: true)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            var upper = ServerHarness.insert("todos", 7)
+            upper.record = upper.record.uppercased().replacingOccurrences(of: "TANDEM://TODOS/TODO/", with: "tandem://todos/Todo/")
+            var update = ServerHarness.insert("todos", 1, at: ServerHarness.stamp(1_800_000_000_100))
+            update.kind = .update
+            update.values = ["title": .text("é \"quoted\"\n"), "rank": .integer(-3)]
+            update.stamps = ["title": ServerHarness.stamp(1_800_000_000_100), "rank": ServerHarness.stamp(1_800_000_000_100)]
+            let delete = WireChange(record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .delete, values: [:],
+                                    stamps: ["*": ServerHarness.stamp(1_800_000_000_200)])
+            let request = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1), ServerHarness.insert("todos", 2), upper, update, delete])
+            // JSONEncoder without sorted keys: not the canonical member order.
+            let reply = try await client.send(.post, "/v1/datasets/todos/push", token: harness.ann, body: try JSONEncoder().encode(request),
+                                              headers: [HTTPField.Name("Idempotency-Key")!: "k"])
+            #expect(reply.status == .ok)
+        }
+        let stored = try await DatabaseQueue(path: path).read { db in try Data.fetchAll(db, sql: "SELECT change FROM log ORDER BY position") }
+        #expect(stored.count == 5)
+        for entry in stored {
+            let change = try WireJSONReader.change(entry)
+            #expect(entry == WireJSON.data { $0.append(change) }, "\(String(decoding: entry, as: UTF8.self))")
+            if change.kind == .insert { #expect(change.stamps["*"] == change.stamps["title"], "an insert carries its creation stamp") }
+        }
+        let records = try stored.map { try WireJSONReader.change($0).record }
+        #expect(records[2] == ServerHarness.uri("todos", 7), "the URI is logged in lowercase")
     }
 
     @Test func aDatabaseFromANewerServerIsRefused() async throws {
