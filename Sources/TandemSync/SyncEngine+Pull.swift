@@ -9,6 +9,9 @@ extension SyncEngine {
     /// in one transaction (author `sync`) together with the new cursor.
     func pull() async throws -> ChangeApplier.Outcome {
         var total = ChangeApplier.Outcome()
+        var first: (cursor: String, page: PullResponse)? = try await nextPage()
+        // Nothing new (every idle sync of a daemon): nothing more is read or written.
+        if let first, first.page.changes.isEmpty, first.page.nextCursor == first.cursor { return total }
         // Built once per pull; the unpushed local edits are read again only when a local
         // write happened since (a page's own writes are the sync's and do not count).
         let node = try read { db in
@@ -23,12 +26,10 @@ extension SyncEngine {
         applier.updateWinsOverDelete = configuration.updateWinsOverDelete
         applier.node = node
         while true {
-            let cursor = try read { db in try SyncStore.value("cursor", db) } ?? ""
-            let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(configuration.pullPageSize)")
-            let page: PullResponse
-            do { page = try WireJSONReader.pullResponse(response.body) } catch {
-                throw SyncError(.invalidResponse, "the server's pull answer is unreadable: \(error)")
-            }
+            let fetched: (cursor: String, page: PullResponse)
+            if let page = first { fetched = page } else { fetched = try await nextPage() }
+            first = nil
+            let (cursor, page) = fetched
             if hasLocalChanges(after: mark) {
                 mark = try historyToken()
                 applier.pending = try pendingLocalStamps()
@@ -69,6 +70,15 @@ extension SyncEngine {
             }
         }
         return total
+    }
+
+    /// The page after the saved cursor, with that cursor.
+    private func nextPage() async throws -> (cursor: String, page: PullResponse) {
+        let cursor = try read { db in try SyncStore.value("cursor", db) } ?? ""
+        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(configuration.pullPageSize)")
+        do { return (cursor, try WireJSONReader.pullResponse(response.body)) } catch {
+            throw SyncError(.invalidResponse, "the server's pull answer is unreadable: \(error)")
+        }
     }
 
     /// Writes what conflict policies decided as new local edits (author `sync.resolve`, so
