@@ -140,6 +140,28 @@ extension SyncEngine {
         }
     }
 
+    /// With nothing local left to push, moves the `sync` reader past the pulled transactions
+    /// after it (author `sync`), so later syncs do not read them again: a store that only
+    /// pulls would otherwise scan its whole pulled history on every sync.
+    ///
+    /// The newest token and the check for local transactions are read in one snapshot: a
+    /// local write committed after it has a newer token and stays unacknowledged.
+    func acknowledgePulled(after acknowledged: HistoryToken) throws {
+        let newest = try read { db -> Int64? in
+            guard let newest = try Int64.fetchOne(db, sql: "SELECT MAX(token) FROM tandem_history_transaction"), newest > acknowledged.rawValue else { return nil }
+            let local = try Bool.fetchOne(db, sql: """
+                SELECT 1 FROM tandem_history_transaction WHERE token > ? AND token <= ? AND (author IS NULL OR author != ?) LIMIT 1
+                """, arguments: [acknowledged.rawValue, newest, SyncStore.author]) ?? false
+            return local ? nil : newest
+        }
+        guard let newest else { return }
+        do {
+            try container.acknowledgeHistory(through: HistoryToken(rawValue: newest), reader: SyncStore.reader)
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+
     /// On the first sync, rows the journal has no insert for — history deleted before sync
     /// was set up, or rows older than the journal (a store upgraded from format 1) — are
     /// pushed as inserts with their stored stamps, so no record stays behind.

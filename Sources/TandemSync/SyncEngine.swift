@@ -98,6 +98,7 @@ public actor SyncEngine {
         var pulled = policiesFirst ? try await pull() : ChangeApplier.Outcome()
         let pushed = try await push(schemaVersion: summary.schemaVersion)
         let after = try await pull()
+        try acknowledgePulled(after: try container.syncAcknowledged())
         pulled.applied += after.applied
         pulled.conflicts += after.conflicts
         pulled.quarantined += after.quarantined

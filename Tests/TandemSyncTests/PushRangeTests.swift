@@ -20,6 +20,31 @@ struct PushRangeTests {
         }
     }
 
+    /// A store that only pulls moves its `sync` reader past what it pulled, so an idle sync
+    /// does not read its pulled history again; never past a local transaction.
+    @Test func pulledHistoryIsAcknowledgedButNeverPastALocalChange() async throws {
+        try await ConflictTableTests.world { w in
+            for n in 10...14 { try SyncFixtures.insert(w.a, n, title: "from A") }
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            #expect(try w.b.syncAcknowledged() == (try w.b.currentHistoryToken()), "B pulled five transactions and has nothing to push")
+            // A local edit after more pulled changes: the reader stops before it.
+            let before = try w.b.syncAcknowledged()
+            try SyncFixtures.update(w.b, 10, "title", "local")
+            try SyncFixtures.insert(w.a, 15, title: "from A")
+            _ = try await w.syncA.sync()
+            let b = ConflictPolicyTests.engine(w, w.b) { _ in }
+            try await b.acknowledgePulled(after: before)
+            #expect(try w.b.syncAcknowledged() == before)
+            #expect(try SyncStatus(of: w.b).pendingChanges == 1)
+            _ = try await b.sync()
+            #expect(try SyncStatus(of: w.b).pendingChanges == 0)
+            #expect(try w.b.syncAcknowledged() == (try w.b.currentHistoryToken()))
+            _ = try await w.syncA.sync()
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(10)]?.first == "local")
+        }
+    }
+
     @Test func aTransactionLargerThanARangeIsPushedInSlicesAndAcknowledgedOnceWhole() async throws {
         try await ConflictTableTests.world { w in
             try Self.bulkInsert(w.a, 100...124)   // one transaction of 25 changes
