@@ -11,7 +11,10 @@ extension SyncEngine {
         var total = ChangeApplier.Outcome()
         var first: (cursor: String, page: PullResponse)? = try await nextPage()
         // Nothing new (every idle sync of a daemon): nothing more is read or written.
-        if let first, first.page.changes.isEmpty, first.page.nextCursor == first.cursor { return total }
+        if let first, first.page.changes.isEmpty, first.page.nextCursor == first.cursor {
+            configuration.progress?(.pulled(changes: 0, hasMore: false))
+            return total
+        }
         // Built once per pull; the unpushed local edits are read again only when a local
         // write happened since (a page's own writes are the sync's and do not count).
         let node = try read { db in

@@ -108,7 +108,8 @@ public protocol PushTransaction {
 }
 
 extension PushTransaction {
-    mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
+    /// Writes `change` anew (for storages that keep changes, not their text).
+    public mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
         try appendLog(change, schemaVersion: schemaVersion)
     }
 }
