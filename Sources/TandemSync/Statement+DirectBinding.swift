@@ -62,8 +62,7 @@ extension Statement {
         /// Throws the first refused binding, as GRDB would have.
         func check(_ sql: @autoclosure () -> String) throws {
             guard failure != SQLITE_OK else { return }
-            let message = sqlite3_db_handle(statement).map { String(cString: sqlite3_errmsg($0)) }
-            throw DatabaseError(resultCode: ResultCode(rawValue: failure), message: message, sql: sql())   // GRDB builds `sql` anew each time
+            throw Statement.error(failure, statement, sql: sql())   // GRDB builds `sql` anew each time
         }
 
         /// SQLite copies the bytes (they do not outlive the Swift value).
@@ -103,8 +102,13 @@ extension Statement {
         case SQLITE_DONE:
             return .none
         case let code:
-            let message = sqlite3_db_handle(sqliteStatement).map { String(cString: sqlite3_errmsg($0)) }
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+            throw Self.error(code, sqliteStatement, sql: sql)
         }
+    }
+
+    /// SQLite's result `code` on `statement`, with the connection's message.
+    static func error(_ code: Int32, _ statement: SQLiteStatement, sql: String) -> DatabaseError {
+        let message = sqlite3_db_handle(statement).map { String(cString: sqlite3_errmsg($0)) }
+        return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
     }
 }

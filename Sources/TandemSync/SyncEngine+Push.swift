@@ -147,16 +147,9 @@ extension SyncEngine {
     /// The newest token and the check for local transactions are read in one snapshot: a
     /// local write committed after it has a newer token and stays unacknowledged.
     func acknowledgePulled(after acknowledged: HistoryToken) throws {
-        let newest = try read { db -> Int64? in
-            guard let newest = try Int64.fetchOne(db, sql: "SELECT MAX(token) FROM tandem_history_transaction"), newest > acknowledged.rawValue else { return nil }
-            let local = try Bool.fetchOne(db, sql: """
-                SELECT 1 FROM tandem_history_transaction WHERE token > ? AND token <= ? AND (author IS NULL OR author != ?) LIMIT 1
-                """, arguments: [acknowledged.rawValue, newest, SyncStore.author]) ?? false
-            return local ? nil : newest
-        }
-        guard let newest else { return }
+        guard let newest = try read({ db in try ModelContainer.newestPulledOnly(after: acknowledged, db) }) else { return }
         do {
-            try container.acknowledgeHistory(through: HistoryToken(rawValue: newest), reader: SyncStore.reader)
+            try container.acknowledgeHistory(through: newest, reader: SyncStore.reader)
         } catch {
             throw SyncError(.store, "the store failed: \(error)")
         }

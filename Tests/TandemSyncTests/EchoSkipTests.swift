@@ -74,17 +74,23 @@ struct EchoSkipTests {
         }
     }
 
+    /// B deletes and re-inserts record 1 and syncs; then A, which has not pulled that,
+    /// edits the record's title (newer than both).
+    static func replaceRecordOneOnBThenEditItOnA(_ w: ConflictTableTests.World) async throws {
+        try SyncFixtures.delete(w.b, 1)
+        try await ConflictTableTests.tick()
+        try SyncFixtures.insert(w.b, 1, title: "re-inserted", rank: 2)
+        _ = try await w.syncB.sync()
+        try await ConflictTableTests.tick()
+        try SyncFixtures.update(w.a, 1, "title", "A's newer edit")
+    }
+
     /// The row of record 1 is replaced by a pulled delete and re-insert made before A's
     /// edit; A pulls first (a conflict policy is set), then pushes its edit, which the
     /// server applies. Only pulling that edit back restores it on A.
     @Test func anEchoIsPulledBackWhenAPulledChangeCameAfterTheEdit() async throws {
         try await ConflictTableTests.world { w in
-            try SyncFixtures.delete(w.b, 1)
-            try await ConflictTableTests.tick()
-            try SyncFixtures.insert(w.b, 1, title: "re-inserted", rank: 2)
-            _ = try await w.syncB.sync()
-            try await ConflictTableTests.tick()
-            try SyncFixtures.update(w.a, 1, "title", "A's newer edit")
+            try await Self.replaceRecordOneOnBThenEditItOnA(w)
             let counter = PullCounter(w.transport)
             let a = Self.engine(w, w.a, counter) { $0.conflictPolicies = ["Todo.rank": .lastWriterWins] }
             _ = try await a.sync()
@@ -97,12 +103,7 @@ struct EchoSkipTests {
 
     @Test func thePlantedSkipThatIgnoresPulledChangesDiverges() async throws {
         try await ConflictTableTests.world { w in
-            try SyncFixtures.delete(w.b, 1)
-            try await ConflictTableTests.tick()
-            try SyncFixtures.insert(w.b, 1, title: "re-inserted", rank: 2)
-            _ = try await w.syncB.sync()
-            try await ConflictTableTests.tick()
-            try SyncFixtures.update(w.a, 1, "title", "A's newer edit")
+            try await Self.replaceRecordOneOnBThenEditItOnA(w)
             let a = Self.engine(w, w.a, PullCounter(w.transport)) { $0.conflictPolicies = ["Todo.rank": .lastWriterWins] }
             await a.plantEchoSkipIgnoringPulledChanges()
             _ = try await a.sync()
