@@ -84,11 +84,22 @@ let package = Package(
         // Protocol v1: Codable + Sendable wire types shared by the sync client and the server.
         .target(name: "TandemWire", dependencies: ["TandemSchema"], swiftSettings: strict),
 
+        // Statements bound straight to SQLite's C API, run through GRDB: shared by the sync
+        // engine's pull and the server's push, where `StatementArguments` cost more than SQLite.
+        .target(
+            name: "TandemSQLite",
+            dependencies: [
+                "TandemWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
+
         // The sync engine: Transport protocol, push/pull, conflict handling. No network code.
         .target(
             name: "TandemSync",
             dependencies: [
-                "Tandem", "TandemSchema", "TandemWire",
+                "Tandem", "TandemSchema", "TandemWire", "TandemSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -105,6 +116,7 @@ let package = Package(
                 "TandemWire",
                 "TandemSchema",
                 "TandemGzip",
+                "TandemSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

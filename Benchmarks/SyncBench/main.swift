@@ -154,6 +154,7 @@ guard count("pushed", in: pushSide.summary) == changes, count("pulled", in: pull
     exit(1)
 }
 let total = push + pull
+if ProcessInfo.processInfo.environment["SYNCBENCH_VERBOSE"] != nil { print("A: \(pushSide.summary)\nB: \(pullSide.summary)") }
 print(String(format: "A → server → B, %d changes: A's sync %.2f s + B's sync %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)", changes, push, pull, total, Double(changes) / total))
 if let serverBefore, let serverPushed, let serverPulled {
     print(String(format: "CPU time: A %.2f s, the server during A's sync %.2f s; B %.2f s, the server during B's sync %.2f s",
@@ -163,6 +164,8 @@ if let serverBefore, let serverPushed, let serverPulled {
 }
 print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → B ÷ raw insert = %.1f×", raw, total / raw))
 print("peak RSS of the syncing client (tandem sync): \(pushSide.peakMiB) MiB pushing, \(pullSide.peakMiB) MiB pulling \(changes) changes (goal ≤ 150 MB at 1 M)")
+// SYNCBENCH_THROUGHPUT_ONLY=1 stops here (for comparing runs of the figures above).
+if ProcessInfo.processInfo.environment["SYNCBENCH_THROUGHPUT_ONLY"] != nil { exit(0) }
 let syncB = try engine(b)
 
 // No-op syncs: nothing to push or pull.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Tandem
 import TandemSchema
+import TandemSQLite
 import TandemWire
 
 /// Applies pulled log entries to the store's rows, inside the sync's write transaction

@@ -31,7 +31,9 @@ extension SyncEngine {
 
     /// Moves the pull cursor past pushed batches' own log entries instead of pulling them
     /// back, when that pull would change nothing; runs in the transaction that saves the
-    /// push's progress. Returns how many batches it skipped.
+    /// push's progress. Returns how many batches it skipped, and the echoes that still wait
+    /// for an earlier one (with several pushes in flight, the server may log a later batch
+    /// first): pass them again with the next answers.
     ///
     /// An echo is skipped when:
     /// - the cursor is its `from` (the store has pulled everything before it; echoes chain
@@ -42,11 +44,12 @@ extension SyncEngine {
     ///   replaced a pushed record, and pulling the push back is what restores its values.
     ///
     /// ```swift
-    /// try store { db in try Self.skipEchoes(answered.echoes, since: range.firstToken, db) }
+    /// let (skipped, waiting) = try store { db in try Self.skipEchoes(answered.echoes, since: range.firstToken, db) }
     /// ```
-    static func skipEchoes(_ echoes: [Echo], since first: HistoryToken, checkingPulledChanges: Bool = true, _ db: Database) throws -> Int {
-        guard !echoes.isEmpty else { return 0 }
-        if checkingPulledChanges, try ModelContainer.hasPulledChanges(since: first, db) { return 0 }
+    static func skipEchoes(_ echoes: [Echo], since first: HistoryToken, checkingPulledChanges: Bool = true,
+                           _ db: Database) throws -> (skipped: Int, waiting: [Echo]) {
+        guard !echoes.isEmpty else { return (0, []) }
+        if checkingPulledChanges, try ModelContainer.hasPulledChanges(since: first, db) { return (0, []) }
         var cursor = try SyncStore.value("cursor", db) ?? ""
         var waiting = echoes
         var skipped = 0
@@ -59,6 +62,6 @@ extension SyncEngine {
             skipped += 1
         }
         if skipped > 0 { try SyncStore.set("cursor", cursor, db) }
-        return skipped
+        return (skipped, waiting)
     }
 }

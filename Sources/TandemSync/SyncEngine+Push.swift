@@ -95,33 +95,53 @@ extension SyncEngine {
             }
             let batches = PushPlanner.chunks(plan.changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes)
             var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.changes.count }
-            // Up to `pushesInFlight` batches at once (they touch different records); the
-            // saved batch index moves only past a fully answered window, so a retry resends
-            // from there with the same keys.
-            var index = range.chunk
-            while index < batches.count {
-                let window = index..<min(index + max(configuration.pushesInFlight, 1), batches.count)
-                var answered = try await withThrowingTaskGroup(of: PushResult.self) { group in
-                    for position in window {
-                        let key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
-                        let batch = batches[position]
-                        group.addTask { try await self.send(batch, key: key, schemaVersion: schemaVersion) }
-                    }
+            // Up to `pushesInFlight` batches at once (each holds whole records, so they never
+            // overlap), in a sliding window: while the server writes one batch it reads the
+            // next. The saved batch index moves only past batches answered in order, so a
+            // retry resends from the first unanswered one with the same keys.
+            let inFlight = max(configuration.pushesInFlight, 1)
+            try await withThrowingTaskGroup(of: (Int, PushResult).self) { group in
+                var next = range.chunk
+                var answeredThrough = range.chunk
+                var waiting: [Int: PushResult] = [:]
+                var unmatchedEchoes: [Echo] = []
+                func start(_ position: Int) {
+                    let key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
+                    let batch = batches[position]
+                    group.addTask { (position, try await self.send(batch, key: key, schemaVersion: schemaVersion)) }
+                }
+                while next < batches.count && next < answeredThrough + inFlight {
+                    start(next)
+                    next += 1
+                }
+                while let (position, outcome) = try await group.next() {
+                    waiting[position] = outcome
                     var answered = PushResult()
-                    for try await outcome in group { answered.add(outcome) }
-                    return answered
+                    let from = answeredThrough
+                    while let outcome = waiting.removeValue(forKey: answeredThrough) {
+                        answered.add(outcome)
+                        answeredThrough += 1
+                    }
+                    if answeredThrough > from {
+                        let chunk = answeredThrough
+                        let checkingPulledChanges = echoSkipChecksPulledChanges
+                        let echoes = unmatchedEchoes + answered.echoes
+                        let (skipped, unmatched) = try store { db in
+                            try SyncStore.set("inflight", range.saved(chunk: chunk), db)
+                            return try Self.skipEchoes(echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
+                        }
+                        unmatchedEchoes = unmatched
+                        answered.echoes = []
+                        answered.echoesSkipped = skipped
+                        result.add(answered)
+                        sent += batches[from..<answeredThrough].reduce(0) { $0 + $1.changes.count }
+                        configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
+                    }
+                    while next < batches.count && next < answeredThrough + inFlight {
+                        start(next)
+                        next += 1
+                    }
                 }
-                index = window.upperBound
-                let checkingPulledChanges = echoSkipChecksPulledChanges
-                let skipped = try store { db in
-                    try SyncStore.set("inflight", range.saved(chunk: index), db)
-                    return try Self.skipEchoes(answered.echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
-                }
-                answered.echoes = []
-                answered.echoesSkipped = skipped
-                result.add(answered)
-                sent += window.reduce(0) { $0 + batches[$1].changes.count }
-                configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
             }
             // Saved under the acknowledged token it will be valid for; a crash before the
             // acknowledgement below only makes it stale (the range is sent again).

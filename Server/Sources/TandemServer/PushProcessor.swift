@@ -122,6 +122,20 @@ struct PushProcessor: Sendable {
         var isEcho = true
         for (index, (change, changeStamps)) in zip(changes, stamps).enumerated() {
             var state = try transaction.record(change.record)
+            // A record the server has never seen, made by an insert: everything it sent is
+            // applied, and it was created by its newest stamp (what RecordMerge decides,
+            // without building the merge's dictionaries).
+            if state == nil, change.kind == .insert, let created = changeStamps.values.max() {
+                try transaction.setNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created)
+                var applied = change
+                applied.stamps[WireChange.deleteStampKey] = created.description   // the record's creation stamp
+                let position = try canonical?.logEntry(index, change, created: created)
+                    .map { try transaction.appendLog(applied, json: $0, schemaVersion: schemaVersion) }
+                    ?? transaction.appendLog(applied, schemaVersion: schemaVersion)
+                last = position
+                outcomes.append(ChangeOutcome(position: position, applied: change.values.keys.sorted(), lost: []))
+                continue
+            }
             if let existing = state, existing.entity != change.entity {
                 throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
             }

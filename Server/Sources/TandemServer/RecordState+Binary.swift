@@ -20,37 +20,55 @@ import TandemWire
 extension RecordState {
     static let binaryFormat: UInt8 = 1
 
-    func binaryData() -> Data {
+    func binaryData() -> Data { Data(binaryBytes()) }
+
+    func binaryBytes() -> [UInt8] {
+        var bytes = Self.header(entity: entity, created: created, deleted: deleted, fieldCount: fields.count)
+        for (name, field) in fields { Self.append(name, field.stamp, field.value, to: &bytes) }
+        return bytes
+    }
+
+    /// The binary form of ``init(newRecord:values:stamps:created:)``, written without building
+    /// the state (a push of new records writes one per change).
+    static func binaryBytes(newRecord entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+                            created: HLCTimestamp) -> [UInt8] {
+        var bytes = header(entity: entity, created: created, deleted: nil, fieldCount: values.count)
+        for (name, value) in values { append(name, stamps[name] ?? created, value, to: &bytes) }
+        return bytes
+    }
+
+    private static func header(entity: String, created: HLCTimestamp?, deleted: HLCTimestamp?, fieldCount: Int) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + fields.count * 48)
-        bytes.append(Self.binaryFormat)
-        Self.append(entity, to: &bytes)
+        bytes.reserveCapacity(64 + fieldCount * 48)
+        bytes.append(binaryFormat)
+        append(entity, to: &bytes)
         bytes.append((created == nil ? 0 : 1) | (deleted == nil ? 0 : 2))
-        if let created { Self.append(created, to: &bytes) }
-        if let deleted { Self.append(deleted, to: &bytes) }
-        Self.appendLength(fields.count, to: &bytes)
-        for (name, field) in fields {
-            Self.append(name, to: &bytes)
-            Self.append(field.stamp, to: &bytes)
-            switch field.value {
-            case .null: bytes.append(0)
-            case .bool(let flag): bytes.append(flag ? 2 : 1)
-            case .integer(let integer):
-                bytes.append(3)
-                withUnsafeBytes(of: integer.littleEndian) { bytes.append(contentsOf: $0) }
-            case .real(let real):
-                bytes.append(4)
-                withUnsafeBytes(of: real.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
-            case .text(let text):
-                bytes.append(5)
-                Self.append(text, to: &bytes)
-            case .bytes(let data):
-                bytes.append(6)
-                Self.appendLength(data.count, to: &bytes)
-                bytes.append(contentsOf: data)
-            }
+        if let created { append(created, to: &bytes) }
+        if let deleted { append(deleted, to: &bytes) }
+        appendLength(fieldCount, to: &bytes)
+        return bytes
+    }
+
+    private static func append(_ name: String, _ stamp: HLCTimestamp, _ value: WireValue, to bytes: inout [UInt8]) {
+        append(name, to: &bytes)
+        append(stamp, to: &bytes)
+        switch value {
+        case .null: bytes.append(0)
+        case .bool(let flag): bytes.append(flag ? 2 : 1)
+        case .integer(let integer):
+            bytes.append(3)
+            withUnsafeBytes(of: integer.littleEndian) { bytes.append(contentsOf: $0) }
+        case .real(let real):
+            bytes.append(4)
+            withUnsafeBytes(of: real.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+        case .text(let text):
+            bytes.append(5)
+            Self.append(text, to: &bytes)
+        case .bytes(let data):
+            bytes.append(6)
+            Self.appendLength(data.count, to: &bytes)
+            bytes.append(contentsOf: data)
         }
-        return Data(bytes)
     }
 
     /// Reads a stored state in either form (binary, or the JSON of servers before it).
@@ -58,18 +76,20 @@ extension RecordState {
     /// - Throws: ``StorageError/unavailable(_:)`` when the bytes are neither (a damaged
     ///   database): the push fails and nothing is written.
     init(stored data: Data) throws {
-        if data.first == UInt8(ascii: "{") {
-            do { self = try JSONDecoder().decode(RecordState.self, from: data) } catch {
+        self = try data.withUnsafeBytes { try RecordState(stored: $0) }
+    }
+
+    /// ``init(stored:)`` from bytes as SQLite hands them over.
+    init(stored raw: UnsafeRawBufferPointer) throws {
+        if raw.first == UInt8(ascii: "{") {
+            do { self = try JSONDecoder().decode(RecordState.self, from: Data(raw)) } catch {
                 throw StorageError.unavailable("a stored record state is damaged: \(error)")
             }
             return
         }
-        let decoded: RecordState? = data.withUnsafeBytes { raw in
-            var reader = Reader(bytes: raw.bindMemory(to: UInt8.self))
-            return reader.state()
-        }
-        guard let decoded else {
-            throw StorageError.unavailable("a stored record state is damaged (\(data.count) bytes, format byte \(data.first.map(String.init) ?? "none"))")
+        var reader = Reader(bytes: raw.bindMemory(to: UInt8.self))
+        guard let decoded = reader.state() else {
+            throw StorageError.unavailable("a stored record state is damaged (\(raw.count) bytes, format byte \(raw.first.map(String.init) ?? "none"))")
         }
         self = decoded
     }

@@ -28,6 +28,14 @@ public struct RecordState: Sendable, Hashable, Codable {
         self.deleted = deleted
     }
 
+    /// The state of a record made by one insert: each value with its stamp (`stamps` holds
+    /// one per value), `created` the newest stamp.
+    public init(newRecord entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp], created: HLCTimestamp) {
+        self.entity = entity
+        fields = Dictionary(uniqueKeysWithValues: values.map { ($0.key, Field(value: $0.value, stamp: stamps[$0.key] ?? created)) })
+        self.created = created
+    }
+
     /// Deleted: the newest delete is newer than the newest insert.
     public var isDeleted: Bool {
         guard let deleted else { return false }

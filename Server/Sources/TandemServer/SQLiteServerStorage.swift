@@ -1,5 +1,7 @@
 public import Foundation
 import GRDB
+import TandemSchema
+import TandemSQLite
 public import TandemWire
 
 /// ``ServerStorage`` in one SQLite database (WAL, GRDB): the server's default, nothing else
@@ -262,17 +264,27 @@ public final class SQLiteServerStorage: ServerStorage {
         let db: Database
         let dataset: Int64
 
+        // The statements run once per change bind straight to SQLite (TandemSQLite).
         func record(_ uri: String) throws -> RecordState? {
-            guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT state FROM records WHERE dataset_id = ? AND uri = ?"),
-                                               arguments: [dataset, uri]) else {
-                return nil
-            }
-            return try RecordState(stored: data)
+            try db.cachedStatement(sql: "SELECT state FROM records WHERE dataset_id = ? AND uri = ?")
+                .withFirstBlob({ bind in bind.int64(dataset); bind.text(uri) }) { try RecordState(stored: $0) }
         }
 
         mutating func setRecord(_ uri: String, _ state: RecordState) throws {
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO records(dataset_id, uri, state) VALUES (?, ?, ?)")
-                .execute(arguments: [dataset, uri, state.binaryData()])
+            try writeRecord(uri, state.binaryBytes())
+        }
+
+        mutating func setNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+                                   created: HLCTimestamp) throws {
+            try writeRecord(uri, RecordState.binaryBytes(newRecord: entity, values: values, stamps: stamps, created: created))
+        }
+
+        private func writeRecord(_ uri: String, _ state: [UInt8]) throws {
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO records(dataset_id, uri, state) VALUES (?, ?, ?)").executeBound { bind in
+                bind.int64(dataset)
+                bind.text(uri)
+                state.withUnsafeBytes { bind.blob($0) }
+            }
         }
 
         mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64 {
@@ -280,8 +292,11 @@ public final class SQLiteServerStorage: ServerStorage {
         }
 
         mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
-            try db.cachedStatement(sql: "INSERT INTO log(dataset_id, schema_version, change) VALUES (?, ?, ?)")
-                .execute(arguments: [dataset, schemaVersion, json])
+            try db.cachedStatement(sql: "INSERT INTO log(dataset_id, schema_version, change) VALUES (?, ?, ?)").executeBound { bind in
+                bind.int64(dataset)
+                bind.int64(Int64(schemaVersion))
+                json.withUnsafeBytes { bind.blob($0) }
+            }
             return db.lastInsertedRowID
         }
 

@@ -1,4 +1,5 @@
 public import Foundation
+public import TandemSchema
 public import TandemWire
 
 /// A user of the server.
@@ -105,11 +106,22 @@ public protocol PushTransaction {
     /// ``appendLog(_:schemaVersion:)`` for a change whose wire JSON is already written:
     /// `json` is exactly `WireJSON`'s text of `change`.
     mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64
+    /// Stores the state of a record ``record(_:)`` found no state for, made by one insert:
+    /// each value with its stamp, `created` the newest stamp. The same as ``setRecord(_:_:)``
+    /// with that state, which the default writes; a storage may write it without building it.
+    mutating func setNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+                               created: HLCTimestamp) throws
 }
 
 extension PushTransaction {
     /// Writes `change` anew (for storages that keep changes, not their text).
     public mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
         try appendLog(change, schemaVersion: schemaVersion)
+    }
+
+    /// Builds the ``RecordState`` and stores it with ``setRecord(_:_:)``.
+    public mutating func setNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+                                      created: HLCTimestamp) throws {
+        try setRecord(uri, RecordState(newRecord: entity, values: values, stamps: stamps, created: created))
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TandemServer
 import TandemSchema
@@ -29,6 +30,28 @@ struct RecordMergeTests {
                                           winningValue: .text("b"), winningStamp: Self.stamp(200).description)])
         #expect(state?.fields["title"]?.value == .text("b"))
         #expect(state?.fields["rank"]?.value == .integer(7))
+    }
+
+    /// The push's fast path for a record the server has never seen writes this state without
+    /// the merge: it must be exactly what the merge makes of the insert.
+    @Test func aNewRecordsStateIsWhatTheMergeMakesOfItsInsert() throws {
+        let values: [String: WireValue] = ["title": .text("a"), "rank": .integer(3), "done": .bool(true), "note": .null,
+                                           "blob": .bytes(Data([1, 2])), "score": .real(2.5)]
+        var stamps: [String: HLCTimestamp] = [:]
+        for (offset, name) in values.keys.sorted().enumerated() {
+            stamps[name] = HLCTimestamp(physical: 100 + UInt64(offset * 7 % 5), counter: UInt16(offset), node: UInt64(9 - offset))
+        }
+        let insert = WireChange(record: "tandem://d/Todo/00000000-0000-0000-0000-000000000001", entity: "Todo", kind: .insert,
+                                values: values, stamps: stamps.mapValues(\.description))
+        var merged: RecordState?
+        let result = RecordMerge.apply(insert, stamps: stamps, to: &merged)
+        let created = try #require(stamps.values.max())
+        let fast = RecordState(newRecord: "Todo", values: values, stamps: stamps, created: created)
+        #expect(fast == merged)
+        #expect(result.applied.keys.sorted() == values.keys.sorted() && result.lost.isEmpty && result.restore == nil)
+        let bytes = RecordState.binaryBytes(newRecord: "Todo", values: values, stamps: stamps, created: created)
+        #expect(try bytes.withUnsafeBytes { try RecordState(stored: $0) } == merged)
+        #expect(fast.binaryBytes().count == bytes.count)
     }
 
     @Test func theSameStampIsTheSameEditAndChangesNothing() {

@@ -242,4 +242,29 @@ struct ArrivalOrderTests {
         #expect(finals[0] == finals[1])
         #expect(finals[0]["rank"] == .integer(38) && finals[0]["title"] == .text("again"))
     }
+    /// A record created and edited before its first push arrives as one insert with mixed
+    /// stamps: it was created by the newest, so a delete stamped between them loses to it
+    /// (it still removes the older values), on the server's path for new records as in the
+    /// general merge.
+    @Test(arguments: StorageKind.allCases)
+    func anInsertWithMixedStampsIsCreatedByItsNewestOne(_ kind: StorageKind) async throws {
+        let base = 1_799_999_000_000 as UInt64
+        var insert = Self.change(.insert, ["title": .text("first"), "rank": .integer(1), "people.name": .text("A"), "people.age": .integer(1)], at: base + 100, node: 1)
+        insert.values["rank"] = .integer(2)
+        insert.stamps["rank"] = ServerHarness.stamp(base + 300, node: 1)
+        let created = insert
+        let delete = Self.change(.delete, [:], at: base + 200, node: 2)
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("d", token: harness.ann)
+            #expect(try await client.push("d", token: harness.ann, key: "insert", PushRequest(schemaVersion: 1, changes: [created])).status == .ok)
+            let reply = try await client.push("d", token: harness.ann, key: "delete", PushRequest(schemaVersion: 1, changes: [delete]))
+            let answer = try reply.decode(PushResponse.self)
+            #expect(answer.outcomes.first?.lost.first?.winningStamp == ServerHarness.stamp(base + 300, node: 1), "the delete lost to the insert's newest stamp")
+            let log = try await client.pullAll("d", token: harness.ann, limit: 10)
+            #expect(log.first?.change.stamps["*"] == ServerHarness.stamp(base + 300, node: 1))
+            #expect(log.last?.change.kind == .insert && log.last?.change.values == ["rank": .integer(2)],
+                    "the record stays, with only the value newer than the delete: \(log.map(\.change))")
+        }
+    }
 }

@@ -1,9 +1,10 @@
-import Foundation
-import GRDB
+public import Foundation
+public import GRDB
 internal import GRDBSQLite
-import TandemWire
+public import TandemWire
 
-/// Binding a pulled change's values straight to a cached statement.
+/// Binding values straight to a cached statement: a pulled change's values in the sync
+/// engine, a pushed change's record state and log entry in the server.
 ///
 /// `StatementArguments` boxes every value in an existential and converts it back; a pull of
 /// 100 000 inserts spent more time there than in SQLite. These bind with the SQLite C API
@@ -18,13 +19,24 @@ import TandemWire
 /// ```
 extension Statement {
     /// Binds parameters 1, 2, … in order.
-    struct Binder {
+    package struct Binder {
         let statement: SQLiteStatement
         var index: Int32 = 1
         /// The first binding SQLite refused (a value too big, say): thrown before running.
         var failure: Int32 = SQLITE_OK
 
-        mutating func text(_ text: String) {
+        package mutating func int64(_ integer: Int64) {
+            next(sqlite3_bind_int64(statement, index, integer))
+        }
+
+        /// Bytes as a blob (an empty one stays an empty blob, not NULL).
+        package mutating func blob(_ bytes: UnsafeRawBufferPointer) {
+            guard let start = bytes.baseAddress, !bytes.isEmpty else { return next(sqlite3_bind_zeroblob(statement, index, 0)) }
+            guard bytes.count <= Int32.max else { return next(SQLITE_TOOBIG) }
+            next(sqlite3_bind_blob(statement, index, start, Int32(bytes.count), Self.transient))
+        }
+
+        package mutating func text(_ text: String) {
             var text = text
             let code = text.withUTF8 { utf8 in
                 guard let start = utf8.baseAddress, utf8.count <= Int32.max else {
@@ -37,20 +49,14 @@ extension Statement {
         }
 
         /// A wire value as SQLite stores it (a boolean as 0 or 1), as ``WireValue/databaseValue``.
-        mutating func value(_ value: WireValue) {
+        package mutating func value(_ value: WireValue) {
             switch value {
             case .null: next(sqlite3_bind_null(statement, index))
             case .bool(let flag): next(sqlite3_bind_int64(statement, index, flag ? 1 : 0))
             case .integer(let integer): next(sqlite3_bind_int64(statement, index, integer))
             case .real(let real): next(sqlite3_bind_double(statement, index, real))
             case .text(let text): self.text(text)
-            case .bytes(let data):
-                let code = data.withUnsafeBytes { bytes in
-                    guard let start = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }
-                    guard bytes.count <= Int32.max else { return SQLITE_TOOBIG }
-                    return sqlite3_bind_blob(statement, index, start, Int32(bytes.count), Self.transient)
-                }
-                next(code)
+            case .bytes(let data): data.withUnsafeBytes { blob($0) }
             }
         }
 
@@ -72,7 +78,7 @@ extension Statement {
     /// Runs the statement with its parameters bound by `bind`.
     ///
     /// - Throws: ``DatabaseError`` as `execute(arguments:)` does.
-    func executeBound(_ bind: (inout Binder) -> Void) throws {
+    package func executeBound(_ bind: (inout Binder) -> Void) throws {
         setUncheckedArguments(StatementArguments())
         var binder = Binder(statement: sqliteStatement)
         bind(&binder)
@@ -88,26 +94,47 @@ extension Statement {
     /// that GRDB runs, whose other statements still make those checks.
     ///
     /// - Throws: ``DatabaseError`` when SQLite fails.
-    func fetchFirstText(_ bind: (inout Binder) -> Void) throws -> String?? {
+    package func fetchFirstText(_ bind: (inout Binder) -> Void) throws -> String?? {
+        try withFirstColumn(bind) { statement in
+            guard let text = sqlite3_column_text(statement, 0) else { return nil }
+            let count = Int(sqlite3_column_bytes(statement, 0))
+            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        }
+    }
+
+    /// The first column of the first row, as bytes handed to `read` (an empty buffer for
+    /// NULL or an empty blob; valid only inside `read`): `nil` when there is no row. Same
+    /// conditions as ``fetchFirstText(_:)``.
+    ///
+    /// ```swift
+    /// let state = try statement.withFirstBlob({ $0.int64(dataset); $0.text(uri) }) { try RecordState(stored: $0) }
+    /// ```
+    ///
+    /// - Throws: ``DatabaseError`` when SQLite fails, and what `read` throws.
+    package func withFirstBlob<T>(_ bind: (inout Binder) -> Void, _ read: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+        try withFirstColumn(bind) { statement in
+            let count = Int(sqlite3_column_bytes(statement, 0))
+            guard let start = sqlite3_column_blob(statement, 0), count > 0 else { return try read(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            return try read(UnsafeRawBufferPointer(start: start, count: count))
+        }
+    }
+
+    /// Binds, steps once and reads the first row with `read`; `nil` when there is none.
+    private func withFirstColumn<T>(_ bind: (inout Binder) -> Void, _ read: (SQLiteStatement) throws -> T) throws -> T? {
         setUncheckedArguments(StatementArguments())
         var binder = Binder(statement: sqliteStatement)
         bind(&binder)
         try binder.check(sql)
         defer { sqlite3_reset(sqliteStatement) }
         switch sqlite3_step(sqliteStatement) {
-        case SQLITE_ROW:
-            guard let text = sqlite3_column_text(sqliteStatement, 0) else { return .some(nil) }
-            let count = Int(sqlite3_column_bytes(sqliteStatement, 0))
-            return .some(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
-        case SQLITE_DONE:
-            return .none
-        case let code:
-            throw Self.error(code, sqliteStatement, sql: sql)
+        case SQLITE_ROW: return try read(sqliteStatement)
+        case SQLITE_DONE: return nil
+        case let code: throw Self.error(code, sqliteStatement, sql: sql)
         }
     }
 
     /// SQLite's result `code` on `statement`, with the connection's message.
-    static func error(_ code: Int32, _ statement: SQLiteStatement, sql: String) -> DatabaseError {
+    package static func error(_ code: Int32, _ statement: SQLiteStatement, sql: String) -> DatabaseError {
         let message = sqlite3_db_handle(statement).map { String(cString: sqlite3_errmsg($0)) }
         return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
     }
