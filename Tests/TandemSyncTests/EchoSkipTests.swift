@@ -60,6 +60,46 @@ struct EchoSkipTests {
         }
     }
 
+    /// Logs batch 1 before batch 0 and answers batch 0 first: batch 0's echo starts after
+    /// batch 1's entries, which the store has not been told about yet.
+    final class SwappingTransport: Transport {
+        let base: any Transport
+        private let state = Mutex((secondLogged: false, firstAnswered: false))
+        init(_ base: any Transport) { self.base = base }
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            let key = request.headers["Idempotency-Key"] ?? ""
+            if key.hasSuffix(":0") {
+                while !state.withLock({ $0.secondLogged }) { try await Task.sleep(for: .milliseconds(1)) }
+                let response = try await base.send(request)
+                state.withLock { $0.firstAnswered = true }
+                return response
+            }
+            if key.hasSuffix(":1") {
+                let response = try await base.send(request)
+                state.withLock { $0.secondLogged = true }
+                while !state.withLock({ $0.firstAnswered }) { try await Task.sleep(for: .milliseconds(1)) }
+                return response
+            }
+            return try await base.send(request)
+        }
+    }
+
+    /// With two pushes in flight the server may log a later batch first; the earlier batch's
+    /// echo then waits for the later one's answer instead of being dropped.
+    @Test func echoesLoggedOutOfOrderStillChain() async throws {
+        try await ConflictTableTests.world { w in
+            try PushRangeTests.bulkInsert(w.a, 10...15)
+            let counter = PullCounter(SwappingTransport(w.transport))
+            let a = Self.engine(w, w.a, counter) { $0.pushBatchSize = 2; $0.pushesInFlight = 2 }   // three batches
+            let summary = try await a.sync()
+            #expect(summary.pushed == 6)
+            #expect(counter.pulled == 0, "A pulled its own changes back")
+            _ = try await w.syncB.sync()
+            #expect(try w.converged())
+        }
+    }
+
     @Test func aPushAfterAnotherReplicasIsPulledBackWithIt() async throws {
         try await ConflictTableTests.world { w in
             try SyncFixtures.insert(w.b, 20, title: "B's", rank: 1)
