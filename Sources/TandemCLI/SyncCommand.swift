@@ -21,7 +21,6 @@ struct SyncCommand: AsyncParsableCommand {
         let transport: CurlTransport
         do { transport = try CurlTransport(baseURL: url) } catch let error as SyncError { throw CLIError(error.message) }
         var configuration = SyncConfiguration(dataset: dataset, token: { try token() })
-        if let n = ProcessInfo.processInfo.environment["TANDEM_EXP_INFLIGHT"].flatMap(Int.init) { configuration.pushesInFlight = n }
         let interactive = !json && isatty(STDERR_FILENO) == 1
         if interactive {
             configuration.progress = { progress in

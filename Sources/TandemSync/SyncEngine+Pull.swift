@@ -28,11 +28,26 @@ extension SyncEngine {
         applier.policies = configuration.conflictPolicies
         applier.updateWinsOverDelete = configuration.updateWinsOverDelete
         applier.node = node
+        // The next page is fetched and read while this one is applied (on another queue: the
+        // engine's own is busy applying), from the cursor this page ends at.
+        var ahead: Task<(cursor: String, page: PullResponse), any Error>?
+        defer { ahead?.cancel() }
         while true {
             let fetched: (cursor: String, page: PullResponse)
-            if let page = first { fetched = page } else { fetched = try await nextPage() }
+            if let page = first {
+                fetched = page
+            } else if let next = ahead {
+                ahead = nil
+                fetched = try await next.value
+            } else {
+                fetched = try await nextPage()
+            }
             first = nil
             let (cursor, page) = fetched
+            if page.hasMore, !page.changes.isEmpty {
+                let after = page.nextCursor
+                ahead = Task.detached { try await self.page(after: after) }   // not on the engine, busy applying
+            }
             if hasLocalChanges(after: mark) {
                 mark = try historyToken()
                 applier.pending = try pendingLocalStamps()
@@ -53,7 +68,11 @@ extension SyncEngine {
                 }
                 return outcome
             }
-            guard let outcome else { continue }
+            guard let outcome else {
+                ahead?.cancel()   // read from a cursor that has moved on
+                ahead = nil
+                continue
+            }
             try resolve(outcome.resolutions)
             dangling += outcome.dangling
             total.applied += outcome.applied
@@ -78,9 +97,27 @@ extension SyncEngine {
     /// The page after the saved cursor, with that cursor.
     private func nextPage() async throws -> (cursor: String, page: PullResponse) {
         let cursor = try read { db in try SyncStore.value("cursor", db) } ?? ""
+        return try await page(after: cursor)
+    }
+
+    /// The page after `cursor`, read on ``pageReader`` rather than the engine's queue.
+    private nonisolated func page(after cursor: String) async throws -> (cursor: String, page: PullResponse) {
         let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(configuration.pullPageSize)")
-        do { return (cursor, try WireJSONReader.pullResponse(response.body)) } catch {
-            throw SyncError(.invalidResponse, "the server's pull answer is unreadable: \(error)")
+        return (cursor, try await Self.readPage(response.body))
+    }
+
+    /// Reads pull answers while the engine's queue applies the page before.
+    private static let pageReader = DispatchQueue(label: "tandem.sync.pages")
+
+    private static func readPage(_ body: Data) async throws -> PullResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            pageReader.async {
+                continuation.resume(with: Result {
+                    do { return try WireJSONReader.pullResponse(body) } catch {
+                        throw SyncError(.invalidResponse, "the server's pull answer is unreadable: \(error)")
+                    }
+                })
+            }
         }
     }
 

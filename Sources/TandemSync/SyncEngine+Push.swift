@@ -86,14 +86,37 @@ extension SyncEngine {
     func push(schemaVersion: Int) async throws -> PushResult {
         var result = try await pushSnapshotIfNeeded(schemaVersion: schemaVersion)
         let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
+        // The next range is read and cut while this one is sent (off the engine's queue), from
+        // where this one will leave the journal's acknowledgement; it is used only if the
+        // store is there when this one is done.
+        var ahead: Task<PreparedRange, any Error>?
+        defer { ahead?.cancel() }
         while true {
             let acknowledged = try container.syncAcknowledged()
-            guard let range = try nextRange(after: acknowledged) else { return result }
-            let plan = PushPlanner.plan(range.transactions)
+            let prepared: PreparedRange
+            // (When it found nothing, the journal is read again: a change committed since
+            // is pushed now, not at the next sync.)
+            if let next = try await ahead?.value, let range = next.range, next.acknowledged == acknowledged,
+               try read({ db in try SyncStore.value("inflight", db) }) == nil,
+               try container.syncPushedChange(acknowledged: acknowledged) == next.afterChange {
+                try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
+                prepared = next
+            } else {
+                guard let range = try nextRange(after: acknowledged) else { return result }
+                prepared = prepare(range, acknowledged: acknowledged)
+            }
+            ahead = nil
+            guard let range = prepared.range else { return result }
+            let (plan, batches) = (prepared.plan, prepared.batches)
             if plan.unsupported > 0 {
                 logger.warning("many-to-many links are not synced by protocol v1", metadata: ["links": "\(plan.unsupported)"])
             }
-            let batches = PushPlanner.chunks(plan.changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes)
+            let nextAcknowledged = max(range.finishedThrough ?? acknowledged, acknowledged)
+            let nextAfter = range.lastToken > nextAcknowledged ? range.throughChange : 0
+            ahead = Task.detached { [self] in
+                let range = try fetchRange(after: nextAcknowledged, afterChange: nextAfter, through: nil)
+                return prepare(range, acknowledged: nextAcknowledged)
+            }
             var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.changes.count }
             // Up to `pushesInFlight` batches at once (each holds whole records, so they never
             // overlap), in a sliding window: while the server writes one batch it reads the
@@ -234,7 +257,7 @@ extension SyncEngine {
     /// deletion keeps those, so their ids are never reused), and the idempotency keys name
     /// the transactions' tokens too (tokens are never reused, change ids can be once history
     /// is deleted).
-    struct Range {
+    struct Range: Sendable {
         var acknowledged: HistoryToken
         var afterChange: Int64
         var throughChange: Int64
@@ -255,6 +278,24 @@ extension SyncEngine {
 
         /// The form saved under `inflight`: `r:<acknowledged>:<after>:<through>:<batch>`.
         func saved(chunk: Int) -> String { "r:\(acknowledged.rawValue):\(afterChange):\(throughChange):\(chunk)" }
+    }
+
+    /// A range with its plan and batches, and the acknowledged token and change it was read
+    /// after (`range` is `nil` when there was nothing to push).
+    struct PreparedRange: Sendable {
+        var range: Range?
+        var acknowledged: HistoryToken
+        var afterChange: Int64
+        var plan = PushPlanner.Plan()
+        var batches: [PushPlanner.Batch] = []
+    }
+
+    /// Plans and cuts `range` into batches (pure: off the engine's queue when read ahead).
+    nonisolated func prepare(_ range: Range?, acknowledged: HistoryToken) -> PreparedRange {
+        guard let range else { return PreparedRange(range: nil, acknowledged: acknowledged, afterChange: 0) }
+        let plan = PushPlanner.plan(range.transactions)
+        let batches = PushPlanner.chunks(plan.changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes)
+        return PreparedRange(range: range, acknowledged: acknowledged, afterChange: range.afterChange, plan: plan, batches: batches)
     }
 
     /// The saved range when it is still the one to send, else the next one (saved): the
@@ -282,7 +323,7 @@ extension SyncEngine {
 
     /// The first `pushRangeChanges` local changes after `afterChange` (only up to
     /// `through`, for a saved range).
-    private func fetchRange(after acknowledged: HistoryToken, afterChange: Int64, through: Int64?) throws -> Range? {
+    private nonisolated func fetchRange(after acknowledged: HistoryToken, afterChange: Int64, through: Int64?) throws -> Range? {
         let limit = min(max(configuration.pushRangeChanges, 1), 10_000_000)
         var descriptor = HistoryDescriptor.local(after: acknowledged, afterChange: afterChange)
         descriptor.changeLimit = limit + 1   // one more, to see whether the range ends a transaction

@@ -67,7 +67,7 @@ public actor SyncEngine {
         self.clock = now
     }
 
-    var dataset: String { configuration.dataset ?? container.dataset }
+    nonisolated var dataset: String { configuration.dataset ?? container.dataset }
 
     /// Pushes local changes, then pulls until the store has everything the server has.
     ///
@@ -150,7 +150,7 @@ public actor SyncEngine {
 
     // MARK: HTTP
 
-    func call(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> TransportResponse {
+    nonisolated func call(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> TransportResponse {
         let token: String
         do { token = try await configuration.token() } catch {
             throw SyncError(.misconfigured, "the sync token could not be read: \(error)")

@@ -20,6 +20,36 @@ struct PushRangeTests {
         }
     }
 
+    /// The next range is read ahead while one is sent. Changes committed meanwhile, inside a
+    /// range already read and after the last one, are all pushed by the same sync, each once.
+    @Test func changesCommittedWhileRangesAreSentArePushedByTheSameSync() async throws {
+        try await ConflictTableTests.world { w in
+            try Self.bulkInsert(w.a, 100...129)   // 30 changes
+            let keys = KeyLog()
+            let a = w.a
+            let writing = CommittingTransport(wrapping: KeyRecordingTransport(wrapping: w.transport, keys: keys, failAfter: nil)) { pushes in
+                // While ranges are sent: a new record, and an edit of one already pushed.
+                if pushes == 2 { try SyncFixtures.insert(a, 200, title: "during") }
+                if pushes == 5 { try SyncFixtures.update(a, 100, "title", "edited during") }
+                // And one more during every later push, the last range's included.
+                if pushes >= 6 && pushes < 12 { try SyncFixtures.insert(a, 300 + pushes, title: "late") }
+            }
+            let token = w.token
+            var configuration = SyncConfiguration(token: { token })
+            configuration.pushRangeChanges = 12
+            configuration.pushBatchSize = 4
+            let summary = try await SyncEngine(container: w.a, transport: writing, configuration: configuration).sync()
+            #expect(summary.pushed >= 33)
+            #expect(try SyncStatus(of: w.a).pendingChanges == 0, "every change committed during the sync is pushed by it")
+            #expect(await keys.keys.values.allSatisfy { $0 == 1 }, "no batch sent twice")
+            _ = try await w.syncB.sync()
+            #expect(try w.converged())
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(200)]?.first == "during")
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(100)]?.first == "edited during")
+            #expect(try SyncFixtures.rows(w.b).values.contains { $0.first == "late" })
+        }
+    }
+
     /// A store that only pulls moves its `sync` reader past what it pulled, so an idle sync
     /// does not read its pulled history again; never past a local transaction.
     @Test func pulledHistoryIsAcknowledgedButNeverPastALocalChange() async throws {
@@ -165,5 +195,26 @@ final class KeyRecordingTransport: Transport {
         }
         if fail { throw SyncError(.unreachable, "planted: the answer was lost") }
         return response
+    }
+}
+
+/// Runs `commit` (a local write, as an app would make during a sync) before passing each
+/// push on; `commit` gets the number of pushes sent before.
+final class CommittingTransport: Transport {
+    let base: any Transport
+    let commit: @Sendable (Int) throws -> Void
+    private let pushes = Mutex(0)
+
+    init(wrapping base: any Transport, commit: @escaping @Sendable (Int) throws -> Void) {
+        self.base = base
+        self.commit = commit
+    }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        if request.path.hasSuffix("/push") {
+            let count = pushes.withLock { count in defer { count += 1 }; return count }
+            try commit(count)
+        }
+        return try await base.send(request)
     }
 }
