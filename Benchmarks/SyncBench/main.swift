@@ -92,19 +92,20 @@ func rawInsert(count: Int) throws -> Double {
 }
 
 
-/// Runs `tandem sync` on a store as a child process, as a user or the daemon would; returns
-/// its summary and its peak RSS (MiB, from wait4).
-func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int, cpu: Double) {
-    let tandem = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "tandem").path(percentEncoded: false)
-    var arguments = [tandem, "sync", "--store", directory.appending(path: store).path(percentEncoded: false), "--server", server, "--json"]
+let tandem = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "tandem").path(percentEncoded: false)
+
+/// Starts `tandem` with `arguments` (the token in its environment), standard output to
+/// `output`; returns its pid.
+func spawnTandem(_ arguments: [String], output: String) throws -> pid_t {
+    var arguments = [tandem] + arguments
     // SYNCBENCH_PERF_DIR=dir profiles each side with `perf record` (the RSS is then perf's).
     if let perfDirectory = ProcessInfo.processInfo.environment["SYNCBENCH_PERF_DIR"] {
-        arguments = ["/usr/bin/perf", "record", "-F", "4999", "-g", "-o", "\(perfDirectory)/\(store).perf", "--"] + arguments
+        let name = URL(filePath: output).deletingPathExtension().deletingPathExtension().lastPathComponent
+        arguments = ["/usr/bin/perf", "record", "-F", "4999", "-g", "-o", "\(perfDirectory)/\(name).perf", "--"] + arguments
     }
     var environment = ProcessInfo.processInfo.environment
     environment["TANDEM_TOKEN"] = token
     environment["TANDEM_LOG_LEVEL"] = "error"
-    let output = directory.appending(path: "\(store).sync.json").path(percentEncoded: false)
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -114,6 +115,14 @@ func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int, cpu: 
     defer { for pointer in argv + envp { free(pointer) } }
     var pid: pid_t = 0
     guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { throw CocoaError(.executableNotLoadable) }
+    return pid
+}
+
+/// Runs `tandem sync` on a store as a child process, as a user or the daemon would; returns
+/// its summary and its peak RSS (MiB, from wait4).
+func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int, cpu: Double) {
+    let output = directory.appending(path: "\(store).sync.json").path(percentEncoded: false)
+    let pid = try spawnTandem(["sync", "--store", directory.appending(path: store).path(percentEncoded: false), "--server", server, "--json"], output: output)
     var status: Int32 = 0
     var usage = rusage()
     _ = wait4(pid, &status, 0, &usage)
@@ -164,6 +173,40 @@ if let serverBefore, let serverPushed, let serverPulled {
 }
 print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → B ÷ raw insert = %.1f×", raw, total / raw))
 print("peak RSS of the syncing client (tandem sync): \(pushSide.peakMiB) MiB pushing, \(pullSide.peakMiB) MiB pulling \(changes) changes (goal ≤ 150 MB at 1 M)")
+// Side by side, as two daemons run: B's `tandem daemon` (a sync every 50 ms) pulls while
+// A's `tandem sync` pushes, into a dataset of their own; timed from A's start until B holds
+// every row.
+do {
+    let a2 = try store("a2.store", dataset: "bench2"), b2 = try store("b2.store", dataset: "bench2")
+    try fill(a2, count: changes)
+    let path = { (name: String) in directory.appending(path: name).path(percentEncoded: false) }
+    let daemon = try spawnTandem(["daemon", "--store", path("b2.store"), "--server", server, "--interval", "0.05"], output: path("b2.daemon.log"))
+    try await Task.sleep(for: .milliseconds(500))   // its first sync: nothing to pull yet
+    let rows = { try b2.read { db in try Int.fetchOne(db, sql: "SELECT MAX(rowid) FROM Todo") ?? 0 } }
+    let serverBefore = serverCPU()
+    var pushed = (summary: "", peakMiB: 0, cpu: 0.0)
+    let pushing = Task.detached { try tandemSync("a2.store") }
+    let elapsed = try await seconds {
+        let deadline = ContinuousClock.now + .seconds(600)
+        while try rows() < changes, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+    }
+    pushed = try await pushing.value
+    let serverSideBySide = serverCPU()
+    kill(daemon, SIGTERM)
+    var status: Int32 = 0
+    var usage = rusage()
+    _ = wait4(daemon, &status, 0, &usage)
+    let pulled = try b2.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Todo") ?? 0 }
+    guard pulled == changes, count("pushed", in: pushed.summary) == changes else {
+        FileHandle.standardError.write(Data("SyncBench: side by side, A synced \(pushed.summary) and B holds \(pulled) rows; expected \(changes)\n".utf8))
+        exit(1)
+    }
+    let daemonCPU = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    print(String(format: "side by side (B's daemon pulling while A pushes): %.2f s → %.0f changes/s; CPU: A %.2f s, B's daemon %.2f s%@",
+                 elapsed, Double(changes) / elapsed, pushed.cpu, daemonCPU,
+                 serverBefore.flatMap { before in serverSideBySide.map { String(format: ", the server %.2f s", $0 - before) } } ?? ""))
+}
+
 // SYNCBENCH_THROUGHPUT_ONLY=1 stops here (for comparing runs of the figures above).
 if ProcessInfo.processInfo.environment["SYNCBENCH_THROUGHPUT_ONLY"] != nil { exit(0) }
 let syncB = try engine(b)
