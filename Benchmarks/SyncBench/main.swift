@@ -175,12 +175,14 @@ print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → 
 print("peak RSS of the syncing client (tandem sync): \(pushSide.peakMiB) MiB pushing, \(pullSide.peakMiB) MiB pulling \(changes) changes (goal ≤ 150 MB at 1 M)")
 // Side by side, as two daemons run: B's `tandem daemon` (a sync every 50 ms) pulls while
 // A's `tandem sync` pushes, into a dataset of their own; timed from A's start until B holds
-// every row.
+// every row (B only inserts here, so its largest rowid is its row count).
 do {
     let a2 = try store("a2.store", dataset: "bench2"), b2 = try store("b2.store", dataset: "bench2")
     try fill(a2, count: changes)
     let path = { (name: String) in directory.appending(path: name).path(percentEncoded: false) }
     let daemon = try spawnTandem(["daemon", "--store", path("b2.store"), "--server", server, "--interval", "0.05"], output: path("b2.daemon.log"))
+    var daemonStopped = false
+    defer { if !daemonStopped { kill(daemon, SIGKILL) } }   // never left running
     try await Task.sleep(for: .milliseconds(500))   // its first sync: nothing to pull yet
     let rows = { try b2.read { db in try Int.fetchOne(db, sql: "SELECT MAX(rowid) FROM Todo") ?? 0 } }
     let serverBefore = serverCPU()
@@ -196,6 +198,7 @@ do {
     var status: Int32 = 0
     var usage = rusage()
     _ = wait4(daemon, &status, 0, &usage)
+    daemonStopped = true
     let pulled = try b2.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Todo") ?? 0 }
     guard pulled == changes, count("pushed", in: pushed.summary) == changes else {
         FileHandle.standardError.write(Data("SyncBench: side by side, A synced \(pushed.summary) and B holds \(pulled) rows; expected \(changes)\n".utf8))

@@ -113,8 +113,9 @@ extension Statement {
     /// - Throws: ``DatabaseError`` when SQLite fails, and what `read` throws.
     package func withFirstBlob<T>(_ bind: (inout Binder) -> Void, _ read: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         try withFirstColumn(bind) { statement in
+            let start = sqlite3_column_blob(statement, 0)   // before its length, as SQLite documents
             let count = Int(sqlite3_column_bytes(statement, 0))
-            guard let start = sqlite3_column_blob(statement, 0), count > 0 else { return try read(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            guard let start, count > 0 else { return try read(UnsafeRawBufferPointer(start: nil, count: 0)) }
             return try read(UnsafeRawBufferPointer(start: start, count: count))
         }
     }

@@ -14,6 +14,11 @@ extension SyncEngine {
         var echoes: [Echo] = []
         /// Batches whose log entries were skipped instead of pulled back.
         var echoesSkipped = 0
+        /// Values that lost at the server, and changes it refused, not written yet: they are
+        /// written with the progress that passes their batch (``save(_:_:)``), so a batch
+        /// sent again after a lost answer beside it does not log them twice.
+        var lostValues: [SyncConflict] = []
+        var refused: [(change: String, reason: String, at: Int64)] = []
 
         mutating func add(_ other: PushResult) {
             pushed += other.pushed
@@ -21,6 +26,18 @@ extension SyncEngine {
             quarantined += other.quarantined
             echoes += other.echoes
             echoesSkipped += other.echoesSkipped
+            lostValues += other.lostValues
+            refused += other.refused
+        }
+
+        /// Writes the lost values and refused changes, and forgets them.
+        mutating func save(_ db: Database) throws {
+            for conflict in lostValues { try SyncStore.recordConflict(conflict, db) }
+            for refusal in refused {
+                try SyncStore.quarantine(refusal.change, position: nil, reason: refusal.reason, at: refusal.at, db)
+            }
+            lostValues = []
+            refused = []
         }
     }
 
@@ -36,13 +53,9 @@ extension SyncEngine {
             response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
         } catch let error as SyncError where error.code == .rejected && [400, 413, 422].contains(error.status ?? 0) {
             guard batch.count > 1 else {
-                let now = clock()
-                try store { db in
-                    try SyncStore.quarantine(WireJSON.data { $0.append(batch[0]) }.utf8Text, position: nil,
-                                             reason: "the server refused this local change: \(error.message)", at: now, db)
-                }
                 logger.warning("the server refused a local change; quarantined", metadata: ["record": "\(batch[0].record)", "error": "\(error.message)"])
-                return PushResult(quarantined: 1)
+                return PushResult(quarantined: 1, refused: [(WireJSON.data { $0.append(batch[0]) }.utf8Text,
+                                                             "the server refused this local change: \(error.message)", clock())])
             }
             let half = batch.count / 2
             var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion)
@@ -58,21 +71,18 @@ extension SyncEngine {
             throw SyncError(.invalidResponse, "the server answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
         }
         let now = clock()
-        let lost = try store { db in
-            var count = 0
-            for (change, outcome) in zip(batch, answer.outcomes) {
-                for value in outcome.lost {
-                    let rule = change.kind == .delete ? "insertAfterDelete" : (value.winningValue == .null ? "deleteWins" : "lastWriterWins")
-                    try SyncStore.recordConflict(SyncConflict(at: now, record: change.record, attribute: value.attribute,
-                                                              localValue: value.value.jsonText, localStamp: value.stamp,
-                                                              remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
-                                                              winner: .server, rule: rule), db)
-                    count += 1
-                }
+        var lost: [SyncConflict] = []
+        for (change, outcome) in zip(batch, answer.outcomes) {
+            for value in outcome.lost {
+                let rule = change.kind == .delete ? "insertAfterDelete" : (value.winningValue == .null ? "deleteWins" : "lastWriterWins")
+                lost.append(SyncConflict(at: now, record: change.record, attribute: value.attribute,
+                                         localValue: value.value.jsonText, localStamp: value.stamp,
+                                         remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
+                                         winner: .server, rule: rule))
             }
-            return count
         }
-        return PushResult(pushed: batch.count, conflicts: lost, echoes: echo(of: batch, answer: answer).map { [$0] } ?? [])
+        return PushResult(pushed: batch.count, conflicts: lost.count, echoes: echo(of: batch, answer: answer).map { [$0] } ?? [],
+                          lostValues: lost)
     }
 
     /// Pushes every journaled local change after the `sync` reader's acknowledged token, in
@@ -96,7 +106,8 @@ extension SyncEngine {
             let prepared: PreparedRange
             // (When it found nothing, the journal is read again: a change committed since
             // is pushed now, not at the next sync.)
-            if let next = try await ahead?.value, let range = next.range, next.acknowledged == acknowledged,
+            // A read-ahead that failed is only read again.
+            if let next = try? await ahead?.value, let range = next.range, next.acknowledged == acknowledged,
                try read({ db in try SyncStore.value("inflight", db) }) == nil,
                try container.syncPushedChange(acknowledged: acknowledged) == next.afterChange {
                 try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
@@ -114,15 +125,26 @@ extension SyncEngine {
             let nextAcknowledged = max(range.finishedThrough ?? acknowledged, acknowledged)
             let nextAfter = range.lastToken > nextAcknowledged ? range.throughChange : 0
             ahead = Task.detached { [self] in
-                let range = try fetchRange(after: nextAcknowledged, afterChange: nextAfter, through: nil)
-                return prepare(range, acknowledged: nextAcknowledged)
+                try Task.checkCancellation()
+                return try await withCheckedThrowingContinuation { continuation in
+                    Self.rangeReader.async {
+                        continuation.resume(with: Result {
+                            self.prepare(try self.fetchRange(after: nextAcknowledged, afterChange: nextAfter, through: nil), acknowledged: nextAcknowledged)
+                        })
+                    }
+                }
             }
             var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.changes.count }
             // Up to `pushesInFlight` batches at once (each holds whole records, so they never
             // overlap), in a sliding window: while the server writes one batch it reads the
             // next. The saved batch index moves only past batches answered in order, so a
             // retry resends from the first unanswered one with the same keys.
-            let inFlight = max(configuration.pushesInFlight, 1)
+            // One at a time when the range touches an entity with unique values: the server
+            // may log batches in flight in any order, and a value freed in one batch and
+            // taken in the next must reach other replicas in that order, or they would merge
+            // two records (docs/sync.md).
+            let inFlight = uniqueValueEntities.isEmpty || !plan.changes.contains(where: { uniqueValueEntities.contains($0.entity) })
+                ? max(configuration.pushesInFlight, 1) : 1
             try await withThrowingTaskGroup(of: (Int, PushResult).self) { group in
                 var next = range.chunk
                 var answeredThrough = range.chunk
@@ -150,6 +172,7 @@ extension SyncEngine {
                         let checkingPulledChanges = echoSkipChecksPulledChanges
                         let echoes = unmatchedEchoes + answered.echoes
                         let (skipped, unmatched) = try store { db in
+                            try answered.save(db)
                             try SyncStore.set("inflight", range.saved(chunk: chunk), db)
                             return try Self.skipEchoes(echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
                         }
@@ -237,7 +260,8 @@ extension SyncEngine {
                 after = lastID   // the stored id, whatever its case: the next slice starts after it
                 logger.info("pushing records the journal has no history for", metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
                 for batch in PushPlanner.chunks(changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes) {
-                    let outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)", schemaVersion: schemaVersion)
+                    var outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)", schemaVersion: schemaVersion)
+                    try store { db in try outcome.save(db) }
                     index += 1
                     result.add(outcome)
                 }
@@ -278,6 +302,15 @@ extension SyncEngine {
 
         /// The form saved under `inflight`: `r:<acknowledged>:<after>:<through>:<batch>`.
         func saved(chunk: Int) -> String { "r:\(acknowledged.rawValue):\(afterChange):\(throughChange):\(chunk)" }
+    }
+
+    /// Reads and cuts the next push range (blocking SQLite and JSON work, kept off both the
+    /// engine's queue and Swift's cooperative pool).
+    private static let rangeReader = DispatchQueue(label: "tandem.sync.ranges")
+
+    /// Entities with a unique attribute (their batches are sent one at a time).
+    nonisolated var uniqueValueEntities: Set<String> {
+        Set(container.schema.entities.filter { $0.attributes.contains(where: \.isUnique) }.map(\.name))
     }
 
     /// A range with its plan and batches, and the acknowledged token and change it was read

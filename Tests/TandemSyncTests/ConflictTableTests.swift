@@ -365,6 +365,51 @@ struct UniqueMergeTests {
     }
 }
 
+/// Counts pushes in flight at once (each held a few milliseconds).
+final class ConcurrencyMeter: Transport {
+    let base: any Transport
+    private let state = Mutex((now: 0, most: 0))
+    var most: Int { state.withLock { $0.most } }
+    init(_ base: any Transport) { self.base = base }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        guard request.path.hasSuffix("/push") else { return try await base.send(request) }
+        state.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+        defer { state.withLock { $0.now -= 1 } }
+        try await Task.sleep(for: .milliseconds(5))
+        return try await base.send(request)
+    }
+}
+
+extension UniqueMergeTests {
+    /// Batches in flight may be logged in any order; a value freed in one batch and taken in
+    /// the next must arrive in that order, so an entity with unique values is pushed one
+    /// batch at a time (others two at a time).
+    @Test(arguments: [true, false]) func batchesOfEntitiesWithUniqueValuesAreSentOneAtATime(unique: Bool) async throws {
+        try await ConflictTableTests.world { w in
+            let schema = Schema(entities: [
+                Schema.Entity(name: "Tag", attributes: [
+                    Schema.Attribute(name: "code", type: .scalar(.string), options: unique ? [.unique] : []),
+                    Schema.Attribute(name: "label", type: .scalar(.string)),
+                ]),
+            ])
+            let store = try ModelContainer(schema: schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: unique ? "tags" : "labels"))
+            try store.write(author: "app") { db in
+                for n in 0..<8 {
+                    try db.execute(sql: "INSERT INTO Tag (\"#id\", code, label) VALUES (?, ?, 'x')", arguments: [SyncFixtures.id(n), "code \(n)"])
+                }
+            }
+            let meter = ConcurrencyMeter(w.transport)
+            let token = w.token
+            var configuration = SyncConfiguration(token: { token })
+            configuration.pushBatchSize = 2
+            configuration.pushesInFlight = 2
+            #expect(try await SyncEngine(container: store, transport: meter, configuration: configuration).sync().pushed == 8)
+            #expect(meter.most == (unique ? 1 : 2))
+        }
+    }
+}
+
 @Suite("Conflict policies")
 struct ConflictPolicyTests {
     static func engine(_ world: ConflictTableTests.World, _ store: ModelContainer, _ configure: (inout SyncConfiguration) -> Void) -> SyncEngine {

@@ -39,7 +39,9 @@ struct PushRangeTests {
             configuration.pushRangeChanges = 12
             configuration.pushBatchSize = 4
             let summary = try await SyncEngine(container: w.a, transport: writing, configuration: configuration).sync()
-            #expect(summary.pushed >= 33)
+            // Each change once: the bulk, the record and the edit, and every late record.
+            let late = try SyncFixtures.rows(w.a).values.filter { $0.first == "late" }.count
+            #expect(late > 0 && summary.pushed == 30 + 2 + late)
             #expect(try SyncStatus(of: w.a).pendingChanges == 0, "every change committed during the sync is pushed by it")
             #expect(await keys.keys.values.allSatisfy { $0 == 1 }, "no batch sent twice")
             _ = try await w.syncB.sync()
@@ -47,6 +49,32 @@ struct PushRangeTests {
             #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(200)]?.first == "during")
             #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(100)]?.first == "edited during")
             #expect(try SyncFixtures.rows(w.b).values.contains { $0.first == "late" })
+        }
+    }
+
+    /// With two pushes in flight, a batch answered beside one whose answer is lost is sent
+    /// again (same key, so it replays): the values that lost in it are logged once.
+    @Test func valuesThatLostAreLoggedOnceWhenABatchIsSentAgain() async throws {
+        try await ConflictTableTests.world { w in
+            for n in 2...4 { try SyncFixtures.insert(w.a, n, title: "t", rank: n) }
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            for n in 1...4 { try SyncFixtures.update(w.a, n, "title", "A \(n)") }   // older
+            try await ConflictTableTests.tick()
+            for n in 3...4 { try SyncFixtures.update(w.b, n, "title", "B \(n)") }   // newer: A's lose
+            _ = try await w.syncB.sync()
+            let token = w.token
+            var configuration = SyncConfiguration(token: { token })
+            configuration.pushBatchSize = 2   // records 1 and 2, then 3 and 4
+            configuration.pushesInFlight = 2
+            let losing = FirstAnswerLostTransport(w.transport)
+            await #expect(throws: SyncError.self) { _ = try await SyncEngine(container: w.a, transport: losing, configuration: configuration).sync() }
+            _ = try await SyncEngine(container: w.a, transport: losing, configuration: configuration).sync()
+            let conflicts = try SyncStatus.conflicts(of: w.a)
+            #expect(conflicts.count == 2, "each lost value once: \(conflicts.map { "\($0.record) \($0.attribute)" })")
+            _ = try await w.syncB.sync()
+            #expect(try w.converged())
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(3)]?.first == "B 3")
         }
     }
 
@@ -216,5 +244,27 @@ final class CommittingTransport: Transport {
             try commit(count)
         }
         return try await base.send(request)
+    }
+}
+
+/// Loses the answer of the first push's first batch (the server applied it), once, after
+/// the batch beside it was answered.
+final class FirstAnswerLostTransport: Transport {
+    let base: any Transport
+    private let state = Mutex((secondAnswered: false, lost: false))
+    init(_ base: any Transport) { self.base = base }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let key = request.headers["Idempotency-Key"] ?? ""
+        guard !state.withLock({ $0.lost }) else { return try await base.send(request) }
+        if key.hasSuffix(":0") {
+            while !state.withLock({ $0.secondAnswered }) { try await Task.sleep(for: .milliseconds(1)) }
+            _ = try await base.send(request)
+            state.withLock { $0.lost = true }
+            throw SyncError(.unreachable, "planted: the answer was lost")
+        }
+        let response = try await base.send(request)
+        if key.hasSuffix(":1") { state.withLock { $0.secondAnswered = true } }
+        return response
     }
 }
