@@ -104,9 +104,8 @@ extension SyncEngine {
         while true {
             let acknowledged = try container.syncAcknowledged()
             let prepared: PreparedRange
-            // (When it found nothing, the journal is read again: a change committed since
-            // is pushed now, not at the next sync.)
-            // A read-ahead that failed is only read again.
+            // A read-ahead that failed or found nothing is read again (a change committed
+            // since is pushed now, not at the next sync).
             if let next = try? await ahead?.value, let range = next.range, next.acknowledged == acknowledged,
                try read({ db in try SyncStore.value("inflight", db) }) == nil,
                try container.syncPushedChange(acknowledged: acknowledged) == next.afterChange {
@@ -122,14 +121,15 @@ extension SyncEngine {
             if plan.unsupported > 0 {
                 logger.warning("many-to-many links are not synced by protocol v1", metadata: ["links": "\(plan.unsupported)"])
             }
-            let nextAcknowledged = max(range.finishedThrough ?? acknowledged, acknowledged)
-            let nextAfter = range.lastToken > nextAcknowledged ? range.throughChange : 0
+            // Where this range leaves the acknowledgement and `pushedChange` once sent.
+            let newAcknowledged = max(range.finishedThrough ?? acknowledged, acknowledged)
+            let nextAfter = range.lastToken > newAcknowledged ? range.throughChange : 0
             ahead = Task.detached { [self] in
                 try Task.checkCancellation()
                 return try await withCheckedThrowingContinuation { continuation in
                     Self.rangeReader.async {
                         continuation.resume(with: Result {
-                            self.prepare(try self.fetchRange(after: nextAcknowledged, afterChange: nextAfter, through: nil), acknowledged: nextAcknowledged)
+                            self.prepare(try self.fetchRange(after: newAcknowledged, afterChange: nextAfter, through: nil), acknowledged: newAcknowledged)
                         })
                     }
                 }
@@ -191,7 +191,6 @@ extension SyncEngine {
             }
             // Saved under the acknowledged token it will be valid for; a crash before the
             // acknowledgement below only makes it stale (the range is sent again).
-            let newAcknowledged = max(range.finishedThrough ?? acknowledged, acknowledged)
             try store { db in
                 try SyncStore.set("pushedChange", "\(newAcknowledged.rawValue):\(range.lastToken.rawValue):\(range.throughChange)", db)
                 try SyncStore.set("inflight", nil, db)
