@@ -70,7 +70,7 @@ struct EchoSkipTests {
         func send(_ request: TransportRequest) async throws -> TransportResponse {
             let key = request.headers["Idempotency-Key"] ?? ""
             if key.hasSuffix(":0") {
-                while !state.withLock({ $0.secondLogged }) { try await Task.sleep(for: .milliseconds(1)) }
+                try await SyncFixtures.waitUntil { state.withLock { $0.secondLogged } }
                 let response = try await base.send(request)
                 state.withLock { $0.firstAnswered = true }
                 return response
@@ -78,7 +78,7 @@ struct EchoSkipTests {
             if key.hasSuffix(":1") {
                 let response = try await base.send(request)
                 state.withLock { $0.secondLogged = true }
-                while !state.withLock({ $0.firstAnswered }) { try await Task.sleep(for: .milliseconds(1)) }
+                try await SyncFixtures.waitUntil { state.withLock { $0.firstAnswered } }
                 return response
             }
             return try await base.send(request)

@@ -258,7 +258,7 @@ final class FirstAnswerLostTransport: Transport {
         let key = request.headers["Idempotency-Key"] ?? ""
         guard !state.withLock({ $0.lost }) else { return try await base.send(request) }
         if key.hasSuffix(":0") {
-            while !state.withLock({ $0.secondAnswered }) { try await Task.sleep(for: .milliseconds(1)) }
+            try await SyncFixtures.waitUntil { state.withLock { $0.secondAnswered } }
             _ = try await base.send(request)
             state.withLock { $0.lost = true }
             throw SyncError(.unreachable, "planted: the answer was lost")

@@ -7,6 +7,12 @@ import TandemWire
 
 /// Stores made from a schema alone, edited with SQL as the CLI does.
 enum SyncFixtures {
+    /// Waits (polling every millisecond) until `condition` holds: test transports use it to
+    /// hold one request back until another has reached a given point.
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        while !condition() { try await Task.sleep(for: .milliseconds(1)) }
+    }
+
     /// Todos in projects: deleting a project deletes its todos (`.cascade`).
     static let schema = Schema(entities: [
         Schema.Entity(name: "Todo", attributes: [

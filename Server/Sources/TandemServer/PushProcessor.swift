@@ -110,6 +110,17 @@ struct PushProcessor: Sendable {
         }
     }
 
+    /// Appends `applied` to the log: from the push's own text when change `index` was
+    /// applied whole (`created`, an insert's creation stamp, is spliced in as it is among
+    /// `applied`'s stamps), written anew otherwise.
+    private func log(_ applied: WireChange, whole: Bool, index: Int, sent change: WireChange, created: HLCTimestamp?,
+                     canonical: CanonicalText?, to transaction: inout any PushTransaction) throws -> Int64 {
+        if whole, let json = canonical?.logEntry(index, change, created: created) {
+            return try transaction.appendLog(applied, json: json, schemaVersion: schemaVersion)
+        }
+        return try transaction.appendLog(applied, schemaVersion: schemaVersion)
+    }
+
     /// Merges every change into its record, appends what was applied to the log, records
     /// what lost; returns the answer.
     func apply(_ changes: [WireChange], stamps: [[String: HLCTimestamp]], canonical: CanonicalText? = nil,
@@ -129,9 +140,7 @@ struct PushProcessor: Sendable {
                 try transaction.setNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created)
                 var applied = change
                 applied.stamps[WireChange.deleteStampKey] = created.description   // the record's creation stamp
-                let position = try canonical?.logEntry(index, change, created: created)
-                    .map { try transaction.appendLog(applied, json: $0, schemaVersion: schemaVersion) }
-                    ?? transaction.appendLog(applied, schemaVersion: schemaVersion)
+                let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position
                 outcomes.append(ChangeOutcome(position: position, applied: change.values.keys.sorted(), lost: []))
                 continue
@@ -166,11 +175,7 @@ struct PushProcessor: Sendable {
                 if let created {
                     applied.stamps[WireChange.deleteStampKey] = created.description   // the record's creation stamp
                 }
-                if whole, let json = canonical?.logEntry(index, change, created: created) {
-                    position = try transaction.appendLog(applied, json: json, schemaVersion: schemaVersion)
-                } else {
-                    position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
-                }
+                position = try log(applied, whole: whole, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position!
                 switch change.kind {
                 case .delete: break

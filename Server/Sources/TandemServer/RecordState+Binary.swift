@@ -14,13 +14,11 @@ import TandemWire
 /// 754 bits, 8 bytes), 5 text and 6 bytes (LEB128 length + bytes) — then its payload.
 ///
 /// ```swift
-/// let blob = state.binaryData()
-/// let again = try RecordState(stored: blob)   // == state; JSON blobs decode too
+/// let blob = state.binaryBytes()
+/// let again = try RecordState(stored: Data(blob))   // == state; JSON blobs decode too
 /// ```
 extension RecordState {
     static let binaryFormat: UInt8 = 1
-
-    func binaryData() -> Data { Data(binaryBytes()) }
 
     func binaryBytes() -> [UInt8] {
         var bytes = Self.header(entity: entity, created: created, deleted: deleted, fieldCount: fields.count)

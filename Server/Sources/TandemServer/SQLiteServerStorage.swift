@@ -14,7 +14,7 @@ public final class SQLiteServerStorage: ServerStorage {
     /// The version of the database layout, kept in `PRAGMA user_version`.
     ///
     /// - 1: record states as JSON.
-    /// - 2: record states written in their binary form (``RecordState/binaryData()``);
+    /// - 2: record states written in their binary form (``RecordState/binaryBytes()``);
     ///   format 1 databases are upgraded in place, their JSON states read as they are.
     public static let formatVersion = 2
 

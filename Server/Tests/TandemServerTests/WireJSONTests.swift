@@ -68,7 +68,7 @@ struct WireJSONTests {
 
     @Test func recordStatesRoundTripInTheirBinaryFormAndJSONOnesAreStillRead() throws {
         for state in Self.states {
-            #expect(try RecordState(stored: state.binaryData()) == state)
+            #expect(try RecordState(stored: Data(state.binaryBytes())) == state)
             #expect(try RecordState(stored: state.jsonData()) == state, "states stored by servers before format 2")
         }
     }
@@ -76,7 +76,7 @@ struct WireJSONTests {
     @Test func damagedRecordStatesAreRefusedNotTrusted() throws {
         var random = SystemRandomNumberGenerator()
         for state in Self.states {
-            let data = state.binaryData()
+            let data = Data(state.binaryBytes())
             // Every truncation, and a byte appended, is refused.
             for length in 0..<data.count {
                 #expect(throws: StorageError.self) { try RecordState(stored: data.prefix(length)) }
