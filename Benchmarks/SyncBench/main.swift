@@ -101,7 +101,8 @@ func spawnTandem(_ arguments: [String], output: String) throws -> pid_t {
     // SYNCBENCH_PERF_DIR=dir profiles each side with `perf record` (the RSS is then perf's).
     if let perfDirectory = ProcessInfo.processInfo.environment["SYNCBENCH_PERF_DIR"] {
         let name = URL(filePath: output).deletingPathExtension().deletingPathExtension().lastPathComponent
-        arguments = ["/usr/bin/perf", "record", "-F", "4999", "-g", "-o", "\(perfDirectory)/\(name).perf", "--"] + arguments
+        let callGraph = ProcessInfo.processInfo.environment["SYNCBENCH_PERF_CALLGRAPH"].map { ["--call-graph", $0] } ?? ["-g"]
+        arguments = ["/usr/bin/perf", "record", "-F", "1999"] + callGraph + ["-o", "\(perfDirectory)/\(name).perf", "--"] + arguments
     }
     var environment = ProcessInfo.processInfo.environment
     environment["TANDEM_TOKEN"] = token
@@ -173,6 +174,9 @@ if let serverBefore, let serverPushed, let serverPulled {
 }
 print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → B ÷ raw insert = %.1f×", raw, total / raw))
 print("peak RSS of the syncing client (tandem sync): \(pushSide.peakMiB) MiB pushing, \(pullSide.peakMiB) MiB pulling \(changes) changes (goal ≤ 150 MB at 1 M)")
+// A profiled run stops here (a daemon under perf outlives the kill meant for it), and so
+// does SYNCBENCH_SEQUENTIAL_ONLY.
+if ProcessInfo.processInfo.environment["SYNCBENCH_PERF_DIR"] != nil || ProcessInfo.processInfo.environment["SYNCBENCH_SEQUENTIAL_ONLY"] != nil { exit(0) }
 // Side by side, as two daemons run: B's `tandem daemon` (a sync every 50 ms) pulls while
 // A's `tandem sync` pushes, into a dataset of their own; timed from A's start until B holds
 // every row (B only inserts here, so its largest rowid is its row count).

@@ -92,6 +92,9 @@ struct ChangeApplier {
         /// Every column but the id, sorted, and the insert of a record that has them all.
         var columns: [String]
         var insertAll: String
+        /// `insertAll` that does nothing when the record exists (a pulled insert tries it
+        /// before looking the record up: it usually does not exist).
+        var insertNew: String
     }
     private let sql: [String: EntitySQL]
 
@@ -132,7 +135,8 @@ struct ChangeApplier {
                 selectStamps: "SELECT \(Self.stampColumn) FROM \(table) WHERE \(Self.idColumn) = ?",
                 delete: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?",
                 columns: names,
-                insertAll: Self.insertSQL(table: table, columns: names.map { quoted[$0]! }))
+                insertAll: Self.insertSQL(table: table, columns: names.map { quoted[$0]! }),
+                insertNew: Self.insertSQL(table: table, columns: names.map { quoted[$0]! }) + " ON CONFLICT(\(Self.idColumn)) DO NOTHING")
         }
         self.sql = sql
     }
@@ -180,6 +184,29 @@ struct ChangeApplier {
         }
         let table = q(change.entity)
         let statements = sql[change.entity]!
+        // An insert of every column of a record with no unpushed local edit: inserted
+        // without looking first (the usual pulled insert is of a record this store has
+        // never had). When the record exists, or a unique value is taken, nothing is
+        // written and the insert goes the way below.
+        if change.kind == .insert, values.count == statements.columns.count, pending.isEmpty || pending[change.record] == nil {
+            let created = stamps["*"] ?? values.keys.compactMap { stamps[$0] }.max() ?? .zero
+            let rowStamps = Self.rowStamps(created: created, columns: values.keys, stamps: stamps)
+            var inserted = false
+            do {
+                try db.cachedStatement(sql: statements.insertNew).executeBound { bind in
+                    bind.text(uuid)
+                    bind.text(rowStamps)
+                    for name in statements.columns { bind.value(values[name]!) }
+                }
+                inserted = db.changesCount == 1
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {}
+            if inserted {
+                outcome.applied += 1
+                try recordInsert(of: uuid, change.entity, db)
+                try checkReferences(values, of: change.entity, uuid, db, &outcome)
+                return
+            }
+        }
         let row = try db.cachedStatement(sql: statements.selectStamps).fetchFirstText { $0.text(uuid) }
         let exists = row != nil
         let local = (row ?? nil).flatMap(Self.stamps) ?? [:]
@@ -224,9 +251,9 @@ struct ChangeApplier {
                 // log always brings a record's insert before its updates), so the delete
                 // wins and the update is logged as lost.
                 if change.kind == .update {
-                    let newest = values.keys.compactMap { stamps[$0] }.max()
+                    let newest = values.keys.compactMap { stamps[$0] ?? stamps["*"] }.max()
                     for (column, value) in values.sorted(by: { $0.key < $1.key }) {
-                        try conflict(change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: stamps[column] ?? newest,
+                        try conflict(change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: stamps[column] ?? stamps["*"] ?? newest,
                                      winner: .local, rule: "deleteWins", db, &outcome)
                     }
                     return
@@ -293,7 +320,7 @@ struct ChangeApplier {
                 return WireValue(current??[index] as DatabaseValue? ?? .null)
             }
             for (index, column) in sortedColumns.enumerated() {
-                guard let remote = stamps[column] else { continue }
+                guard let remote = stamps[column] ?? stamps["*"] else { continue }   // "*": the default (compact stamps)
                 let localStamp = local[column] ?? local["*"] ?? .zero
                 if remote == localStamp { continue }   // the same write: nothing to decide
                 let localValue = try readLocal(at: index)
@@ -447,15 +474,19 @@ struct ChangeApplier {
         return nil
     }
 
-    /// A row's `"#hlc"` JSON for `columns` with their `stamps`, created at `created`:
-    /// `{"*": created}` alone when every column carries that stamp (`"*"` stamps every column
-    /// not named), which a pulled insert usually does.
+    /// A row's `"#hlc"` JSON for `columns` with their `stamps` (a column without one takes
+    /// `stamps["*"]`, the default of compact stamps), created at `created`: `"*"` stamps
+    /// every column not named, so only the columns stamped otherwise are named, and
+    /// `{"*": created}` alone is what a pulled insert usually gets.
     static func rowStamps(created: HLCTimestamp, columns: Dictionary<String, WireValue>.Keys, stamps: [String: HLCTimestamp]) -> String {
-        if columns.allSatisfy({ stamps[$0] == created }) {
+        let fallback = stamps["*"]
+        if columns.allSatisfy({ (stamps[$0] ?? fallback) == created }) {
             return "{\"*\":\"" + created.description + "\"}"   // a stamp's text needs no escaping
         }
         var map = ["*": created.description]
-        for column in columns { map[column] = stamps[column]?.description }
+        for column in columns {
+            if let stamp = stamps[column] ?? fallback, stamp != created { map[column] = stamp.description }
+        }
         return json(map)
     }
 

@@ -32,7 +32,8 @@ enum PushPlanner {
             }
         }
         plan.changes.reserveCapacity(order.count)
-        for uri in order { plan.changes += segments[uri] ?? [] }
+        // Sent with compact stamps: one default under "*", and the values stamped otherwise.
+        for uri in order { plan.changes += (segments[uri] ?? []).map { $0.compacted() } }
         return plan
     }
 

@@ -17,7 +17,9 @@ public struct SyncConfiguration: Sendable {
     /// about 10–20 % faster than one in the benchmark (docs/benchmarks.md); after a lost
     /// answer, up to this many batches are sent again (with the same keys, so they replay).
     public var pushesInFlight = 2
-    /// Journal changes gathered before pushing (bounds memory on a large backlog).
+    /// The most journal changes gathered before pushing (bounds memory on a large backlog).
+    /// A push's first range holds one window of batches, so the first is sent at once; the
+    /// next ones double up to this.
     public var pushRangeChanges = 20_000
     /// Changes per pull page (the server caps it at its maximum).
     public var pullPageSize = 1_000

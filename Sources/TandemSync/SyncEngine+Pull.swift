@@ -102,7 +102,7 @@ extension SyncEngine {
 
     /// The page after `cursor`, read on ``pageReader`` rather than the engine's queue.
     private nonisolated func page(after cursor: String) async throws -> (cursor: String, page: PullResponse) {
-        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(configuration.pullPageSize)")
+        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(configuration.pullPageSize)&stamps=compact")
         return (cursor, try await Self.readPage(response.body))
     }
 

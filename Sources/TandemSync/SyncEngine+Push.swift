@@ -124,12 +124,17 @@ extension SyncEngine {
             // Where this range leaves the acknowledgement and `pushedChange` once sent.
             let newAcknowledged = max(range.finishedThrough ?? acknowledged, acknowledged)
             let nextAfter = range.lastToken > newAcknowledged ? range.throughChange : 0
+            // Ranges grow from the first one's few batches (sent at once, without waiting for
+            // a large read) to `pushRangeChanges`, doubling: each is read in less time than
+            // the one before takes to send.
+            let nextLimit = min(rangeLimit, max(2 * range.changeCount, firstRangeLimit))
             ahead = Task.detached { [self] in
                 try Task.checkCancellation()
                 return try await withCheckedThrowingContinuation { continuation in
                     Self.rangeReader.async {
                         continuation.resume(with: Result {
-                            self.prepare(try self.fetchRange(after: newAcknowledged, afterChange: nextAfter, through: nil), acknowledged: newAcknowledged)
+                            self.prepare(try self.fetchRange(after: newAcknowledged, afterChange: nextAfter, through: nil, limit: nextLimit),
+                                         acknowledged: newAcknowledged)
                         })
                     }
                 }
@@ -252,7 +257,7 @@ extension SyncEngine {
                             columnStamps[column] = (stamps[column] ?? stamps["*"] ?? .zero).description
                         }
                         return WireChange(record: "tandem://\(container.dataset)/\(entity.name)/\(id)", entity: entity.name, kind: .insert,
-                                          values: values, stamps: columnStamps)
+                                          values: values, stamps: columnStamps).compacted()
                     }, rows.last.map { $0[0] as String })
                 }
                 guard let lastID else { break }
@@ -294,6 +299,9 @@ extension SyncEngine {
         /// range is pushed (`nil` when the range is one slice of a larger transaction).
         var finishedThrough: HistoryToken?
 
+        /// How many changes the range holds.
+        var changeCount: Int { transactions.reduce(0) { $0 + $1.changes.count } }
+
         /// The idempotency key of batch `index`.
         func key(clientID: String, schemaVersion: Int, index: Int) -> String {
             "\(clientID):v\(schemaVersion):t\(firstToken.rawValue).\(afterChange)-t\(lastToken.rawValue).\(throughChange):\(index)"
@@ -331,7 +339,7 @@ extension SyncEngine {
     }
 
     /// The saved range when it is still the one to send, else the next one (saved): the
-    /// first `pushRangeChanges` local changes after the acknowledged transaction and after
+    /// first ``firstRangeLimit`` local changes after the acknowledged transaction and after
     /// the last change pushed.
     func nextRange(after acknowledged: HistoryToken) throws -> Range? {
         if let text = try read({ db in try SyncStore.value("inflight", db) }) {
@@ -341,22 +349,29 @@ extension SyncEngine {
             // the server (same values, same stamps).
             if parts.count == 5, parts[0] == "r", let ack = Int64(parts[1]), ack == acknowledged.rawValue,
                let after = Int64(parts[2]), let through = Int64(parts[3]), let chunk = Int(parts[4]),
-               var range = try fetchRange(after: acknowledged, afterChange: after, through: through), range.throughChange == through {
+               var range = try fetchRange(after: acknowledged, afterChange: after, through: through, limit: rangeLimit), range.throughChange == through {
                 range.chunk = chunk
                 return range
             }
             try store { db in try SyncStore.set("inflight", nil, db) }
         }
         let pushed = try container.syncPushedChange(acknowledged: acknowledged)
-        guard let range = try fetchRange(after: acknowledged, afterChange: pushed, through: nil) else { return nil }
+        guard let range = try fetchRange(after: acknowledged, afterChange: pushed, through: nil, limit: firstRangeLimit) else { return nil }
         try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
         return range
     }
 
-    /// The first `pushRangeChanges` local changes after `afterChange` (only up to
-    /// `through`, for a saved range).
-    private nonisolated func fetchRange(after acknowledged: HistoryToken, afterChange: Int64, through: Int64?) throws -> Range? {
-        let limit = min(max(configuration.pushRangeChanges, 1), 10_000_000)
+    /// The most changes a range holds (`pushRangeChanges`).
+    nonisolated var rangeLimit: Int { min(max(configuration.pushRangeChanges, 1), 10_000_000) }
+
+    /// The most changes the first range of a push holds: the batches of one window.
+    nonisolated var firstRangeLimit: Int {
+        min(rangeLimit, max(configuration.pushBatchSize, 1) * max(configuration.pushesInFlight, 1))
+    }
+
+    /// The first `limit` local changes after `afterChange` (only up to `through`, for a
+    /// saved range).
+    private nonisolated func fetchRange(after acknowledged: HistoryToken, afterChange: Int64, through: Int64?, limit: Int) throws -> Range? {
         var descriptor = HistoryDescriptor.local(after: acknowledged, afterChange: afterChange)
         descriptor.changeLimit = limit + 1   // one more, to see whether the range ends a transaction
         let transactions: [HistoryTransaction]

@@ -47,15 +47,20 @@ struct PushProcessor: Sendable {
             throw APIError.invalid("unknown_entity", "\(item): entity '\(change.entity)' is not in schema version \(schemaVersion)")
         }
         if !uri.wasCanonical { change.record = uri.text }
-        // Exactly one stamp per value (a delete: one, under "*"); compared without building
-        // sets, which cost two allocations per change.
+        // A delete: one stamp, under "*". An insert or update: a stamp per value, or a
+        // default under "*" for the values without one (compact stamps). Compared without
+        // building sets, which cost two allocations per change.
+        let star = change.stamps[WireChange.deleteStampKey] != nil
         let stampsMatch = change.kind == .delete
-            ? change.stamps.count == 1 && change.stamps[WireChange.deleteStampKey] != nil
-            : change.stamps.count == change.values.count && change.stamps.keys.allSatisfy { change.values[$0] != nil }
+            ? change.stamps.count == 1 && star
+            : (star || change.stamps.count == change.values.count)
+                && change.stamps.keys.allSatisfy { $0 == WireChange.deleteStampKey || change.values[$0] != nil }
         guard stampsMatch else {
-            throw APIError.invalid("invalid_stamp", "\(item).stamps must have exactly one stamp per value\(change.kind == .delete ? " (a delete: one, under \"*\")" : "") ; got \(change.stamps.keys.sorted())")
+            throw APIError.invalid("invalid_stamp", change.kind == .delete
+                ? "\(item).stamps of a delete is one stamp, under \"*\"; got \(change.stamps.keys.sorted())"
+                : "\(item).stamps needs a stamp per value, or a default under \"*\", and names only the change's values; got \(change.stamps.keys.sorted())")
         }
-        var stamps: [String: HLCTimestamp] = [:]
+        var parsed: [String: HLCTimestamp] = [:]
         for (key, text) in change.stamps {
             guard let stamp = HLCTimestamp(text) else {
                 throw APIError.invalid("invalid_stamp", "\(item).stamps.\(key): '\(text)' is not an HLC stamp (<12 hex>-<4 hex>-<16 hex>)")
@@ -65,7 +70,14 @@ struct PushProcessor: Sendable {
                                "\(item).stamps.\(key) is \((Int64(clamping: stamp.physical) - now) / 1000) s ahead of the server's clock; correct the client clock (serverTime) and stamp again",
                                serverTime: now)
             }
-            stamps[key] = stamp
+            parsed[key] = stamp
+        }
+        // The stamp of each value (an insert's or update's default given to the values
+        // without their own): what the merge compares.
+        var stamps = parsed
+        if change.kind != .delete, let fallback = parsed.removeValue(forKey: WireChange.deleteStampKey) {
+            stamps = parsed
+            for column in change.values.keys where stamps[column] == nil { stamps[column] = fallback }
         }
         switch change.kind {
         case .delete:
@@ -94,11 +106,15 @@ struct PushProcessor: Sendable {
         var spans: [WireJSON.ChangeSpan?]
 
         /// The log entry of change `index` applied whole: its text, with the record's
-        /// creation stamp first among an insert's stamps (`"*"` sorts before any column
-        /// name; `nil`, to be written anew, when one does not).
+        /// creation stamp under an insert's `"*"`. A compact insert usually has it there
+        /// already; an insert with a stamp per value gets it spliced in first (`"*"` sorts
+        /// before any column name). `nil`, to be written anew, when its `"*"` is another.
         func logEntry(_ index: Int, _ change: WireChange, created: HLCTimestamp?) -> Data? {
             guard index < spans.count, let span = spans[index] else { return nil }
             guard let created else { return Data(bytes[span.range]) }
+            if let star = change.stamps[WireChange.deleteStampKey] {
+                return star == created.description ? Data(bytes[span.range]) : nil
+            }
             guard change.stamps.keys.allSatisfy({ $0 > WireChange.deleteStampKey }) else { return nil }
             var entry: [UInt8] = []
             entry.reserveCapacity(span.range.count + 42)
@@ -139,7 +155,7 @@ struct PushProcessor: Sendable {
             if state == nil, change.kind == .insert, let created = changeStamps.values.max() {
                 try transaction.setNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created)
                 var applied = change
-                applied.stamps[WireChange.deleteStampKey] = created.description   // the record's creation stamp
+                applied.setCreationStamp(created.description)
                 let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position
                 outcomes.append(ChangeOutcome(position: position, applied: change.values.keys.sorted(), lost: []))
@@ -170,11 +186,10 @@ struct PushProcessor: Sendable {
                 if !whole {
                     applied.values = change.kind == .delete ? [:] : merged.applied.mapValues(\.value)
                     applied.stamps = merged.applied.mapValues(\.stamp.description)
+                    if change.kind == .update { applied = applied.compacted() }
                 }
                 let created = change.kind == .insert ? state?.created : nil
-                if let created {
-                    applied.stamps[WireChange.deleteStampKey] = created.description   // the record's creation stamp
-                }
+                if let created { applied.setCreationStamp(created.description) }
                 position = try log(applied, whole: whole, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position!
                 switch change.kind {
@@ -184,10 +199,9 @@ struct PushProcessor: Sendable {
                 }
             }
             if let restore = merged.restore, !restore.isEmpty {
-                var stamps = restore.mapValues(\.stamp.description)
-                if let created = state?.created { stamps[WireChange.deleteStampKey] = created.description }
-                let restored = WireChange(record: change.record, entity: change.entity, kind: .insert,
-                                          values: restore.mapValues(\.value), stamps: stamps)
+                var restored = WireChange(record: change.record, entity: change.entity, kind: .insert,
+                                          values: restore.mapValues(\.value), stamps: restore.mapValues(\.stamp.description))
+                if let created = state?.created { restored.setCreationStamp(created.description) }
                 last = try transaction.appendLog(restored, schemaVersion: schemaVersion)
                 isEcho = false
             }

@@ -249,6 +249,14 @@ struct Routes: Sendable {
         dependencies.metrics.changesPulled.increment(by: page.count)
         dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         let serverTime = dependencies.now()
-        return try Self.json(WireJSON.data { $0.pullResponse(entries: page.json, hasMore: page.hasMore, nextCursor: next, serverTime: serverTime) })
+        let body = WireJSON.data { $0.pullResponse(entries: page.json, hasMore: page.hasMore, nextCursor: next, serverTime: serverTime) }
+        // The log keeps the stamps as they were pushed, compact or not; a client that does
+        // not ask for compact stamps gets one per value.
+        guard query["stamps"] == "compact" else {
+            var response = try WireJSONReader.pullResponse(body)
+            response.changes = response.changes.map { LogEntry(position: $0.position, change: $0.change.expanded(), schemaVersion: $0.schemaVersion) }
+            return try Self.json(WireJSON.data { $0.append(response) })
+        }
+        return try Self.json(body)
     }
 }

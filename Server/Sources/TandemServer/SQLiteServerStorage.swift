@@ -16,7 +16,11 @@ public final class SQLiteServerStorage: ServerStorage {
     /// - 1: record states as JSON.
     /// - 2: record states written in their binary form (``RecordState/binaryBytes()``);
     ///   format 1 databases are upgraded in place, their JSON states read as they are.
-    public static let formatVersion = 2
+    /// - 3: log entries may carry compact stamps (a default under `"*"`, see
+    ///   `WireChange.compacted()`), expanded for clients that do not ask for them; a
+    ///   format 2 server would pass them on as they are. Earlier formats are upgraded in
+    ///   place: their entries have a stamp per value, which format 3 reads as it is.
+    public static let formatVersion = 3
 
     private let pool: DatabasePool
     /// Pushes that queue for the writer run together, each in its own savepoint.
@@ -75,9 +79,10 @@ public final class SQLiteServerStorage: ServerStorage {
             throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion). Upgrade tandem-server.")
         }
         guard version < formatVersion else { return }
-        if version == 1 {
+        if version == 1 || version == 2 {
             // Nothing to convert: JSON states are still read, and rewritten as binary when
-            // a push changes them. Servers before format 2 refuse the file from now on.
+            // a push changes them; log entries with a stamp per value are still served.
+            // Older servers refuse the file from now on.
             try db.execute(sql: "PRAGMA user_version = \(formatVersion)")
             return
         }

@@ -89,6 +89,10 @@ struct AuthAndInputTests {
                 (change(#"{"rank": 99999999999999999999999}"#, stamps: #"{"rank": "\#(ServerHarness.stamp())"}"#), .unprocessableContent, "invalid_value"),
                 (change(#"{"title": "x"}"#, stamps: #"{"title": "yesterday"}"#), .unprocessableContent, "invalid_stamp"),
                 (change(#"{"title": "x"}"#, stamps: "{}"), .unprocessableContent, "invalid_stamp"),
+                // Compact stamps name only the change's values besides "*"; without "*", every value has one.
+                (change(#"{"title": "x"}"#, stamps: #"{"*": "\#(ServerHarness.stamp())", "rank": "\#(ServerHarness.stamp())"}"#), .unprocessableContent, "invalid_stamp"),
+                (change(#"{"title": "x", "rank": 1}"#), .unprocessableContent, "invalid_stamp"),
+                (change(#"{"title": "x"}"#, stamps: #"{"*": "later"}"#), .unprocessableContent, "invalid_stamp"),
                 (change(#"{"title": null}"#), .unprocessableContent, "invalid_value"),
                 (#"{"schemaVersion": 1, "changes": [{"record": "tandem://todos/Nope/00000000-0000-0000-0000-000000000001", "entity": "Nope", "kind": "insert", "values": {}, "stamps": {}}]}"#, .unprocessableContent, "unknown_entity"),
                 (#"{"schemaVersion": 1, "changes": [{"record": "http://x", "entity": "Todo", "kind": "insert", "values": {}, "stamps": {}}]}"#, .unprocessableContent, "invalid_record"),

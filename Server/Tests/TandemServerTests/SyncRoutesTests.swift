@@ -24,6 +24,37 @@ struct SyncRoutesTests {
         }
     }
 
+    /// Compact stamps (a default under "*") are logged as sent and pulled as they are by a
+    /// client that asks for them; any other client gets a stamp per value, and an insert
+    /// keeps its creation stamp under "*".
+    @Test(arguments: StorageKind.allCases)
+    func compactStampsArePulledAsSentOrExpandedForClientsThatDoNotAskForThem(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let (old, new, newer) = (ServerHarness.stamp(1_800_000_000_000), ServerHarness.stamp(1_800_000_000_001), ServerHarness.stamp(1_800_000_000_002))
+            let insert = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .insert,
+                                    values: ["title": .text("t"), "people.name": .text("Ann"), "people.age": .integer(31)],
+                                    stamps: ["*": new, "title": old])
+            let update = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update,
+                                    values: ["people.age": .integer(32), "title": .text("u")], stamps: ["*": newer])
+            let reply = try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 1, changes: [insert, update]))
+            #expect(reply.status == .ok)
+            #expect(try reply.decode(PushResponse.self).outcomes.map(\.applied) == [["people.age", "people.name", "title"], ["people.age", "title"]])
+            let compact = try await client.send(.get, "/v1/datasets/todos/pull?stamps=compact", token: harness.ann).decode(PullResponse.self)
+            #expect(compact.changes.map(\.change.stamps) == [["*": new, "title": old], ["*": newer]])
+            let expanded = try await client.send(.get, "/v1/datasets/todos/pull", token: harness.ann).decode(PullResponse.self)
+            #expect(expanded.changes.map(\.change.stamps) == [["*": new, "title": old, "people.name": new, "people.age": new],
+                                                                ["people.age": newer, "title": newer]])
+            #expect(expanded.changes.map(\.change.values) == compact.changes.map(\.change.values))
+            // The merge saw the default: an update stamped older than it loses.
+            let stale = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update,
+                                   values: ["people.age": .integer(1)], stamps: ["people.age": new])
+            let lost = try await client.push("todos", token: harness.ann, key: "s", PushRequest(schemaVersion: 1, changes: [stale])).decode(PushResponse.self)
+            #expect(lost.outcomes.first?.lost.map(\.winningStamp) == [newer])
+        }
+    }
+
     /// A push's answer says where its own log entries lie, as pull cursors, only when they
     /// are exactly what it sent: a client at `from` may skip to `to` instead of pulling its
     /// own changes back.
