@@ -32,8 +32,7 @@ enum PushPlanner {
             }
         }
         plan.changes.reserveCapacity(order.count)
-        // Sent with compact stamps: one default under "*", and the values stamped otherwise.
-        for uri in order { plan.changes += (segments[uri] ?? []).map { $0.compacted() } }
+        for uri in order { plan.changes += segments[uri] ?? [] }
         return plan
     }
 
@@ -117,19 +116,33 @@ extension [WireChange] {
     fileprivate mutating func apply(_ change: HistoryChange, uri: String, stamps texts: inout StampTexts, unsupported: inout Int) {
         switch change.kind {
         case .insert, .update:
+            // Compact stamps: the newest under "*", and the values stamped otherwise (one
+            // edit usually stamps them all alike).
             var values = [String: WireValue](minimumCapacity: change.values.count)
-            var stamps = [String: String](minimumCapacity: change.values.count)
+            var newest: HLCTimestamp?
             for (column, value) in change.values {
                 values[column] = WireValue(value)
-                stamps[column] = texts.text(of: change.stamp(of: column))
+                let stamp = change.stamp(of: column)
+                if newest.map({ stamp > $0 }) ?? true { newest = stamp }
+            }
+            var stamps: [String: String] = [:]
+            if let newest {
+                stamps[WireChange.deleteStampKey] = texts.text(of: newest)
+                for column in change.values.keys where change.stamp(of: column) != newest {
+                    stamps[column] = change.stamp(of: column).description
+                }
             }
             // An insert stays its own change, with its own stamps: merging later
             // updates into it would date the record's creation to the newest update,
             // and a delete made in between would no longer win against it.
             let kind: WireChange.Kind = change.kind == .insert ? .insert : .update
             if let tail = last, tail.kind == kind {
-                self[count - 1].values.merge(values) { _, new in new }
-                self[count - 1].stamps.merge(stamps) { _, new in new }
+                // Merged value by value, each with its stamp, then made compact again.
+                var merged = tail.expanded()
+                merged.values.merge(values) { _, new in new }
+                for column in values.keys { merged.stamps[column] = stamps[column] ?? stamps[WireChange.deleteStampKey] }
+                merged.stamps[WireChange.deleteStampKey] = nil
+                self[count - 1] = merged.compacted()
             } else {
                 append(WireChange(record: uri, entity: change.entityName, kind: kind, values: values, stamps: stamps))
             }

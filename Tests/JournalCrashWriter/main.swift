@@ -37,6 +37,13 @@ guard arguments.count == 3, let seed = UInt64(arguments[2]) else {
     exit(2)
 }
 var random = SeededGenerator(state: seed)
+// It dies with the test that started it: a test run that crashed, or was stopped, must not
+// leave it writing as fast as it can.
+let parent = getppid()
+Thread.detachNewThread {
+    while getppid() == parent { usleep(100_000) }
+    exit(0)
+}
 let container = try ModelContainer(for: CrashNote.self, configurations: ModelConfiguration(url: URL(filePath: arguments[1]), dataset: "crash"))
 let context = ModelContext(container)
 context.author = "crash-writer"
