@@ -1,4 +1,7 @@
-/// SHA-256 (FIPS 180-4), for hashing API tokens at rest without a crypto dependency.
+import CSHA256
+
+/// SHA-256 (FIPS 180-4), for hashing API tokens at rest and pushes for their idempotency
+/// keys, without a crypto dependency.
 ///
 /// ```swift
 /// SHA256.hex(Array("abc".utf8))   // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -19,7 +22,10 @@ enum SHA256 {
     ///
     /// Works on unsafe buffers (no bounds checks in the rounds): every push hashes its
     /// canonical text for its idempotency key, about 100 bytes a change.
-    static func hash(_ message: [UInt8]) -> [UInt8] {
+    ///
+    /// The blocks run through the CPU's SHA extensions where it has them (`CSHA256`), else
+    /// through the rounds below; `accelerated: false` forces the rounds (tests compare both).
+    static func hash(_ message: [UInt8], accelerated: Bool = true) -> [UInt8] {
         var h: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
             (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
         var data = message
@@ -27,6 +33,13 @@ enum SHA256 {
         data.append(0x80)
         data.append(contentsOf: repeatElement(0, count: (56 - data.count % 64 + 64) % 64))
         for shift in stride(from: 56, through: 0, by: -8) { data.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        if accelerated {
+            var state: [UInt32] = [h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7]
+            let done = data.withUnsafeBufferPointer { data in
+                state.withUnsafeMutableBufferPointer { tandem_sha256_blocks($0.baseAddress, data.baseAddress, data.count / 64) == 1 }
+            }
+            if done { return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - $0 * 8)) } } }
+        }
         var w = [UInt32](repeating: 0, count: 64)
         data.withUnsafeBufferPointer { data in
             k.withUnsafeBufferPointer { k in

@@ -193,6 +193,18 @@ struct RecordMergeTests {
         ]
         for (length, digest) in vectors {
             #expect(SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: length)) == digest, "\(length) bytes")
+            let rounds = SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: length), accelerated: false)
+            #expect(rounds.map { String(format: "%02x", $0) }.joined() == digest, "\(length) bytes, portable rounds")
+        }
+    }
+
+    /// The CPU's SHA extensions (where it has them) and the portable rounds agree on
+    /// messages of every length across several blocks.
+    @Test func sha256WithTheCPUsExtensionsEqualsThePortableRounds() {
+        var generator = SystemRandomNumberGenerator()
+        for length in Array(0...300) + [4_096, 100_000] {
+            let message = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(SHA256.hash(message) == SHA256.hash(message, accelerated: false), "\(length) bytes")
         }
     }
 }
