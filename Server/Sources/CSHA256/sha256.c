@@ -1,11 +1,8 @@
-// SHA-256 block compression with the x86 SHA extensions (SHA-NI), chosen at run time.
-// The message schedule and round structure follow Intel's published use of
-// _mm_sha256msg1/msg2 and _mm_sha256rnds2; the Swift caller pads the message and falls
-// back to its own rounds where this returns 0.
+// SHA-256 block compression (FIPS 180-4): with the x86 SHA extensions (SHA-NI) where the
+// CPU has them, chosen at run time, else portable rounds. The SHA-NI message schedule and
+// round structure follow Intel's published use of _mm_sha256msg1/msg2 and
+// _mm_sha256rnds2. The Swift caller pads the message.
 #include "tandem_sha256.h"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -17,6 +14,32 @@ static const uint32_t K[64] = {
     0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
+
+static inline uint32_t rotr(uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
+
+void tandem_sha256_blocks_portable(uint32_t state[8], const uint8_t *data, size_t blocks) {
+    for (; blocks > 0; blocks--, data += 64) {
+        uint32_t w[64];
+        for (int i = 0; i < 16; i++) {
+            w[i] = (uint32_t)data[4 * i] << 24 | (uint32_t)data[4 * i + 1] << 16 | (uint32_t)data[4 * i + 2] << 8 | data[4 * i + 3];
+        }
+        for (int i = 16; i < 64; i++) {
+            uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4], f = state[5], g = state[6], h = state[7];
+        for (int i = 0; i < 64; i++) {
+            uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
+            uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+        }
+        state[0] += a; state[1] += b; state[2] += c; state[3] += d; state[4] += e; state[5] += f; state[6] += g; state[7] += h;
+    }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
 
 __attribute__((target("sha,sse4.1,ssse3")))
 static void compress(uint32_t state[8], const uint8_t *data, size_t blocks) {
@@ -58,7 +81,7 @@ static void compress(uint32_t state[8], const uint8_t *data, size_t blocks) {
     _mm_storeu_si128((__m128i *)&state[4], state1);
 }
 
-int tandem_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks) {
+int tandem_sha256_blocks_accelerated(uint32_t state[8], const uint8_t *data, size_t blocks) {
     static int checked = -1;   // -1: not yet; written once, the same by every thread
     int supported = __atomic_load_n(&checked, __ATOMIC_RELAXED);
     if (supported < 0) {
@@ -72,8 +95,12 @@ int tandem_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks) 
 }
 
 #else
-int tandem_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks) {
+int tandem_sha256_blocks_accelerated(uint32_t state[8], const uint8_t *data, size_t blocks) {
     (void)state; (void)data; (void)blocks;
     return 0;
 }
 #endif
+
+void tandem_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks) {
+    if (!tandem_sha256_blocks_accelerated(state, data, blocks)) tandem_sha256_blocks_portable(state, data, blocks);
+}
