@@ -47,10 +47,21 @@ extension SyncEngine {
     /// blocking every later sync. The local row keeps its value.
     func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int) async throws -> PushResult {
         let batch = pushed.changes
-        let body = pushed.body(schemaVersion: schemaVersion)
+        let sentCompact = !sendsStampPerValue && batch.contains(where: { $0.kind != .delete && $0.stamps[WireChange.deleteStampKey] != nil })
+        let body = sendsStampPerValue
+            ? PushPlanner.Batch(batch.map { $0.withStampPerValue() }).body(schemaVersion: schemaVersion)
+            : pushed.body(schemaVersion: schemaVersion)
         let response: TransportResponse
         do {
             response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
+        } catch let error as SyncError where error.code == .rejected && error.serverCode == "invalid_stamp" && sentCompact {
+            // A server older than compact stamps: this batch again (it applied nothing, so the
+            // same key), and every later one, with a stamp per value.
+            if !sendsStampPerValue {
+                logger.warning("the server refuses compact stamps (it is older than this client); pushing a stamp per value. Upgrade the server.")
+            }
+            sendsStampPerValue = true
+            return try await send(pushed, key: key, schemaVersion: schemaVersion)
         } catch let error as SyncError where error.code == .rejected && [400, 413, 422].contains(error.status ?? 0) {
             guard batch.count > 1 else {
                 logger.warning("the server refused a local change; quarantined", metadata: ["record": "\(batch[0].record)", "error": "\(error.message)"])

@@ -49,6 +49,9 @@ public actor SyncEngine {
     /// Whether an echo is skipped only when no pulled change came after the pushed edits
     /// (tests plant `false` to show that the simulation catches it).
     var echoSkipChecksPulledChanges = true
+    /// Whether pushes carry a stamp per value: set when the server refused compact stamps
+    /// (a server older than them), for the rest of this engine's life.
+    var sendsStampPerValue = false
 
     /// Plants an echo skip that ignores pulled changes (tests only: the simulation must catch it).
     func plantEchoSkipIgnoringPulledChanges() {
@@ -181,7 +184,7 @@ public actor SyncEngine {
                 let rules = detail?.findings?.map { "\($0.rule) at \($0.path)" }.joined(separator: "; ") ?? ""
                 return SyncError(.schemaIncompatible, "the store's schema breaks sync with the dataset's registered versions: \(rules). Fix the model or migrate the data, then sync again", status: response.status)
             }
-            return SyncError(.rejected, what, status: response.status)
+            return SyncError(.rejected, what, status: response.status, serverCode: detail?.code)
         }
     }
 

@@ -37,12 +37,15 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     public var status: Int?
     /// Seconds to wait before retrying, when the server said so (`Retry-After`).
     public var retryAfter: Double?
+    /// The server's own error code (`invalid_stamp`), when its answer had one.
+    public var serverCode: String?
 
-    public init(_ code: Code, _ message: String, status: Int? = nil, retryAfter: Double? = nil) {
+    public init(_ code: Code, _ message: String, status: Int? = nil, retryAfter: Double? = nil, serverCode: String? = nil) {
         self.code = code
         self.message = message
         self.status = status
         self.retryAfter = retryAfter
+        self.serverCode = serverCode
     }
 
     /// Whether retrying the same sync later can succeed without anyone changing anything.

@@ -47,6 +47,17 @@ extension WireChange {
         return expanded
     }
 
+    /// This change as servers before compact stamps read it: an insert or update with a
+    /// stamp per value and none under `"*"` (the server dates an insert's creation by its
+    /// newest value, which is what a pushed `"*"` is). A delete is returned as it is.
+    public func withStampPerValue() -> WireChange {
+        guard kind != .delete, stamps[Self.deleteStampKey] != nil else { return self }
+        var expanded = self
+        expanded.stamps = [:]
+        for column in values.keys { expanded.stamps[column] = stamp(of: column) }
+        return expanded
+    }
+
     /// Sets an insert's creation stamp under `"*"`: the values that took the old default keep
     /// it as their own stamp, and the ones stamped `created` drop theirs.
     public mutating func setCreationStamp(_ created: String) {
