@@ -45,23 +45,31 @@ extension SyncEngine {
     /// or too large is split in two (each half with its own key, derived from the batch's);
     /// a single change it refuses is quarantined with the server's reason instead of
     /// blocking every later sync. The local row keeps its value.
-    func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int) async throws -> PushResult {
+    ///
+    /// Compact stamps go under the key with `c~` in front, a stamp per value (`perValue`, or
+    /// once a server refused compact stamps) under the key itself: the server hashes a push
+    /// as sent, so the two forms of one batch must not share a key (a range left in flight
+    /// by a client before compact stamps, or sent while falling back, is then applied again,
+    /// which changes nothing, instead of being refused as a reused key).
+    func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int, perValue: Bool? = nil) async throws -> PushResult {
         let batch = pushed.changes
-        let sentCompact = !sendsStampPerValue && batch.contains(where: { $0.kind != .delete && $0.stamps[WireChange.deleteStampKey] != nil })
-        let body = sendsStampPerValue
+        let perValue = perValue ?? sendsStampPerValue
+        let sentCompact = !perValue && batch.contains(where: { $0.kind != .delete && $0.stamps[WireChange.deleteStampKey] != nil })
+        let body = perValue
             ? PushPlanner.Batch(batch.map { $0.withStampPerValue() }).body(schemaVersion: schemaVersion)
             : pushed.body(schemaVersion: schemaVersion)
         let response: TransportResponse
         do {
-            response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
+            response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": sentCompact ? "c~" + key : key])
         } catch let error as SyncError where error.code == .rejected && error.serverCode == "invalid_stamp" && sentCompact {
-            // A server older than compact stamps: this batch again (it applied nothing, so the
-            // same key), and every later one, with a stamp per value.
-            if !sendsStampPerValue {
+            // Perhaps a server older than compact stamps: this batch again with a stamp per
+            // value. When the server takes it whole, every later batch goes that way too.
+            let result = try await send(pushed, key: key, schemaVersion: schemaVersion, perValue: true)
+            if result.quarantined == 0 && !sendsStampPerValue {
                 logger.warning("the server refuses compact stamps (it is older than this client); pushing a stamp per value. Upgrade the server.")
+                sendsStampPerValue = true
             }
-            sendsStampPerValue = true
-            return try await send(pushed, key: key, schemaVersion: schemaVersion)
+            return result
         } catch let error as SyncError where error.code == .rejected && [400, 413, 422].contains(error.status ?? 0) {
             guard batch.count > 1 else {
                 logger.warning("the server refused a local change; quarantined", metadata: ["record": "\(batch[0].record)", "error": "\(error.message)"])
@@ -69,8 +77,8 @@ extension SyncEngine {
                                                              "the server refused this local change: \(error.message)", clock())])
             }
             let half = batch.count / 2
-            var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion)
-            let second = try await send(PushPlanner.Batch(Array(batch[half...])), key: key + ".b", schemaVersion: schemaVersion)
+            var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion, perValue: perValue)
+            let second = try await send(PushPlanner.Batch(Array(batch[half...])), key: key + ".b", schemaVersion: schemaVersion, perValue: perValue)
             result.add(second)
             return result
         }

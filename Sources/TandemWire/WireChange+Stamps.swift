@@ -5,7 +5,8 @@
 /// stamp instead of one per column: about 40 % fewer bytes for a three-column insert, and as
 /// much less to parse, hash, log and apply on every side. In an insert, `"*"` is also the
 /// record's creation stamp: the newest of its values' stamps, in what a client pushes, and
-/// what the server decided, in what it logs.
+/// what the server decided, in what it logs. (The server dates a pushed insert by its
+/// values' newest stamp: a pushed `"*"` that no value takes changes nothing.)
 ///
 /// ```swift
 /// let change = WireChange(record: uri, entity: "Todo", kind: .insert, values: ["title": .text("Milk"), "done": .bool(false)],
