@@ -109,8 +109,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "TandemCurl", dependencies: ["CCurl", "TandemSync", "TandemGzip"], swiftSettings: strict),
 
-        // SHA-256 block compression with the CPU's SHA extensions (the server hashes every
-        // push's canonical text); the Swift code falls back to its own rounds without them.
+        // SHA-256 block compression (the server hashes every push's canonical text): the CPU's
+        // SHA extensions where it has them, else portable rounds.
         .target(name: "CSHA256", path: "Server/Sources/CSHA256"),
 
         // The sync server (Server/): handlers, storage protocol with SQLite and in-memory twins.

@@ -182,6 +182,19 @@ struct ChangeApplier {
             try quarantine("columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied")
             values = values.filter { known[$0.key] != nil }
         }
+        // An insert's or update's values without a stamp of their own take the default under
+        // "*" (compact stamps); a delete's "*" stamps the delete.
+        let defaultStamp = change.kind == .delete ? nil : stamps["*"]
+        func remoteStamp(_ column: String) -> HLCTimestamp? { stamps[column] ?? defaultStamp }
+        // An insert's creation: the server sends it under "*" (a re-insert's values can be
+        // older or newer than it); the newest value's stamp otherwise.
+        let created = change.kind == .insert ? defaultStamp ?? values.keys.compactMap { stamps[$0] }.max() ?? .zero : .zero
+        let rowStamps = change.kind == .insert ? Self.rowStamps(created: created, columns: values.keys, stamps: stamps) : ""
+        func inserted() throws {
+            outcome.applied += 1
+            try recordInsert(of: uuid, change.entity, db)
+            try checkReferences(values, of: change.entity, uuid, db, &outcome)
+        }
         let table = q(change.entity)
         let statements = sql[change.entity]!
         // An insert of every column of a record with no unpushed local edit: inserted
@@ -189,23 +202,16 @@ struct ChangeApplier {
         // never had). When the record exists, or a unique value is taken, nothing is
         // written and the insert goes the way below.
         if change.kind == .insert, values.count == statements.columns.count, pending.isEmpty || pending[change.record] == nil {
-            let created = stamps["*"] ?? values.keys.compactMap { stamps[$0] }.max() ?? .zero
-            let rowStamps = Self.rowStamps(created: created, columns: values.keys, stamps: stamps)
-            var inserted = false
+            var isNew = false
             do {
                 try db.cachedStatement(sql: statements.insertNew).executeBound { bind in
                     bind.text(uuid)
                     bind.text(rowStamps)
                     for name in statements.columns { bind.value(values[name]!) }
                 }
-                inserted = db.changesCount == 1
+                isNew = db.changesCount == 1
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {}
-            if inserted {
-                outcome.applied += 1
-                try recordInsert(of: uuid, change.entity, db)
-                try checkReferences(values, of: change.entity, uuid, db, &outcome)
-                return
-            }
+            if isNew { return try inserted() }
         }
         let row = try db.cachedStatement(sql: statements.selectStamps).fetchFirstText { $0.text(uuid) }
         let exists = row != nil
@@ -251,16 +257,13 @@ struct ChangeApplier {
                 // log always brings a record's insert before its updates), so the delete
                 // wins and the update is logged as lost.
                 if change.kind == .update {
-                    let newest = values.keys.compactMap { stamps[$0] ?? stamps["*"] }.max()
+                    let newest = values.keys.compactMap(remoteStamp).max()
                     for (column, value) in values.sorted(by: { $0.key < $1.key }) {
-                        try conflict(change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: stamps[column] ?? stamps["*"] ?? newest,
+                        try conflict(change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: remoteStamp(column) ?? newest,
                                      winner: .local, rule: "deleteWins", db, &outcome)
                     }
                     return
                 }
-                // The server sends the record's creation stamp under "*" (a re-insert's values
-                // can be older or newer than it); the newest value's stamp otherwise.
-                let created = stamps["*"] ?? values.keys.compactMap { stamps[$0] }.max() ?? .zero
                 // Deleted here and not pushed yet: a newer delete wins (it is pushed next). A
                 // record created after the delete comes back now; if this insert carries only
                 // part of it, the server answers the delete with the whole record.
@@ -269,7 +272,6 @@ struct ChangeApplier {
                     try conflict(change.record, "*", local: nil, localStamp: deleted, remote: nil, remoteStamp: created, winner: .local, rule: "deleteWins", db, &outcome)
                     return
                 }
-                let rowStamps = Self.rowStamps(created: created, columns: values.keys, stamps: stamps)
                 // Usually every column: the insert is written once per entity.
                 let names = values.count == statements.columns.count ? statements.columns : values.keys.sorted()
                 let sql = names.count == statements.columns.count ? statements.insertAll : Self.insertSQL(table: table, columns: names.map(q))
@@ -299,10 +301,7 @@ struct ChangeApplier {
                         return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
                     }
                 }
-                outcome.applied += 1
-                try recordInsert(of: uuid, change.entity, db)
-                try checkReferences(values, of: change.entity, uuid, db, &outcome)
-                return
+                return try inserted()
             }
             var assignments: [String] = []
             var assigned: [String: WireValue] = [:]
@@ -320,7 +319,7 @@ struct ChangeApplier {
                 return WireValue(current??[index] as DatabaseValue? ?? .null)
             }
             for (index, column) in sortedColumns.enumerated() {
-                guard let remote = stamps[column] ?? stamps["*"] else { continue }   // "*": the default (compact stamps)
+                guard let remote = remoteStamp(column) else { continue }
                 let localStamp = local[column] ?? local["*"] ?? .zero
                 if remote == localStamp { continue }   // the same write: nothing to decide
                 let localValue = try readLocal(at: index)

@@ -138,10 +138,9 @@ extension [WireChange] {
             let kind: WireChange.Kind = change.kind == .insert ? .insert : .update
             if let tail = last, tail.kind == kind {
                 // Merged value by value, each with its stamp, then made compact again.
-                var merged = tail.expanded()
+                var merged = tail.withStampPerValue()
                 merged.values.merge(values) { _, new in new }
-                for column in values.keys { merged.stamps[column] = stamps[column] ?? stamps[WireChange.deleteStampKey] }
-                merged.stamps[WireChange.deleteStampKey] = nil
+                for column in values.keys { merged.stamps[column] = texts.text(of: change.stamp(of: column)) }
                 self[count - 1] = merged.compacted()
             } else {
                 append(WireChange(record: uri, entity: change.entityName, kind: kind, values: values, stamps: stamps))

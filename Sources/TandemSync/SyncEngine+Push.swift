@@ -54,7 +54,7 @@ extension SyncEngine {
     func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int, perValue: Bool? = nil) async throws -> PushResult {
         let batch = pushed.changes
         let perValue = perValue ?? sendsStampPerValue
-        let sentCompact = !perValue && batch.contains(where: { $0.kind != .delete && $0.stamps[WireChange.deleteStampKey] != nil })
+        let sentCompact = !perValue && batch.contains(where: \.hasDefaultStamp)
         let body = perValue
             ? PushPlanner.Batch(batch.map { $0.withStampPerValue() }).body(schemaVersion: schemaVersion)
             : pushed.body(schemaVersion: schemaVersion)

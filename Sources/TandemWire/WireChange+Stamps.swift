@@ -37,25 +37,26 @@ extension WireChange {
         return compact
     }
 
-    /// This change with a stamp for every value (what a client that does not ask for compact
-    /// stamps gets): an update loses its `"*"`; an insert keeps it, as its creation stamp. A
-    /// delete is returned as it is.
-    public func expanded() -> WireChange {
-        guard kind != .delete, let fallback = stamps[Self.deleteStampKey] else { return self }
-        var expanded = self
-        expanded.stamps = kind == .insert ? [Self.deleteStampKey: fallback] : [:]
-        for column in values.keys { expanded.stamps[column] = stamps[column] ?? fallback }
-        return expanded
-    }
+    /// Whether this insert or update carries a default stamp under `"*"` (compact stamps).
+    public var hasDefaultStamp: Bool { kind != .delete && stamps[Self.deleteStampKey] != nil }
 
     /// This change as servers before compact stamps read it: an insert or update with a
     /// stamp per value and none under `"*"` (the server dates an insert's creation by its
     /// newest value, which is what a pushed `"*"` is). A delete is returned as it is.
     public func withStampPerValue() -> WireChange {
-        guard kind != .delete, stamps[Self.deleteStampKey] != nil else { return self }
+        guard hasDefaultStamp else { return self }
         var expanded = self
         expanded.stamps = [:]
         for column in values.keys { expanded.stamps[column] = stamp(of: column) }
+        return expanded
+    }
+
+    /// This change with a stamp for every value (what a client that does not ask for compact
+    /// stamps gets): an update loses its `"*"`; an insert keeps it, as its creation stamp. A
+    /// delete is returned as it is.
+    public func expanded() -> WireChange {
+        var expanded = withStampPerValue()
+        if kind == .insert, let created = stamps[Self.deleteStampKey] { expanded.stamps[Self.deleteStampKey] = created }
         return expanded
     }
 

@@ -60,7 +60,7 @@ struct PushProcessor: Sendable {
                 ? "\(item).stamps of a delete is one stamp, under \"*\"; got \(change.stamps.keys.sorted())"
                 : "\(item).stamps needs a stamp per value, or a default under \"*\", and names only the change's values; got \(change.stamps.keys.sorted())")
         }
-        var parsed: [String: HLCTimestamp] = [:]
+        var stamps: [String: HLCTimestamp] = [:]
         for (key, text) in change.stamps {
             guard let stamp = HLCTimestamp(text) else {
                 throw APIError.invalid("invalid_stamp", "\(item).stamps.\(key): '\(text)' is not an HLC stamp (<12 hex>-<4 hex>-<16 hex>)")
@@ -70,13 +70,11 @@ struct PushProcessor: Sendable {
                                "\(item).stamps.\(key) is \((Int64(clamping: stamp.physical) - now) / 1000) s ahead of the server's clock; correct the client clock (serverTime) and stamp again",
                                serverTime: now)
             }
-            parsed[key] = stamp
+            stamps[key] = stamp
         }
         // The stamp of each value (an insert's or update's default given to the values
         // without their own): what the merge compares.
-        var stamps = parsed
-        if change.kind != .delete, let fallback = parsed.removeValue(forKey: WireChange.deleteStampKey) {
-            stamps = parsed
+        if change.kind != .delete, let fallback = stamps.removeValue(forKey: WireChange.deleteStampKey) {
             for column in change.values.keys where stamps[column] == nil { stamps[column] = fallback }
         }
         switch change.kind {
