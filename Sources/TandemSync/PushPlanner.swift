@@ -54,11 +54,14 @@ enum PushPlanner {
             self.json = json
         }
 
-        /// The push request: the same bytes as `WireJSON.append(PushRequest)`.
-        func body(schemaVersion: Int) -> Data {
+        /// The push request: the same bytes as `WireJSON.append(PushRequest)`. The answer
+        /// lists only the outcomes of changes that lost a value or were not applied
+        /// (`outcomes: .lost`, the default), or every change's.
+        func body(schemaVersion: Int, outcomes: PushRequest.OutcomeDetail = .lost) -> Data {
             var writer = WireJSON()
             writer.raw("{\"changes\":")
             writer.rawJSON(json)
+            writer.appendOutcomeDetail(outcomes)
             writer.raw(",\"schemaVersion\":")
             writer.number(Int64(schemaVersion))
             writer.raw("}")

@@ -46,11 +46,20 @@ extension SyncEngine {
     /// a single change it refuses is quarantined with the server's reason instead of
     /// blocking every later sync. The local row keeps its value.
     ///
-    /// Compact stamps go under the key with `c~` in front, a stamp per value (`perValue`, or
-    /// once a server refused compact stamps) under the key itself: the server hashes a push
-    /// as sent, so the two forms of one batch must not share a key (a range left in flight
-    /// by a client before compact stamps, or sent while falling back, is then applied again,
-    /// which changes nothing, instead of being refused as a reused key).
+    /// The answer lists only the outcomes of changes that lost a value or were not applied
+    /// (``PushRequest/OutcomeDetail/lost``); a server before it lists every change's, which
+    /// reads the same.
+    ///
+    /// The server hashes a push as sent, so no two forms of one batch share a key: a range
+    /// left in flight by an older client, or sent again while falling back, is then applied
+    /// again, which changes nothing, instead of being refused as a reused key. The key gets
+    /// a prefix for its form (``keyPrefix(compact:)``): `cl~` for compact stamps (see
+    /// ``WireChange/compacted()``), `l~` for a stamp per value (`perValue`, or once a server
+    /// refused compact stamps). Clients before the short answer sent `c~` and no prefix.
+    /// The `Idempotency-Key` prefix of a push's form: its stamps (compact or one per value)
+    /// and its answer (the short one). See ``send(_:key:schemaVersion:perValue:)``.
+    static func keyPrefix(compact: Bool) -> String { compact ? "cl~" : "l~" }
+
     func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int, perValue: Bool? = nil) async throws -> PushResult {
         let batch = pushed.changes
         let perValue = perValue ?? sendsStampPerValue
@@ -60,7 +69,7 @@ extension SyncEngine {
             : pushed.body(schemaVersion: schemaVersion)
         let response: TransportResponse
         do {
-            response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": sentCompact ? "c~" + key : key])
+            response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": Self.keyPrefix(compact: sentCompact) + key])
         } catch let error as SyncError where error.code == .rejected && error.serverCode == "invalid_stamp" && sentCompact {
             // Perhaps a server older than compact stamps: this batch again with a stamp per
             // value. When the server takes it whole, every later batch goes that way too.
@@ -86,12 +95,13 @@ extension SyncEngine {
         do { answer = try WireJSONReader.pushResponse(response.body) } catch {
             throw SyncError(.invalidResponse, "the server's push answer is unreadable: \(error)")
         }
-        guard answer.outcomes.count == batch.count else {
-            throw SyncError(.invalidResponse, "the server answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
+        guard let outcomes = answer.indexedOutcomes(count: batch.count) else {
+            throw SyncError(.invalidResponse, "the server's push answer does not fit the \(batch.count) changes pushed (\(answer.outcomes.count) outcomes\(answer.changeCount.map { " for \($0) changes" } ?? ""))")
         }
         let now = clock()
         var lost: [SyncConflict] = []
-        for (change, outcome) in zip(batch, answer.outcomes) {
+        for (index, outcome) in outcomes {
+            let change = batch[index]
             for value in outcome.lost {
                 let rule = change.kind == .delete ? "insertAfterDelete" : (value.winningValue == .null ? "deleteWins" : "lastWriterWins")
                 lost.append(SyncConflict(at: now, record: change.record, attribute: value.attribute,

@@ -167,7 +167,9 @@ public struct WireJSON {
             let stamps = appendChange(change)
             spans.append(ChangeSpan(range: start..<bytes.count, stamps: stamps))
         }
-        raw("],\"schemaVersion\":")
+        raw("]")
+        appendOutcomeDetail(request.outcomes)
+        raw(",\"schemaVersion\":")
         number(Int64(request.schemaVersion))
         raw("}")
     }
@@ -187,18 +189,27 @@ public struct WireJSON {
     }
 
     public mutating func append(_ response: PushResponse) {
+        raw("{")
+        if let count = response.changeCount {
+            raw("\"changes\":")
+            number(Int64(count))
+            raw(",")
+        }
         if let echo = response.echo {
-            raw("{\"echo\":{\"from\":")
+            raw("\"echo\":{\"from\":")
             string(echo.from)
             raw(",\"to\":")
             string(echo.to)
-            raw("},\"outcomes\":")
-        } else {
-            raw("{\"outcomes\":")
+            raw("},")
         }
+        raw("\"outcomes\":")
         array(response.outcomes) { writer, outcome in
             writer.raw("{\"applied\":")
             writer.array(outcome.applied) { $0.string($1) }
+            if let index = outcome.index {
+                writer.raw(",\"index\":")
+                writer.number(Int64(index))
+            }
             writer.raw(",\"lost\":")
             writer.array(outcome.lost) { $0.append($1) }
             if let position = outcome.position {
@@ -215,9 +226,18 @@ public struct WireJSON {
     public mutating func append(_ request: PushRequest) {
         raw("{\"changes\":")
         array(request.changes) { $0.append($1) }
+        appendOutcomeDetail(request.outcomes)
         raw(",\"schemaVersion\":")
         number(Int64(request.schemaVersion))
         raw("}")
+    }
+
+    /// A push request's `"outcomes"` member, after its changes (keys in order): written
+    /// only for ``PushRequest/OutcomeDetail/lost``, so a request that asks for every
+    /// outcome reads and hashes the same with or without it.
+    public mutating func appendOutcomeDetail(_ detail: PushRequest.OutcomeDetail?) {
+        guard detail == .lost else { return }
+        raw(",\"outcomes\":\"lost\"")
     }
 
     public mutating func append(_ entry: LogEntry) {

@@ -100,16 +100,23 @@ public struct WireJSONReader {
     private mutating func pushRequest() throws(WireDecodingError) -> PushRequest {
         var version: Int?
         var changes: [WireChange]?
+        var outcomes: PushRequest.OutcomeDetail?
         try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
             switch key {
             case "schemaVersion": version = try reader.int()
             case "changes": changes = try reader.array { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.change() }
+            case "outcomes":
+                let text = try reader.string()
+                guard let detail = PushRequest.OutcomeDetail(rawValue: text) else {
+                    throw reader.error("'\(text)' is not an outcome detail; expected \"all\" or \"lost\"")
+                }
+                outcomes = detail
             default: try reader.skipValue(depth: 0)
             }
         }
         guard let version else { throw error("missing key 'schemaVersion'") }
         guard let changes else { throw error("missing key 'changes'") }
-        return PushRequest(schemaVersion: version, changes: changes)
+        return PushRequest(schemaVersion: version, changes: changes, outcomes: outcomes)
     }
 
     private mutating func pullResponse() throws(WireDecodingError) -> PullResponse {
@@ -134,18 +141,20 @@ public struct WireJSONReader {
 
     private mutating func pushResponse() throws(WireDecodingError) -> PushResponse {
         var outcomes: [ChangeOutcome]?
+        var changeCount: Int?
         var serverTime: Int64?
         var echo: PushEcho?
         try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
             switch key {
             case "outcomes": outcomes = try reader.array { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.outcome() }
+            case "changes": changeCount = try reader.int()
             case "serverTime": serverTime = try reader.int64()
             case "echo": echo = try reader.echo()
             default: try reader.skipValue(depth: 0)
             }
         }
         guard let outcomes, let serverTime else { throw error("missing key: a push answer has outcomes and serverTime") }
-        return PushResponse(outcomes: outcomes, serverTime: serverTime, echo: echo)
+        return PushResponse(outcomes: outcomes, changeCount: changeCount, serverTime: serverTime, echo: echo)
     }
 
     private mutating func echo() throws(WireDecodingError) -> PushEcho? {
@@ -167,6 +176,7 @@ public struct WireJSONReader {
     }
 
     private mutating func outcome() throws(WireDecodingError) -> ChangeOutcome {
+        var index: Int?
         var position: Int64?
         var applied: [String]?
         var lost: [LostValue]?
@@ -174,13 +184,14 @@ public struct WireJSONReader {
             switch key {
             case "position":
                 if reader.peek() == UInt8(ascii: "n") { try reader.literal("null") } else { position = try reader.int64() }
+            case "index": index = try reader.int()
             case "applied": applied = try reader.array { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.string() }
             case "lost": lost = try reader.array { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.lostValue() }
             default: try reader.skipValue(depth: 0)
             }
         }
         guard let applied, let lost else { throw error("missing key: an outcome has applied and lost") }
-        return ChangeOutcome(position: position, applied: applied, lost: lost)
+        return ChangeOutcome(index: index, position: position, applied: applied, lost: lost)
     }
 
     private mutating func lostValue() throws(WireDecodingError) -> LostValue {

@@ -8,10 +8,24 @@ public struct PushRequest: Sendable, Hashable, Codable {
     /// The registered schema version the client wrote these changes with.
     public var schemaVersion: Int
     public var changes: [WireChange]
+    /// Which outcomes the answer lists: every change's (the default, `nil` on the wire), or
+    /// only those of changes that lost a value or were not applied (`"lost"`).
+    public var outcomes: OutcomeDetail?
 
-    public init(schemaVersion: Int, changes: [WireChange]) {
+    /// Which changes' outcomes a push's answer lists.
+    public enum OutcomeDetail: String, Sendable, Hashable, Codable {
+        /// Every change's, in request order.
+        case all
+        /// Only those of changes that lost a value or were not applied, each with its
+        /// ``ChangeOutcome/index``, and the answer's ``PushResponse/changeCount``. A push
+        /// applied whole is answered in a few bytes, whatever its size.
+        case lost
+    }
+
+    public init(schemaVersion: Int, changes: [WireChange], outcomes: OutcomeDetail? = nil) {
         self.schemaVersion = schemaVersion
         self.changes = changes
+        self.outcomes = outcomes
     }
 }
 
@@ -34,6 +48,9 @@ public struct LostValue: Sendable, Hashable, Codable {
 
 /// What became of one change of a push, in request order.
 public struct ChangeOutcome: Sendable, Hashable, Codable {
+    /// The change's index in the push, in an answer that lists only some outcomes
+    /// (``PushRequest/OutcomeDetail/lost``); `nil` when every change's is listed in order.
+    public var index: Int?
     /// The change's position in the dataset's log, when any of it was applied.
     public var position: Int64?
     /// Attributes whose value was applied (`"*"` for a delete).
@@ -41,7 +58,8 @@ public struct ChangeOutcome: Sendable, Hashable, Codable {
     /// Values that lost to newer ones (or to a delete).
     public var lost: [LostValue]
 
-    public init(position: Int64?, applied: [String], lost: [LostValue]) {
+    public init(index: Int? = nil, position: Int64?, applied: [String], lost: [LostValue]) {
+        self.index = index
         self.position = position
         self.applied = applied
         self.lost = lost
@@ -49,18 +67,53 @@ public struct ChangeOutcome: Sendable, Hashable, Codable {
 }
 
 /// The answer to a push. A replayed `Idempotency-Key` gets the first answer again.
+///
+/// ```json
+/// {"changes": 1000, "outcomes": [{"index": 17, "applied": ["title"], "lost": [...], "position": 52}], "serverTime": ...}
+/// ```
 public struct PushResponse: Sendable, Hashable, Codable {
+    /// Every change's outcome in request order; or, when ``changeCount`` is set, only those
+    /// of the changes that lost a value or were not applied, each with its index.
     public var outcomes: [ChangeOutcome]
+    /// The number of changes pushed, in an answer that lists only some outcomes
+    /// (``PushRequest/OutcomeDetail/lost``); `nil` when it lists every change's.
+    public var changeCount: Int?
     /// The server's clock (milliseconds since 1970), so clients can correct theirs.
     public var serverTime: Int64
     /// Where this push's log entries lie, when they are exactly what it sent (see
     /// ``PushEcho``); absent otherwise, and from servers before it.
     public var echo: PushEcho?
 
-    public init(outcomes: [ChangeOutcome], serverTime: Int64, echo: PushEcho? = nil) {
+    private enum CodingKeys: String, CodingKey {
+        case outcomes, changeCount = "changes", serverTime, echo
+    }
+
+    public init(outcomes: [ChangeOutcome], changeCount: Int? = nil, serverTime: Int64, echo: PushEcho? = nil) {
         self.outcomes = outcomes
+        self.changeCount = changeCount
         self.serverTime = serverTime
         self.echo = echo
+    }
+
+    /// The outcomes with the index of the change each belongs to, for a push of `count`
+    /// changes, whichever form the answer has; `nil` when the answer does not fit such a
+    /// push (another count, or an index out of range or out of order).
+    ///
+    /// ```swift
+    /// guard let outcomes = answer.indexedOutcomes(count: batch.count) else { … }
+    /// ```
+    public func indexedOutcomes(count: Int) -> [(index: Int, outcome: ChangeOutcome)]? {
+        guard let changeCount else {
+            return outcomes.count == count ? outcomes.enumerated().map { ($0.offset, $0.element) } : nil
+        }
+        guard changeCount == count else { return nil }
+        var indexed: [(index: Int, outcome: ChangeOutcome)] = []
+        indexed.reserveCapacity(outcomes.count)
+        for outcome in outcomes {
+            guard let index = outcome.index, index > (indexed.last?.index ?? -1), index < count else { return nil }
+            indexed.append((index, outcome))
+        }
+        return indexed
     }
 }
 

@@ -10,8 +10,8 @@ import TandemWire
 @testable import TandemSync
 
 /// A client newer than its server: pushes fall back to a stamp per value instead of being
-/// quarantined one by one.
-@Suite("Compact stamps against an older server")
+/// quarantined one by one, and an answer listing every outcome reads as well as a short one.
+@Suite("A client against an older server")
 struct CompactStampsTests {
     @Test func aServerOlderThanCompactStampsGetsAStampPerValueAndNothingIsQuarantined() async throws {
         let storage = MemoryServerStorage()
@@ -46,12 +46,47 @@ struct CompactStampsTests {
             #expect(refused.withLock { $0 } >= 1, "the older server did refuse the compact pushes")
             // The two forms of a batch never share a key (the server hashes a push as sent).
             let used = keys.withLock { $0 }
-            #expect(used.compact.allSatisfy { $0.hasPrefix("c~") } && used.perValue.allSatisfy { !$0.hasPrefix("c~") }, "\(used)")
-            #expect(used.compact.isDisjoint(with: used.perValue.map { "c~" + $0 }) == false, "a refused batch was sent again under its own key")
+            #expect(used.compact.allSatisfy { $0.hasPrefix("cl~") } && used.perValue.allSatisfy { $0.hasPrefix("l~") }, "\(used)")
+            #expect(Set(used.compact.map { $0.dropFirst(3) }).isDisjoint(with: used.perValue.map { $0.dropFirst(2) }) == false,
+                    "a refused batch was sent again under its own key")
             #expect(try SyncStatus.quarantined(of: a).isEmpty)
             _ = try await SyncEngine(container: b, transport: server, configuration: SyncConfiguration(token: { token }), logger: quiet).sync()
             #expect(try SyncFixtures.rows(b) == SyncFixtures.rows(a))
             #expect(try SyncFixtures.rows(b)[SyncFixtures.id(3)]?.first == "edited")
+        }
+    }
+
+    @Test func aServerThatListsEveryOutcomeHasTheValuesThatLostLoggedAsWell() async throws {
+        try await ConflictTableTests.world { w in
+            // What a server before the short answer does: it ignores "outcomes" and lists
+            // every change's outcome, in order.
+            let asked = Mutex<[PushRequest.OutcomeDetail?]>([])
+            let older = MemoryTransport { request in
+                var request = request
+                if request.path.hasSuffix("/push"), let body = request.body {
+                    var push = try WireJSONReader.pushRequest(body)
+                    asked.withLock { $0.append(push.outcomes) }
+                    push.outcomes = nil
+                    request.body = WireJSON.data { $0.append(push) }
+                }
+                let response = try await w.transport.send(request)
+                if request.path.hasSuffix("/push"), response.status == 200 {
+                    #expect(try WireJSONReader.pushResponse(response.body).changeCount == nil)
+                }
+                return response
+            }
+            try SyncFixtures.delete(w.a, 1)
+            try await ConflictTableTests.tick()
+            try SyncFixtures.update(w.b, 1, "rank", 20)
+            try SyncFixtures.insert(w.b, 2, title: "new on B", rank: 2)
+            _ = try await w.syncA.sync()
+            let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
+            let summary = try await SyncEngine(container: w.b, transport: older, configuration: SyncConfiguration(token: { w.token }), logger: quiet).sync()
+            #expect(asked.withLock { $0 }.allSatisfy { $0 == .lost } && !asked.withLock { $0 }.isEmpty, "the client asks for the short answer")
+            #expect(summary.pushed == 2 && summary.conflicts == 1, "\(summary)")
+            #expect(try SyncStatus.conflicts(of: w.b).contains { $0.rule == "deleteWins" && $0.winner == .server && $0.localValue == "20" })
+            _ = try await w.syncA.sync()
+            #expect(try w.converged())
         }
     }
 }

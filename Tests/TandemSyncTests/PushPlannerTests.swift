@@ -51,7 +51,8 @@ struct PushPlannerTests {
         // its body is the push request's.
         for batch in PushPlanner.chunks(changes, count: 3, bytes: 1 << 20) {
             #expect(batch.json == PushPlanner.Batch(batch.changes).json)
-            #expect(batch.body(schemaVersion: 4) == WireJSON.data { $0.append(PushRequest(schemaVersion: 4, changes: batch.changes)) })
+            #expect(batch.body(schemaVersion: 4) == WireJSON.data { $0.append(PushRequest(schemaVersion: 4, changes: batch.changes, outcomes: .lost)) })
+            #expect(batch.body(schemaVersion: 4, outcomes: .all) == WireJSON.data { $0.append(PushRequest(schemaVersion: 4, changes: batch.changes)) })
         }
     }
 

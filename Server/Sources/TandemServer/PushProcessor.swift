@@ -135,11 +135,29 @@ struct PushProcessor: Sendable {
         return try transaction.appendLog(applied, schemaVersion: schemaVersion)
     }
 
+    /// What a push did: its answer, and counts for the metrics.
+    struct Applied: Sendable {
+        var response: PushResponse
+        /// Changes with anything applied.
+        var applied = 0
+        /// Values that lost.
+        var lost = 0
+    }
+
     /// Merges every change into its record, appends what was applied to the log, records
-    /// what lost; returns the answer.
+    /// what lost; returns the answer, listing every change's outcome or, for `.lost`
+    /// (``PushRequest/OutcomeDetail``), only those of changes that lost a value or were not
+    /// applied.
     func apply(_ changes: [WireChange], stamps: [[String: HLCTimestamp]], canonical: CanonicalText? = nil,
-               to transaction: inout any PushTransaction) throws -> PushResponse {
-        var outcomes: [ChangeOutcome] = []
+               outcomes detail: PushRequest.OutcomeDetail? = nil, to transaction: inout any PushTransaction) throws -> Applied {
+        let every = detail != .lost
+        var result = Applied(response: PushResponse(outcomes: [], changeCount: every ? nil : changes.count, serverTime: now))
+        func outcome(_ index: Int, position: Int64?, applied: @autoclosure () -> [String], lost: [LostValue]) {
+            if position != nil { result.applied += 1 }
+            result.lost += lost.count
+            guard every || position == nil || !lost.isEmpty else { return }
+            result.response.outcomes.append(ChangeOutcome(index: every ? nil : index, position: position, applied: applied(), lost: lost))
+        }
         // The log is the push's alone from here to its end (the writer is serialized): an
         // echo when every entry is what the push sent.
         let before = try transaction.lastLogPosition()
@@ -156,7 +174,7 @@ struct PushProcessor: Sendable {
                 applied.setCreationStamp(created.description)
                 let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position
-                outcomes.append(ChangeOutcome(position: position, applied: change.values.keys.sorted(), lost: []))
+                outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
                 continue
             }
             if let existing = state, existing.entity != change.entity {
@@ -206,11 +224,11 @@ struct PushProcessor: Sendable {
             for lost in merged.lost {
                 try transaction.recordLost(lost, record: change.record, position: position, at: now)
             }
-            outcomes.append(ChangeOutcome(position: position, applied: merged.applied.keys.sorted(), lost: merged.lost))
+            outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
         }
         // Position 0 is the start, which clients hold as the empty cursor (as `after=`).
         let cursor = { (position: Int64) in position == 0 ? "" : Cursor(dataset: datasetID, position: position).text }
-        let echo = isEcho ? PushEcho(from: cursor(before), to: cursor(last)) : nil
-        return PushResponse(outcomes: outcomes, serverTime: now, echo: echo)
+        result.response.echo = isEcho ? PushEcho(from: cursor(before), to: cursor(last)) : nil
+        return result
     }
 }

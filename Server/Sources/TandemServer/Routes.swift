@@ -199,11 +199,9 @@ struct Routes: Sendable {
                                                spans: zip(spans, zip(push.changes, changes)).map { $1.0.record == $1.1.record ? $0 : nil })
         let counts = Mutex((applied: 0, lost: 0))
         let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now) { transaction in
-            let response = try processor.apply(changes, stamps: stamps, canonical: text, to: &transaction)
-            counts.withLock {
-                $0 = (response.outcomes.count { $0.position != nil }, response.outcomes.reduce(0) { $0 + $1.lost.count })
-            }
-            return WireJSON.data { $0.append(response) }
+            let result = try processor.apply(changes, stamps: stamps, canonical: text, outcomes: push.outcomes, to: &transaction)
+            counts.withLock { $0 = (result.applied, result.lost) }
+            return WireJSON.data { $0.append(result.response) }
         }
         if stored.replayed && stored.requestHash != requestHash {
             throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(key)' was used for a different push; use a new key for new changes")

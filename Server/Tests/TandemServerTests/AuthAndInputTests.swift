@@ -84,6 +84,8 @@ struct AuthAndInputTests {
             let cases: [(String, HTTPResponse.Status, String)] = [
                 ("{not json", .badRequest, "invalid_json"),
                 (#"{"schemaVersion": "one", "changes": []}"#, .badRequest, "invalid_json"),
+                (#"{"schemaVersion": 1, "changes": [], "outcomes": "some"}"#, .badRequest, "invalid_json"),
+                (#"{"schemaVersion": 1, "changes": [], "outcomes": true}"#, .badRequest, "invalid_json"),
                 (change(#"{"title": 12}"#), .unprocessableContent, "invalid_value"),
                 (change(#"{"title": 1e400}"#), .badRequest, "invalid_json"),
                 (change(#"{"rank": 99999999999999999999999}"#, stamps: #"{"rank": "\#(ServerHarness.stamp())"}"#), .unprocessableContent, "invalid_value"),

@@ -203,6 +203,41 @@ struct SyncRoutesTests {
         }
     }
 
+    @Test(arguments: StorageKind.allCases)
+    func aShortAnswerListsOnlyTheChangesThatLostAValue(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let newer = ServerHarness.stamp(1_800_000_000_000)
+            let older = ServerHarness.stamp(1_799_999_999_000)
+            _ = try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, title: "new", at: newer)]))
+            let stale = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update, values: ["title": .text("old")], stamps: ["title": older])
+            let changes = [ServerHarness.insert("todos", 2), stale, ServerHarness.insert("todos", 3)]
+            let short = PushRequest(schemaVersion: 1, changes: changes, outcomes: .lost)
+            let reply = try await client.push("todos", token: harness.ann, key: "b", short)
+            #expect(reply.status == .ok)
+            let answer = try WireJSONReader.pushResponse(reply.body)
+            #expect(try reply.decode(PushResponse.self) == answer)
+            #expect(answer.changeCount == 3)
+            let lost = LostValue(attribute: "title", value: .text("old"), stamp: older, winningValue: .text("new"), winningStamp: newer)
+            #expect(answer.outcomes == [ChangeOutcome(index: 1, position: nil, applied: [], lost: [lost])])
+            let indexed = try #require(answer.indexedOutcomes(count: 3))
+            #expect(indexed.map(\.index) == [1])
+            #expect(answer.indexedOutcomes(count: 2) == nil)
+            // Applied whole, the other two are not listed, but are in the log (after the first push's entry).
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 10).map(\.change.record) == [1, 2, 3].map { ServerHarness.uri("todos", $0) })
+            // The answer's form is part of the push: a replay gets the same answer, and the
+            // same key asking for every outcome is another push.
+            #expect(try await client.push("todos", token: harness.ann, key: "b", short).body == reply.body)
+            let every = try await client.push("todos", token: harness.ann, key: "b", PushRequest(schemaVersion: 1, changes: changes))
+            #expect(every.status == .unprocessableContent && every.errorCode == "idempotency_key_reused")
+            // Every outcome, in order, when asked for.
+            let full = try WireJSONReader.pushResponse(try await client.push("todos", token: harness.ann, key: "c", PushRequest(schemaVersion: 1, changes: changes, outcomes: .all)).body)
+            #expect(full.changeCount == nil && full.outcomes.count == 3 && full.outcomes.allSatisfy { $0.index == nil })
+            #expect(full.indexedOutcomes(count: 3)?.map(\.index) == [0, 1, 2])
+        }
+    }
+
     @Test func theSchemaRegistryAcceptsCompatibleVersionsAndRefusesBreakingOnesWithFindings() async throws {
         let harness = try await ServerHarness.make(.sqlite)
         try await harness.run { client in

@@ -33,6 +33,47 @@ struct WireJSONTests {
         #expect(try JSONDecoder().decode(PullResponse.self, from: WireJSON.data { $0.append(pull) }) == pull)
         let request = PushRequest(schemaVersion: 4, changes: [Self.change])
         #expect(try JSONDecoder().decode(PushRequest.self, from: WireJSON.data { $0.append(request) }) == request)
+        // The short answer: a count, and only the outcomes that lost, with their index.
+        let short = PushResponse(outcomes: [ChangeOutcome(index: 4, position: nil, applied: [], lost: [lost])], changeCount: 9, serverTime: 3)
+        for data in [WireJSON.data { $0.append(short) }, try JSONEncoder().encode(short)] {
+            #expect(try JSONDecoder().decode(PushResponse.self, from: data) == short)
+            #expect(try WireJSONReader.pushResponse(data) == short)
+        }
+        let asking = PushRequest(schemaVersion: 4, changes: [Self.change], outcomes: .lost)
+        #expect(try JSONDecoder().decode(PushRequest.self, from: WireJSON.data { $0.append(asking) }) == asking)
+        #expect(try WireJSONReader.pushRequest(WireJSON.data { $0.append(asking) }) == asking)
+        #expect(try WireJSONReader.pushRequest(JSONEncoder().encode(asking)) == asking)
+    }
+
+    @Test func askingForEveryOutcomeIsTheSamePushAsNotAsking() throws {
+        let plain = PushRequest(schemaVersion: 1, changes: [Self.change])
+        var all = plain
+        all.outcomes = .all
+        var lost = plain
+        lost.outcomes = .lost
+        #expect(WireJSON.data { $0.append(all) } == WireJSON.data { $0.append(plain) })
+        #expect(WireJSON.data { $0.append(lost) } != WireJSON.data { $0.append(plain) })
+        var spans: [WireJSON.ChangeSpan] = []
+        var withSpans = WireJSON()
+        withSpans.append(lost, spans: &spans)
+        #expect(Data(withSpans.bytes) == WireJSON.data { $0.append(lost) })
+    }
+
+    @Test func indexedOutcomesFitOnlyTheirPush() throws {
+        let none = ChangeOutcome(position: 1, applied: ["a"], lost: [])
+        #expect(PushResponse(outcomes: [none, none], serverTime: 0).indexedOutcomes(count: 2)?.map(\.index) == [0, 1])
+        #expect(PushResponse(outcomes: [none], serverTime: 0).indexedOutcomes(count: 2) == nil)
+        func short(_ indices: [Int?], count: Int) -> PushResponse {
+            PushResponse(outcomes: indices.map { ChangeOutcome(index: $0, position: nil, applied: [], lost: []) }, changeCount: count, serverTime: 0)
+        }
+        #expect(short([], count: 5).indexedOutcomes(count: 5)?.isEmpty == true)
+        #expect(short([0, 3], count: 5).indexedOutcomes(count: 5)?.map(\.index) == [0, 3])
+        #expect(short([0, 3], count: 5).indexedOutcomes(count: 4) == nil, "another count")
+        #expect(short([5], count: 5).indexedOutcomes(count: 5) == nil, "out of range")
+        #expect(short([-1], count: 5).indexedOutcomes(count: 5) == nil, "out of range")
+        #expect(short([3, 1], count: 5).indexedOutcomes(count: 5) == nil, "out of order")
+        #expect(short([2, 2], count: 5).indexedOutcomes(count: 5) == nil, "twice")
+        #expect(short([nil], count: 5).indexedOutcomes(count: 5) == nil, "no index")
     }
 
     @Test func theSamePushInAnyMemberOrderHasTheSameCanonicalText() throws {
