@@ -164,12 +164,11 @@ struct PushProcessor: Sendable {
         var last = before
         var isEcho = true
         for (index, (change, changeStamps)) in zip(changes, stamps).enumerated() {
-            var state = try transaction.record(change.record)
             // A record the server has never seen, made by an insert: everything it sent is
             // applied, and it was created by its newest stamp (what RecordMerge decides,
-            // without building the merge's dictionaries).
-            if state == nil, change.kind == .insert, let created = changeStamps.values.max() {
-                try transaction.setNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created)
+            // without building the merge's dictionaries). Tried before the record is looked up.
+            if change.kind == .insert, let created = changeStamps.values.max(),
+               try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) {
                 var applied = change
                 applied.setCreationStamp(created.description)
                 let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
@@ -177,6 +176,7 @@ struct PushProcessor: Sendable {
                 outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
                 continue
             }
+            var state = try transaction.record(change.record)
             if let existing = state, existing.entity != change.entity {
                 throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
             }

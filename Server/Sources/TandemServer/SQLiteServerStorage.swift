@@ -20,7 +20,17 @@ public final class SQLiteServerStorage: ServerStorage {
     ///   `WireChange.compacted()`), expanded for clients that do not ask for them; a
     ///   format 2 server would pass them on as they are. Earlier formats are upgraded in
     ///   place: their entries have a stamp per value, which format 3 reads as it is.
-    public static let formatVersion = 3
+    /// - 4: the log is keyed by dataset and position (`WITHOUT ROWID`), positions counted per
+    ///   dataset: one B-tree insert per entry, where format 3 also updated an index and
+    ///   `sqlite_sequence`. Earlier logs are copied over with their positions, so cursors
+    ///   stay valid; a dataset's next position is its last plus one.
+    public static let formatVersion = 4
+
+    /// The log's layout since format 4.
+    private static let logTableSQL = """
+        CREATE TABLE log(dataset_id INTEGER NOT NULL, position INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+                         change BLOB NOT NULL, PRIMARY KEY(dataset_id, position)) WITHOUT ROWID
+        """
 
     private let pool: DatabasePool
     /// Pushes that queue for the writer run together, each in its own savepoint.
@@ -79,11 +89,21 @@ public final class SQLiteServerStorage: ServerStorage {
             throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion). Upgrade tandem-server.")
         }
         guard version < formatVersion else { return }
-        if version == 1 || version == 2 {
-            // Nothing to convert: JSON states are still read, and rewritten as binary when
-            // a push changes them; log entries with a stamp per value are still served.
-            // Older servers refuse the file from now on.
-            try db.execute(sql: "PRAGMA user_version = \(formatVersion)")
+        if (1...3).contains(version) {
+            // JSON states are still read, and rewritten as binary when a push changes them;
+            // log entries with a stamp per value are still served. The log is copied into
+            // its format 4 layout, positions kept. Older servers refuse the file from now on.
+            try db.execute(sql: """
+                ALTER TABLE log RENAME TO log_format3;
+                \(logTableSQL);
+                INSERT INTO log(dataset_id, position, schema_version, change)
+                    SELECT dataset_id, position, schema_version, change FROM log_format3;
+                DROP TABLE log_format3;
+                PRAGMA user_version = \(formatVersion);
+                """)
+            if try db.tableExists("sqlite_sequence") {
+                try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name IN ('log', 'log_format3')")
+            }
             return
         }
         try db.execute(sql: """
@@ -95,9 +115,7 @@ public final class SQLiteServerStorage: ServerStorage {
             CREATE TABLE schema_versions(dataset_id INTEGER NOT NULL REFERENCES datasets(id), version INTEGER NOT NULL,
                                          schema TEXT NOT NULL, registered_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, version));
             CREATE TABLE records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, state BLOB NOT NULL, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
-            CREATE TABLE log(position INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id INTEGER NOT NULL, schema_version INTEGER NOT NULL,
-                             change BLOB NOT NULL);
-            CREATE INDEX log_by_dataset ON log(dataset_id, position);
+            \(logTableSQL);
             CREATE TABLE lost_values(id INTEGER PRIMARY KEY, dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, position INTEGER,
                                      lost BLOB NOT NULL, at INTEGER NOT NULL);
             CREATE TABLE idempotency(dataset_id INTEGER NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL,
@@ -268,6 +286,13 @@ public final class SQLiteServerStorage: ServerStorage {
     private struct Transaction: PushTransaction {
         let db: Database
         let dataset: Int64
+        /// The dataset's last log position, once read: the push's entries follow it.
+        private var lastPosition: Int64?
+
+        init(db: Database, dataset: Int64) {
+            self.db = db
+            self.dataset = dataset
+        }
 
         // The statements run once per change bind straight to SQLite (TandemSQLite).
         func record(_ uri: String) throws -> RecordState? {
@@ -279,9 +304,15 @@ public final class SQLiteServerStorage: ServerStorage {
             try writeRecord(uri, state.binaryBytes())
         }
 
-        mutating func setNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-                                   created: HLCTimestamp) throws {
-            try writeRecord(uri, RecordState.binaryBytes(newRecord: entity, values: values, stamps: stamps, created: created))
+        mutating func insertNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+                                      created: HLCTimestamp) throws -> Bool {
+            let state = RecordState.binaryBytes(newRecord: entity, values: values, stamps: stamps, created: created)
+            try db.cachedStatement(sql: "INSERT INTO records(dataset_id, uri, state) VALUES (?, ?, ?) ON CONFLICT DO NOTHING").executeBound { bind in
+                bind.int64(dataset)
+                bind.text(uri)
+                state.withUnsafeBytes { bind.blob($0) }
+            }
+            return db.changesCount > 0
         }
 
         private func writeRecord(_ uri: String, _ state: [UInt8]) throws {
@@ -297,12 +328,15 @@ public final class SQLiteServerStorage: ServerStorage {
         }
 
         mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
-            try db.cachedStatement(sql: "INSERT INTO log(dataset_id, schema_version, change) VALUES (?, ?, ?)").executeBound { bind in
+            let position = try (lastPosition ?? lastLogPosition()) + 1
+            try db.cachedStatement(sql: "INSERT INTO log(dataset_id, position, schema_version, change) VALUES (?, ?, ?, ?)").executeBound { bind in
                 bind.int64(dataset)
+                bind.int64(position)
                 bind.int64(Int64(schemaVersion))
                 json.withUnsafeBytes { bind.blob($0) }
             }
-            return db.lastInsertedRowID
+            lastPosition = position
+            return position
         }
 
         func lastLogPosition() throws -> Int64 {

@@ -106,11 +106,13 @@ public protocol PushTransaction {
     /// ``appendLog(_:schemaVersion:)`` for a change whose wire JSON is already written:
     /// `json` is exactly `WireJSON`'s text of `change`.
     mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64
-    /// Stores the state of a record ``record(_:)`` found no state for, made by one insert:
-    /// each value with its stamp, `created` the newest stamp. The same as ``setRecord(_:_:)``
-    /// with that state, which the default writes; a storage may write it without building it.
-    mutating func setNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-                               created: HLCTimestamp) throws
+    /// Stores the state of a record made by one insert, when the dataset has no record at
+    /// `uri`: each value with its stamp, `created` the newest stamp. Returns `false`, having
+    /// written nothing, when it has one. The same as ``record(_:)`` then ``setRecord(_:_:)``
+    /// with that state, which the default does; a storage may write it without looking the
+    /// record up or building the state.
+    mutating func insertNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+                                  created: HLCTimestamp) throws -> Bool
 }
 
 extension PushTransaction {
@@ -119,9 +121,12 @@ extension PushTransaction {
         try appendLog(change, schemaVersion: schemaVersion)
     }
 
-    /// Builds the ``RecordState`` and stores it with ``setRecord(_:_:)``.
-    public mutating func setNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-                                      created: HLCTimestamp) throws {
+    /// Looks the record up, then builds the ``RecordState`` and stores it with
+    /// ``setRecord(_:_:)``.
+    public mutating func insertNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+                                         created: HLCTimestamp) throws -> Bool {
+        guard try record(uri) == nil else { return false }
         try setRecord(uri, RecordState(newRecord: entity, values: values, stamps: stamps, created: created))
+        return true
     }
 }

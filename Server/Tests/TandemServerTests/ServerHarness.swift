@@ -84,13 +84,17 @@ struct ServerHarness: Sendable {
             _ = try await send(.put, "/v1/datasets/\(dataset)/schema", token: token, body: try schema.canonicalJSON())
         }
 
+        /// One page of a dataset's log after `cursor`.
+        func pull(_ dataset: String, token: String, after cursor: String = "", limit: Int) async throws -> PullResponse {
+            try await send(.get, "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)", token: token).decode(PullResponse.self)
+        }
+
         /// Every log entry of a dataset, pulling pages of `limit`.
         func pullAll(_ dataset: String, token: String, limit: Int) async throws -> [LogEntry] {
             var entries: [LogEntry] = []
             var cursor = ""
             while true {
-                let reply = try await send(.get, "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)", token: token)
-                let page = try reply.decode(PullResponse.self)
+                let page = try await pull(dataset, token: token, after: cursor, limit: limit)
                 entries += page.changes
                 cursor = page.nextCursor
                 if !page.hasMore { return entries }

@@ -91,6 +91,74 @@ struct StorageFormatTests {
         #expect(records[2] == ServerHarness.uri("todos", 7), "the URI is logged in lowercase")
     }
 
+    struct StoredEntry: Hashable, Sendable {
+        var dataset: Int64
+        var position: Int64
+        var change: Data
+    }
+
+    static func logEntries(_ db: Database) throws -> [StoredEntry] {
+        try Row.fetchAll(db, sql: "SELECT dataset_id, position, change FROM log ORDER BY position, dataset_id")
+            .map { StoredEntry(dataset: $0[0], position: $0[1], change: $0[2]) }
+    }
+
+    /// A format 3 log (positions shared by every dataset, an index beside it) is copied into
+    /// the format 4 layout with its positions: a client's cursor still pulls what follows
+    /// it, and new entries come after each dataset's last.
+    @Test func aFormatThreeLogIsUpgradedAndCursorsStillPullWhatFollows() async throws {
+        let path = try Self.path()
+        let first = try await Self.harness(try SQLiteServerStorage(path: path), users: true)
+        try await first.run { client in
+            for dataset in ["todos", "other"] { try await client.setUp(dataset, token: first.ann) }
+            for n in 1...3 {
+                for dataset in ["todos", "other"] {
+                    _ = try await client.push(dataset, token: first.ann, key: "\(dataset)\(n)", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert(dataset, n)]))
+                }
+            }
+        }
+        // Rewrite the log as a format 3 server laid it out: one position sequence for all.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE log3(position INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+                                  change BLOB NOT NULL);
+                INSERT INTO log3(dataset_id, schema_version, change) SELECT dataset_id, schema_version, change FROM log ORDER BY position, dataset_id;
+                DROP TABLE log;
+                ALTER TABLE log3 RENAME TO log;
+                CREATE INDEX log_by_dataset ON log(dataset_id, position);
+                PRAGMA user_version = 3;
+                """)
+        }
+        let before = try await queue.read { db in try Self.logEntries(db) }
+        #expect(before.count == 6)
+        try await queue.close()
+
+        let second = try await Self.harness(try SQLiteServerStorage(path: path), users: false)
+        try await second.run { client in
+            let todos = try await client.pullAll("todos", token: second.ann, limit: 10)
+            #expect(todos.map(\.change.record) == (1...3).map { ServerHarness.uri("todos", $0) })
+            #expect(todos.map(\.position) == before.filter { String(decoding: $0.change, as: UTF8.self).contains("tandem://todos/") }.map(\.position))
+            // A cursor from before the upgrade, after the first entry, pulls the other two and then the new one.
+            let firstTodo = try #require(before.first { String(decoding: $0.change, as: UTF8.self).contains("tandem://todos/") })
+            let cursor = Cursor(dataset: firstTodo.dataset, position: firstTodo.position).text
+            _ = try await client.push("todos", token: second.ann, key: "new", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 4)]))
+            let after = try await client.pull("todos", token: second.ann, after: cursor, limit: 10)
+            #expect(after.changes.map(\.change.record) == (2...4).map { ServerHarness.uri("todos", $0) })
+            #expect(after.changes.map(\.position) == after.changes.map(\.position).sorted() && after.changes[2].position > todos[2].position)
+            #expect(try await client.pullAll("other", token: second.ann, limit: 2).map(\.change.record) == (1...3).map { ServerHarness.uri("other", $0) })
+        }
+        let after = try await DatabaseQueue(path: path).read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
+             try Self.logEntries(db),
+             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE name LIKE 'log%' ORDER BY name"))
+        }
+        #expect(after.0 == SQLiteServerStorage.formatVersion)
+        let added = ServerHarness.uri("todos", 4)
+        #expect(after.1.filter { !String(decoding: $0.change, as: UTF8.self).contains(added) } == before, "every entry kept, with its position")
+        #expect(after.1.count == 7)
+        #expect(after.2 == ["log"], "no old table or index left")
+    }
+
     @Test func aDatabaseFromANewerServerIsRefused() async throws {
         let path = try Self.path()
         _ = try SQLiteServerStorage(path: path)
