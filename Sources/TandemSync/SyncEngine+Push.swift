@@ -41,6 +41,10 @@ extension SyncEngine {
         }
     }
 
+    /// The `Idempotency-Key` prefix of a push's form: its stamps (compact or one per value)
+    /// and its answer (the short one). See ``send(_:key:schemaVersion:perValue:)``.
+    static func keyPrefix(compact: Bool) -> String { compact ? "cl~" : "l~" }
+
     /// Pushes one batch and logs the values that lost. A batch the server refuses as invalid
     /// or too large is split in two (each half with its own key, derived from the batch's);
     /// a single change it refuses is quarantined with the server's reason instead of
@@ -52,14 +56,11 @@ extension SyncEngine {
     ///
     /// The server hashes a push as sent, so no two forms of one batch share a key: a range
     /// left in flight by an older client, or sent again while falling back, is then applied
-    /// again, which changes nothing, instead of being refused as a reused key. The key gets
+    /// again instead of being refused as a reused key (the values it already applied are
+    /// applied again; those overwritten since lose, and are logged as conflicts). The key gets
     /// a prefix for its form (``keyPrefix(compact:)``): `cl~` for compact stamps (see
     /// ``WireChange/compacted()``), `l~` for a stamp per value (`perValue`, or once a server
     /// refused compact stamps). Clients before the short answer sent `c~` and no prefix.
-    /// The `Idempotency-Key` prefix of a push's form: its stamps (compact or one per value)
-    /// and its answer (the short one). See ``send(_:key:schemaVersion:perValue:)``.
-    static func keyPrefix(compact: Bool) -> String { compact ? "cl~" : "l~" }
-
     func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int, perValue: Bool? = nil) async throws -> PushResult {
         let batch = pushed.changes
         let perValue = perValue ?? sendsStampPerValue

@@ -203,7 +203,10 @@ struct Routes: Sendable {
             counts.withLock { $0 = (result.applied, result.lost) }
             return WireJSON.data { $0.append(result.response) }
         }
-        if stored.replayed && stored.requestHash != requestHash {
+        // A server before the short answer ignored "outcomes" and hashed the push without it:
+        // a retry across the upgrade is the same push, and gets that server's full answer.
+        if stored.replayed && stored.requestHash != requestHash
+            && (push.outcomes != .lost || stored.requestHash != Self.hashIgnoringOutcomeDetail(push)) {
             throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(key)' was used for a different push; use a new key for new changes")
         }
         let metrics = dependencies.metrics
@@ -217,6 +220,15 @@ struct Routes: Sendable {
         }
         metrics.pushDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(stored.response)
+    }
+
+    /// The hash of `push` as a server before ``PushRequest/OutcomeDetail`` hashed it.
+    static func hashIgnoringOutcomeDetail(_ push: PushRequest) -> String {
+        var plain = push
+        plain.outcomes = nil
+        var text = WireJSON()
+        text.append(plain)
+        return SHA256.hex(text.bytes)
     }
 
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {

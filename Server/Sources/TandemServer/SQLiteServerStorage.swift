@@ -97,7 +97,7 @@ public final class SQLiteServerStorage: ServerStorage {
                 ALTER TABLE log RENAME TO log_format3;
                 \(logTableSQL);
                 INSERT INTO log(dataset_id, position, schema_version, change)
-                    SELECT dataset_id, position, schema_version, change FROM log_format3;
+                    SELECT dataset_id, position, schema_version, change FROM log_format3 ORDER BY dataset_id, position;
                 DROP TABLE log_format3;
                 PRAGMA user_version = \(formatVersion);
                 """)
@@ -328,6 +328,9 @@ public final class SQLiteServerStorage: ServerStorage {
         }
 
         mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
+            // The dataset's last position plus one: positions never go back because nothing
+            // deletes log entries. Trimming the log's end would need a high-water mark kept
+            // beside it, or a cursor past the trimmed entries would skip the next ones.
             let position = try (lastPosition ?? lastLogPosition()) + 1
             try db.cachedStatement(sql: "INSERT INTO log(dataset_id, position, schema_version, change) VALUES (?, ?, ?, ?)").executeBound { bind in
                 bind.int64(dataset)

@@ -76,6 +76,7 @@ struct GroupCommitterTests {
         let (entries, _) = try await storage.pull(dataset: dataset, after: 0, limit: 1000)
         let pushes = Set(entries.map { (Int($0.change.record.suffix(12))! / 10) })
         #expect(entries.count == 40 * 5)
+        #expect(entries.map(\.position) == (1...200).map(Int64.init), "positions follow each other, whatever push failed in the same transaction")
         #expect(pushes == Set((0..<60).filter { $0 % 3 != 0 }))
         // A failed push's key was not stored: retrying it applies it.
         let retried = try await storage.push(dataset: dataset, key: "k0", requestHash: "h", now: 0) { _ in Data("{}".utf8) }

@@ -231,6 +231,17 @@ struct SyncRoutesTests {
             #expect(try await client.push("todos", token: harness.ann, key: "b", short).body == reply.body)
             let every = try await client.push("todos", token: harness.ann, key: "b", PushRequest(schemaVersion: 1, changes: changes))
             #expect(every.status == .unprocessableContent && every.errorCode == "idempotency_key_reused")
+            // A push stored without the member (as a server before it hashed every push) and
+            // retried with it after an upgrade is the same push: its first answer again.
+            let plain = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 5)])
+            let first = try await client.push("todos", token: harness.ann, key: "old", plain)
+            var retried = plain
+            retried.outcomes = .lost
+            let again = try await client.push("todos", token: harness.ann, key: "old", retried)
+            #expect(again.status == .ok && again.body == first.body)
+            let different = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 6)], outcomes: .lost)
+            let refused = try await client.push("todos", token: harness.ann, key: "old", different)
+            #expect(refused.status == .unprocessableContent && refused.errorCode == "idempotency_key_reused")
             // Every outcome, in order, when asked for.
             let full = try WireJSONReader.pushResponse(try await client.push("todos", token: harness.ann, key: "c", PushRequest(schemaVersion: 1, changes: changes, outcomes: .all)).body)
             #expect(full.changeCount == nil && full.outcomes.count == 3 && full.outcomes.allSatisfy { $0.index == nil })
