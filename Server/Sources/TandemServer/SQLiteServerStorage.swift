@@ -286,7 +286,8 @@ public final class SQLiteServerStorage: ServerStorage {
     private struct Transaction: PushTransaction {
         let db: Database
         let dataset: Int64
-        /// The dataset's last log position, once read: the push's entries follow it.
+        /// The dataset's last log position, once read (``lastLogPosition()``): the push's
+        /// entries follow it.
         private var lastPosition: Int64?
 
         init(db: Database, dataset: Int64) {
@@ -331,7 +332,7 @@ public final class SQLiteServerStorage: ServerStorage {
             // The dataset's last position plus one: positions never go back because nothing
             // deletes log entries. Trimming the log's end would need a high-water mark kept
             // beside it, or a cursor past the trimmed entries would skip the next ones.
-            let position = try (lastPosition ?? lastLogPosition()) + 1
+            let position = try lastLogPosition() + 1
             try db.cachedStatement(sql: "INSERT INTO log(dataset_id, position, schema_version, change) VALUES (?, ?, ?, ?)").executeBound { bind in
                 bind.int64(dataset)
                 bind.int64(position)
@@ -342,8 +343,12 @@ public final class SQLiteServerStorage: ServerStorage {
             return position
         }
 
-        func lastLogPosition() throws -> Int64 {
-            try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?"), arguments: [dataset]) ?? 0
+        /// Read once per push, then counted on by ``appendLog(_:json:schemaVersion:)``.
+        mutating func lastLogPosition() throws -> Int64 {
+            if let lastPosition { return lastPosition }
+            let position = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?"), arguments: [dataset]) ?? 0
+            lastPosition = position
+            return position
         }
 
         mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws {

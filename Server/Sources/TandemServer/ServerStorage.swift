@@ -101,8 +101,9 @@ public protocol PushTransaction {
     /// Appends an applied change to the dataset's log; returns its position.
     mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64
     mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws
-    /// The position of the dataset's last log entry (0 when the log is empty).
-    func lastLogPosition() throws -> Int64
+    /// The position of the dataset's last log entry (0 when the log is empty). Mutating, so
+    /// a storage may remember it for the appends that follow in the same push.
+    mutating func lastLogPosition() throws -> Int64
     /// ``appendLog(_:schemaVersion:)`` for a change whose wire JSON is already written:
     /// `json` is exactly `WireJSON`'s text of `change`.
     mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64

@@ -183,19 +183,26 @@ struct SyncRoutesTests {
         }
     }
 
+    /// Sets up dataset `todos` with record 1 titled "new", and returns an update of its title
+    /// stamped earlier, with the lost value the server answers for it.
+    static func staleTitle(_ client: ServerHarness.Client, token: String) async throws -> (stale: WireChange, lost: LostValue) {
+        try await client.setUp("todos", token: token)
+        let newer = ServerHarness.stamp(1_800_000_000_000)
+        let older = ServerHarness.stamp(1_799_999_999_000)
+        _ = try await client.push("todos", token: token, key: "a", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, title: "new", at: newer)]))
+        let stale = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update, values: ["title": .text("old")], stamps: ["title": older])
+        return (stale, LostValue(attribute: "title", value: .text("old"), stamp: older, winningValue: .text("new"), winningStamp: newer))
+    }
+
     @Test(arguments: StorageKind.allCases)
     func anOlderValueLosesAndTheAnswerNamesTheWinner(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind)
         try await harness.run { client in
-            try await client.setUp("todos", token: harness.ann)
-            let newer = ServerHarness.stamp(1_800_000_000_000)
-            let older = ServerHarness.stamp(1_799_999_999_000)
-            _ = try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, title: "new", at: newer)]))
-            let stale = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update, values: ["title": .text("old")], stamps: ["title": older])
+            let (stale, lost) = try await Self.staleTitle(client, token: harness.ann)
             let reply = try await client.push("todos", token: harness.ann, key: "b", PushRequest(schemaVersion: 1, changes: [stale]))
             let outcome = try #require(try reply.decode(PushResponse.self).outcomes.first)
             #expect(outcome.position == nil && outcome.applied.isEmpty)
-            #expect(outcome.lost == [LostValue(attribute: "title", value: .text("old"), stamp: older, winningValue: .text("new"), winningStamp: newer)])
+            #expect(outcome.lost == [lost])
             #expect(try await client.pullAll("todos", token: harness.ann, limit: 10).count == 1)
             if let memory = harness.storage as? MemoryServerStorage {
                 #expect(await memory.lostValues(dataset: try #require(await memory.datasetID(owner: 1, name: "todos"))).count == 1)
@@ -207,11 +214,7 @@ struct SyncRoutesTests {
     func aShortAnswerListsOnlyTheChangesThatLostAValue(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind)
         try await harness.run { client in
-            try await client.setUp("todos", token: harness.ann)
-            let newer = ServerHarness.stamp(1_800_000_000_000)
-            let older = ServerHarness.stamp(1_799_999_999_000)
-            _ = try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, title: "new", at: newer)]))
-            let stale = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update, values: ["title": .text("old")], stamps: ["title": older])
+            let (stale, lost) = try await Self.staleTitle(client, token: harness.ann)
             let changes = [ServerHarness.insert("todos", 2), stale, ServerHarness.insert("todos", 3)]
             let short = PushRequest(schemaVersion: 1, changes: changes, outcomes: .lost)
             let reply = try await client.push("todos", token: harness.ann, key: "b", short)
@@ -219,7 +222,6 @@ struct SyncRoutesTests {
             let answer = try WireJSONReader.pushResponse(reply.body)
             #expect(try reply.decode(PushResponse.self) == answer)
             #expect(answer.changeCount == 3)
-            let lost = LostValue(attribute: "title", value: .text("old"), stamp: older, winningValue: .text("new"), winningStamp: newer)
             #expect(answer.outcomes == [ChangeOutcome(index: 1, position: nil, applied: [], lost: [lost])])
             let indexed = try #require(answer.indexedOutcomes(count: 3))
             #expect(indexed.map(\.index) == [1])
