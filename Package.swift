@@ -60,6 +60,7 @@ let package = Package(
             dependencies: [
                 "TandemSchema",
                 "TandemMacros",
+                "TandemWAL",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -74,6 +75,16 @@ let package = Package(
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftParser", package: "swift-syntax"),
                 .product(name: "SwiftParserDiagnostics", package: "swift-syntax"),
+            ],
+            swiftSettings: strict),
+
+        // WAL checkpoints on a thread of their own, off the writing connection: the store's
+        // and the server's.
+        .target(
+            name: "TandemWAL",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
 
@@ -122,6 +133,7 @@ let package = Package(
                 "TandemSchema",
                 "TandemGzip",
                 "TandemSQLite",
+                "TandemWAL",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -202,7 +214,7 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemSchemaExtract"], swiftSettings: strict),
+        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemSchemaExtract", "TandemWAL"], swiftSettings: strict),
         // One v1/v2 Swift source pair per compatibility rule, shared by two test targets.
         .target(name: "TandemSchemaTestSupport", dependencies: ["TandemSchema"], path: "Tests/TandemSchemaTestSupport", swiftSettings: strict),
         .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema", "TandemSchemaTestSupport"], swiftSettings: strict),

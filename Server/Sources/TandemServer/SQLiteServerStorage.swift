@@ -2,6 +2,7 @@ public import Foundation
 import GRDB
 import TandemSchema
 import TandemSQLite
+import TandemWAL
 public import TandemWire
 
 /// ``ServerStorage`` in one SQLite database (WAL, GRDB): the server's default, nothing else
@@ -51,8 +52,11 @@ public final class SQLiteServerStorage: ServerStorage {
     public init(path: String) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        // The group commit never stops to copy the log back into the file (see WALCheckpointer).
+        let checkpointer = WALCheckpointer(path: path)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            if !db.configuration.readonly { checkpointer.install(on: db) }
         }
         let pool: DatabasePool
         do {

@@ -1,3 +1,5 @@
+internal import TandemWAL
+
 /// Owns a store: its file (or memory), its schema and the model types it serves.
 ///
 /// A container is `Sendable`: share it between tasks and give each its own ``ModelContext``.
@@ -21,6 +23,8 @@ public final class ModelContainer: Sendable {
     public let dataset: String
     let writer: any DatabaseWriter
     let journal: JournalContext
+    /// Checkpoints the file's write-ahead log off the writing connection (`nil` in memory).
+    let checkpointer: WALCheckpointer?
     let mappings: [ObjectIdentifier: EntityMapping]
     let mappingsByName: [String: EntityMapping]
 
@@ -52,6 +56,7 @@ public final class ModelContainer: Sendable {
         self.dataset = opened.dataset
         self.writer = opened.writer
         self.journal = opened.journal
+        self.checkpointer = opened.checkpointer
         self.mappings = Dictionary(uniqueKeysWithValues: mappings.map { (ObjectIdentifier($0.modelType), $0) })
         self.mappingsByName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
     }

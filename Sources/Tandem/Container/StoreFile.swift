@@ -1,3 +1,5 @@
+internal import TandemWAL
+
 /// Opening a store file: inspection without writing, migration in one transaction.
 ///
 /// A Tandem store keeps its metadata in `tandem_metadata` (key/value): `formatVersion` (the
@@ -17,6 +19,8 @@ enum StoreFile {
         var writer: any DatabaseWriter
         var dataset: String
         var journal: JournalContext
+        /// Checkpoints the file's write-ahead log off the writing connection (`nil` in memory).
+        var checkpointer: WALCheckpointer?
     }
 
     struct Stored {
@@ -30,12 +34,15 @@ enum StoreFile {
             throw StoreError(.misuse, "dataset '\(dataset)' must be 1–128 letters, digits, '-', '_' or '.'")
         }
         let state = JournalState()
+        // A commit that takes the log past 1 000 pages no longer copies them back itself.
+        let checkpointer = configuration.isStoredInMemoryOnly ? nil : configuration.url.map { WALCheckpointer(path: $0.path(percentEncoded: false)) }
         var config = Configuration()
         config.busyMode = .timeout(configuration.busyTimeout)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = \(-max(configuration.writerCacheSize / 1024, 1))")
+                checkpointer?.install(on: db)
             }
             SQLFunctions.register(in: db)
             try state.register(in: db)
@@ -81,7 +88,7 @@ enum StoreFile {
                 }
             }
         }
-        return Opened(writer: writer, dataset: dataset, journal: JournalContext(state: state, node: node, clock: configuration.clock))
+        return Opened(writer: writer, dataset: dataset, journal: JournalContext(state: state, node: node, clock: configuration.clock), checkpointer: checkpointer)
     }
 
     /// The journal tables and this file's HLC node id.
