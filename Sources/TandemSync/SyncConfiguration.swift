@@ -8,8 +8,10 @@ public struct SyncConfiguration: Sendable {
     public var dataset: String?
     /// Returns the bearer token (read from a file or the environment; called per sync).
     public var token: @Sendable () async throws -> String
-    /// Changes per push (the server's default cap is 1 000).
-    public var pushBatchSize = 1_000
+    /// Changes per push (the server's default cap is 5 000; a server that refuses a batch as
+    /// too large gets it in halves, and smaller batches from then on). 2 500 pushed 100 000
+    /// changes about 8 % faster than 1 000 in the benchmark (docs/benchmarks.md).
+    public var pushBatchSize = 2_500
     /// The most bytes of JSON per push (the server's default body cap is 8 MiB).
     public var pushBatchBytes = 4 << 20
     /// Pushes in flight at once, in a sliding window (each batch holds whole records, so they
@@ -21,8 +23,9 @@ public struct SyncConfiguration: Sendable {
     /// A push's first range holds one window of batches, so the first is sent at once; the
     /// next ones double up to this.
     public var pushRangeChanges = 20_000
-    /// Changes per pull page (the server caps it at its maximum).
-    public var pullPageSize = 1_000
+    /// Changes per pull page (the server caps it at its maximum: 5 000 by default, 1 000
+    /// before). 5 000 pulled 100 000 changes about 9 % faster than 1 000 in the benchmark.
+    public var pullPageSize = 5_000
     /// Conflict policies by `"Entity"` or `"Entity.column"` (the column's wins); last writer
     /// wins where none is set. See ``ConflictPolicy``.
     public var conflictPolicies: [String: ConflictPolicy] = [:]

@@ -87,6 +87,11 @@ extension SyncEngine {
                                                              "the server refused this local change: \(error.message)", clock())])
             }
             let half = batch.count / 2
+            if error.serverCode == "batch_too_large", half < batchLimit ?? configuration.pushBatchSize {
+                // A server with a lower cap: later ranges are cut to fit it.
+                logger.notice("the server takes fewer changes per push than pushBatchSize; later batches are smaller", metadata: ["changes": "\(half)"])
+                batchLimit = half
+            }
             var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion, perValue: perValue)
             let second = try await send(PushPlanner.Batch(Array(batch[half...])), key: key + ".b", schemaVersion: schemaVersion, perValue: perValue)
             result.add(second)
@@ -158,12 +163,13 @@ extension SyncEngine {
             // a large read) to `pushRangeChanges`, doubling: each is read in less time than
             // the one before takes to send.
             let nextLimit = min(rangeLimit, max(2 * range.changeCount, firstRangeLimit))
+            let shape = batchShape
             ahead = Task.detached { [self] in
                 try Task.checkCancellation()
                 return try await withCheckedThrowingContinuation { continuation in
                     Self.rangeReader.async {
                         continuation.resume(with: Result {
-                            self.prepare(try self.fetchRange(after: newAcknowledged, afterChange: nextAfter, through: nil, limit: nextLimit),
+                            self.prepare(try self.fetchRange(after: newAcknowledged, afterChange: nextAfter, through: nil, limit: nextLimit, shape: shape),
                                          acknowledged: newAcknowledged)
                         })
                     }
@@ -293,7 +299,8 @@ extension SyncEngine {
                 guard let lastID else { break }
                 after = lastID   // the stored id, whatever its case: the next slice starts after it
                 logger.info("pushing records the journal has no history for", metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
-                for batch in PushPlanner.chunks(changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes) {
+                let shape = batchShape
+                for batch in PushPlanner.chunks(changes, count: shape.count, bytes: shape.bytes) {
                     var outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)", schemaVersion: schemaVersion)
                     try store { db in try outcome.save(db) }
                     index += 1
@@ -328,6 +335,10 @@ extension SyncEngine {
         /// The last transaction whose every change is in this range or before it, once the
         /// range is pushed (`nil` when the range is one slice of a larger transaction).
         var finishedThrough: HistoryToken?
+        /// How the range is cut into batches: saved with it, so a range resumed after a
+        /// crash or a lost answer is cut as it was (`chunk` counts those batches), whatever
+        /// the batch size configured since.
+        var shape: BatchShape
 
         /// How many changes the range holds.
         var changeCount: Int { transactions.reduce(0) { $0 + $1.changes.count } }
@@ -337,8 +348,23 @@ extension SyncEngine {
             "\(clientID):v\(schemaVersion):t\(firstToken.rawValue).\(afterChange)-t\(lastToken.rawValue).\(throughChange):\(index)"
         }
 
-        /// The form saved under `inflight`: `r:<acknowledged>:<after>:<through>:<batch>`.
-        func saved(chunk: Int) -> String { "r:\(acknowledged.rawValue):\(afterChange):\(throughChange):\(chunk)" }
+        /// The form saved under `inflight`:
+        /// `r:<acknowledged>:<after>:<through>:<batch>:<changes per batch>:<bytes per batch>`.
+        func saved(chunk: Int) -> String {
+            "r:\(acknowledged.rawValue):\(afterChange):\(throughChange):\(chunk):\(shape.count):\(shape.bytes)"
+        }
+    }
+
+    /// The most changes and JSON bytes of one batch.
+    struct BatchShape: Sendable, Hashable {
+        var count: Int
+        var bytes: Int
+    }
+
+    /// The batch shape new ranges are cut with: the configured one, smaller once the server
+    /// refused a batch as too large (``batchLimit``).
+    var batchShape: BatchShape {
+        BatchShape(count: max(min(configuration.pushBatchSize, batchLimit ?? .max), 1), bytes: max(configuration.pushBatchBytes, 1))
     }
 
     /// Reads and cuts the next push range (blocking SQLite and JSON work, kept off both the
@@ -364,7 +390,7 @@ extension SyncEngine {
     nonisolated func prepare(_ range: Range?, acknowledged: HistoryToken) -> PreparedRange {
         guard let range else { return PreparedRange(range: nil, acknowledged: acknowledged, afterChange: 0) }
         let plan = PushPlanner.plan(range.transactions)
-        let batches = PushPlanner.chunks(plan.changes, count: configuration.pushBatchSize, bytes: configuration.pushBatchBytes)
+        let batches = PushPlanner.chunks(plan.changes, count: range.shape.count, bytes: range.shape.bytes)
         return PreparedRange(range: range, acknowledged: acknowledged, afterChange: range.afterChange, plan: plan, batches: batches)
     }
 
@@ -374,19 +400,22 @@ extension SyncEngine {
     func nextRange(after acknowledged: HistoryToken) throws -> Range? {
         if let text = try read({ db in try SyncStore.value("inflight", db) }) {
             let parts = text.split(separator: ":")
-            // A range saved under another acknowledged token, or in an older format, is
-            // dropped: sending the same changes again under other keys changes nothing at
-            // the server (same values, same stamps).
-            if parts.count == 5, parts[0] == "r", let ack = Int64(parts[1]), ack == acknowledged.rawValue,
+            // A range saved under another acknowledged token, or in an older format (without
+            // its batch shape: its batch index cannot be trusted), is dropped: sending the
+            // same changes again under other keys changes nothing at the server (same values,
+            // same stamps).
+            if parts.count == 7, parts[0] == "r", let ack = Int64(parts[1]), ack == acknowledged.rawValue,
                let after = Int64(parts[2]), let through = Int64(parts[3]), let chunk = Int(parts[4]),
-               var range = try fetchRange(after: acknowledged, afterChange: after, through: through, limit: rangeLimit), range.throughChange == through {
+               let count = Int(parts[5]), count > 0, let bytes = Int(parts[6]), bytes > 0,
+               var range = try fetchRange(after: acknowledged, afterChange: after, through: through, limit: rangeLimit, shape: BatchShape(count: count, bytes: bytes)),
+               range.throughChange == through {
                 range.chunk = chunk
                 return range
             }
             try store { db in try SyncStore.set("inflight", nil, db) }
         }
         let pushed = try container.syncPushedChange(acknowledged: acknowledged)
-        guard let range = try fetchRange(after: acknowledged, afterChange: pushed, through: nil, limit: firstRangeLimit) else { return nil }
+        guard let range = try fetchRange(after: acknowledged, afterChange: pushed, through: nil, limit: firstRangeLimit, shape: batchShape) else { return nil }
         try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
         return range
     }
@@ -400,8 +429,8 @@ extension SyncEngine {
     }
 
     /// The first `limit` local changes after `afterChange` (only up to `through`, for a
-    /// saved range).
-    private nonisolated func fetchRange(after acknowledged: HistoryToken, afterChange: Int64, through: Int64?, limit: Int) throws -> Range? {
+    /// saved range), to cut into batches of `shape`.
+    private nonisolated func fetchRange(after acknowledged: HistoryToken, afterChange: Int64, through: Int64?, limit: Int, shape: BatchShape) throws -> Range? {
         var descriptor = HistoryDescriptor.local(after: acknowledged, afterChange: afterChange)
         descriptor.changeLimit = limit + 1   // one more, to see whether the range ends a transaction
         let transactions: [HistoryTransaction]
@@ -429,6 +458,6 @@ extension SyncEngine {
             ? cut.dropLast().last?.token ?? (lastToken.rawValue - 1 > acknowledged.rawValue ? HistoryToken(rawValue: lastToken.rawValue - 1) : nil)
             : lastToken
         return Range(acknowledged: acknowledged, afterChange: afterChange, throughChange: last.id, firstToken: first.token, lastToken: lastToken,
-                     chunk: 0, transactions: cut, finishedThrough: finished)
+                     chunk: 0, transactions: cut, finishedThrough: finished, shape: shape)
     }
 }

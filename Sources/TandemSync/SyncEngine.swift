@@ -52,6 +52,10 @@ public actor SyncEngine {
     /// Whether pushes carry a stamp per value: set when the server refused compact stamps
     /// (a server older than them), for the rest of this engine's life.
     var sendsStampPerValue = false
+    /// The most changes per batch the server takes, once it refused a batch as too large
+    /// (`batch_too_large`, a server with a lower cap than ``SyncConfiguration/pushBatchSize``):
+    /// later ranges are cut to it.
+    var batchLimit: Int?
 
     /// Plants an echo skip that ignores pulled changes (tests only: the simulation must catch it).
     func plantEchoSkipIgnoringPulledChanges() {

@@ -1,6 +1,10 @@
 import Foundation
 import Synchronization
 import GRDB
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import TandemServer
 import Testing
 import Tandem
 import TandemSchema
@@ -75,6 +79,68 @@ struct PushRangeTests {
             _ = try await w.syncB.sync()
             #expect(try w.converged())
             #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(3)]?.first == "B 3")
+        }
+    }
+
+    /// A range left in flight is resumed with the batches it was cut into, even when the
+    /// batch size changed since (a new default, or the app's setting): the batch index saved
+    /// counts those batches, so cutting anew would skip changes never sent.
+    @Test func aRangeLeftInFlightIsResumedWithTheBatchesItWasCutInto() async throws {
+        try await ConflictTableTests.world { w in
+            try Self.bulkInsert(w.a, 100...111)   // 12 changes in one transaction
+            let token = w.token
+            var small = SyncConfiguration(token: { token })
+            small.pushBatchSize = 2
+            small.pushesInFlight = 1
+            // Ranges of 2, 4 and 6 changes (one window, then doubling): the third range's first
+            // batch is answered, its second one's answer lost.
+            let losing = KeyRecordingTransport(wrapping: w.transport, keys: KeyLog(), failAfter: 4)
+            await #expect(throws: SyncError.self) { _ = try await SyncEngine(container: w.a, transport: losing, configuration: small).sync() }
+            var large = small
+            large.pushBatchSize = 5
+            _ = try await SyncEngine(container: w.a, transport: w.transport, configuration: large).sync()
+            #expect(try SyncStatus(of: w.a).pendingChanges == 0)
+            _ = try await w.syncB.sync()
+            let rows = try SyncFixtures.rows(w.b)
+            #expect(rows.count == 13, "the world's first record and every one of the 12 reach B: \(rows.count)")
+            #expect(try w.converged())
+        }
+    }
+
+    /// A server with a lower cap on changes per push refuses a batch as too large: the batch
+    /// is sent in halves, and the ranges cut after that are cut to fit, instead of every
+    /// batch being refused first.
+    @Test func aServerThatTakesFewerChangesPerPushGetsSmallerBatchesAfterRefusingOne() async throws {
+        let storage = MemoryServerStorage()
+        let token = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
+        var server = ServerConfiguration()
+        server.maxChangesPerPush = 3
+        let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
+        let app = Application(router: buildRouter(ServerDependencies(storage: storage, configuration: server)), logger: quiet)
+        try await app.test(.router) { client in
+            let base = ConvergenceSimulationTests.transport(client)
+            let statuses = Mutex<[Int]>([])
+            let counting = MemoryTransport { request in
+                let response = try await base.send(request)
+                if request.path.hasSuffix("/push") { statuses.withLock { $0.append(response.status) } }
+                return response
+            }
+            let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
+            try Self.bulkInsert(a, 100...139)   // 40 changes: five batches of 8
+            var configuration = SyncConfiguration(token: { token })
+            configuration.pushBatchSize = 8
+            configuration.pushesInFlight = 1
+            let engine = SyncEngine(container: a, transport: counting, configuration: configuration, logger: quiet)
+            let summary = try await engine.sync()
+            #expect(summary.pushed == 40 && summary.quarantined == 0)
+            #expect(await engine.batchLimit == 2)
+            // Each batch of 8 costs three refusals (8, then 4 and 4): the first range's one and
+            // the two of the range read ahead meanwhile; the ranges after them fit.
+            let refused = statuses.withLock { $0.filter { $0 == 413 }.count }
+            #expect(refused == 9, "\(statuses.withLock { $0 })")
+            let pulled = try await SyncEngine(container: ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema), transport: base,
+                                              configuration: SyncConfiguration(token: { token }), logger: quiet).sync()
+            #expect(pulled.pulled == 40)
         }
     }
 

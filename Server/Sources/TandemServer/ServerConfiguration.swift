@@ -7,10 +7,11 @@
 public struct ServerConfiguration: Sendable, Hashable {
     /// Requests with a larger body get 413 before the body is read.
     public var maxBodyBytes = 8 << 20
-    /// Changes per push.
-    public var maxChangesPerPush = 1_000
-    /// The largest `limit` of a pull; larger ones are capped to it.
-    public var maxPageSize = 1_000
+    /// Changes per push (the sync engine sends 2 500 by default).
+    public var maxChangesPerPush = 5_000
+    /// The largest `limit` of a pull; larger ones are capped to it (the sync engine asks for
+    /// 5 000 by default).
+    public var maxPageSize = 5_000
     /// The page size of a pull without `limit`.
     public var defaultPageSize = 100
     /// How far ahead of the server's clock a stamp may be (milliseconds). Further ahead, the
