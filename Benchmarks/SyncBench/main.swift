@@ -30,6 +30,12 @@ let changes = argument("--changes").flatMap(Int.init) ?? 100_000
 let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-syncbench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
+/// Exits with `status`, removing the stores first (`exit` skips the `defer` above: the early
+/// exits of profiled and partial runs left them behind).
+func finish(_ status: Int32) -> Never {
+    try? FileManager.default.removeItem(at: directory)
+    exit(status)
+}
 
 let schema = Schema(entities: [
     Schema.Entity(name: "Todo", attributes: [
@@ -130,7 +136,7 @@ func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int, cpu: 
     let summary = (try? String(contentsOfFile: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     guard status == 0 else {
         FileHandle.standardError.write(Data("SyncBench: tandem sync exited with status \(status): \(summary)\n".utf8))
-        exit(1)
+        finish(1)
     }
     let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     return (summary, usage.ru_maxrss / 1024, cpu)
@@ -161,7 +167,7 @@ let pull = try await seconds { pullSide = try tandemSync("b.store") }
 let serverPulled = serverCPU()
 guard count("pushed", in: pushSide.summary) == changes, count("pulled", in: pullSide.summary) == changes else {
     FileHandle.standardError.write(Data("SyncBench: A synced \(pushSide.summary), B synced \(pullSide.summary); expected \(changes) each way\n".utf8))
-    exit(1)
+    finish(1)
 }
 let total = push + pull
 if ProcessInfo.processInfo.environment["SYNCBENCH_VERBOSE"] != nil { print("A: \(pushSide.summary)\nB: \(pullSide.summary)") }
@@ -176,7 +182,7 @@ print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → 
 print("peak RSS of the syncing client (tandem sync): \(pushSide.peakMiB) MiB pushing, \(pullSide.peakMiB) MiB pulling \(changes) changes (goal ≤ 150 MB at 1 M)")
 // A profiled run stops here (a daemon under perf outlives the kill meant for it), and so
 // does SYNCBENCH_SEQUENTIAL_ONLY.
-if ProcessInfo.processInfo.environment["SYNCBENCH_PERF_DIR"] != nil || ProcessInfo.processInfo.environment["SYNCBENCH_SEQUENTIAL_ONLY"] != nil { exit(0) }
+if ProcessInfo.processInfo.environment["SYNCBENCH_PERF_DIR"] != nil || ProcessInfo.processInfo.environment["SYNCBENCH_SEQUENTIAL_ONLY"] != nil { finish(0) }
 // Side by side, as two daemons run: B's `tandem daemon` (a sync every 50 ms) pulls while
 // A's `tandem sync` pushes, into a dataset of their own; timed from A's start until B holds
 // every row (B only inserts here, so its largest rowid is its row count).
@@ -206,7 +212,7 @@ do {
     let pulled = try b2.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Todo") ?? 0 }
     guard pulled == changes, count("pushed", in: pushed.summary) == changes else {
         FileHandle.standardError.write(Data("SyncBench: side by side, A synced \(pushed.summary) and B holds \(pulled) rows; expected \(changes)\n".utf8))
-        exit(1)
+        finish(1)
     }
     let daemonCPU = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     print(String(format: "side by side (B's daemon pulling while A pushes): %.2f s → %.0f changes/s; CPU: A %.2f s, B's daemon %.2f s%@",
@@ -215,7 +221,7 @@ do {
 }
 
 // SYNCBENCH_THROUGHPUT_ONLY=1 stops here (for comparing runs of the figures above).
-if ProcessInfo.processInfo.environment["SYNCBENCH_THROUGHPUT_ONLY"] != nil { exit(0) }
+if ProcessInfo.processInfo.environment["SYNCBENCH_THROUGHPUT_ONLY"] != nil { finish(0) }
 let syncB = try engine(b)
 
 // No-op syncs: nothing to push or pull.
