@@ -15,9 +15,13 @@ internal import Synchronization
 /// writer or a reader, and copies what no reader still needs). The writer restarts the log at
 /// its start once a checkpoint has copied all of it, as before.
 ///
-/// When the log still reaches `limit` pages (checkpoints fall behind, or the queue is held
-/// up), the committing connection checkpoints itself, as SQLite would have, so the log stays
-/// bounded.
+/// When the log still reaches `limit` pages, the committing connection checkpoints itself,
+/// as SQLite would have, so the log stays bounded. Under writes that never pause (a pull of
+/// 100 000 changes, a server under pushes) that is the usual way round: the writer can
+/// restart the log only if a checkpoint copied all of it before its next transaction began,
+/// which a checkpoint running beside it rarely manages. The log then grows to `limit` (4 000
+/// pages by default, about 16 MiB), and the writer's own checkpoint copies only the little the
+/// background ones had not.
 ///
 /// ```swift
 /// let checkpointer = WALCheckpointer(path: path)
@@ -66,7 +70,7 @@ public final class WALCheckpointer: Sendable {
     ///     least `threshold`).
     ///   - queue: where checkpoints run (a serial queue of its own by default; tests pass
     ///     one they hold up).
-    public init(path: String, threshold: Int = 1_000, limit: Int = 16_000, queue: DispatchQueue? = nil) {
+    public init(path: String, threshold: Int = 1_000, limit: Int = 4_000, queue: DispatchQueue? = nil) {
         self.path = path
         self.threshold = max(threshold, 1)
         self.limit = max(limit, self.threshold)
