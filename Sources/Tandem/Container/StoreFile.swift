@@ -4,9 +4,11 @@ internal import TandemWAL
 ///
 /// A Tandem store keeps its metadata in `tandem_metadata` (key/value): `formatVersion` (the
 /// store file format, see ``StoreFile/formatVersion``), `dataset`, and `schema` (the
-/// canonical schema JSON), `node` (the store's HLC node id, 16 hex digits) and `hlc` (the
-/// latest HLC stamp issued). Entity tables are named after entities; the change journal's
-/// tables and triggers are described in ``JournalDDL``.
+/// canonical schema JSON), `node` (the store's HLC node id, 16 hex digits), `hlc` (the
+/// latest HLC stamp issued) and `journalFromCreation` (`1` when the journal was there from
+/// the file's creation, not added by the format 1 upgrade: every row then has its insert in
+/// the journal unless history was deleted). Entity tables are named after entities; the
+/// change journal's tables and triggers are described in ``JournalDDL``.
 ///
 /// Format history: 1 — tables and metadata; 2 — the change journal (history tables, the
 /// `"#hlc"` column, triggers). Opening a format 1 file upgrades it in place.
@@ -80,6 +82,7 @@ enum StoreFile {
                         try db.execute(sql: "CREATE TABLE tandem_metadata (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
                         try setMetadata("dataset", dataset, db)
                         try createJournal(db)
+                        try setMetadata(journalFromCreationKey, "1", db)
                         try Migrator.apply(try plan(from: Schema(entities: []), to: schema), schema: schema, mappings: mappings, db: db)
                     }
                     try setMetadata("formatVersion", String(formatVersion), db)
@@ -102,6 +105,8 @@ enum StoreFile {
     /// Format 1 → 2: adds the journal. Existing rows have no stamps (older than any change).
     private static func upgradeToJournal(_ schema: Schema, _ db: Database) throws {
         try createJournal(db)
+        // The rows already here have no insert in the journal.
+        try db.execute(sql: "DELETE FROM tandem_metadata WHERE key = ?", arguments: [journalFromCreationKey])
         for entity in schema.entities {
             try db.execute(sql: "ALTER TABLE \(SQLName.quote(entity.name)) ADD COLUMN \(SQLName.quote(JournalDDL.stampColumn)) TEXT")
         }
@@ -180,6 +185,9 @@ enum StoreFile {
             ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
             """, arguments: [stamp.description])
     }
+
+    /// The metadata key saying the journal is as old as the file (see the type's overview).
+    static let journalFromCreationKey = "journalFromCreation"
 
     static func setMetadata(_ key: String, _ value: String, _ db: Database) throws {
         try db.execute(sql: "INSERT INTO tandem_metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
