@@ -10,6 +10,7 @@ import Tandem
 import TandemCurl
 import TandemSchema
 import TandemSync
+import Synchronization
 
 func argument(_ name: String) -> String? {
     let arguments = CommandLine.arguments
@@ -30,9 +31,14 @@ let changes = argument("--changes").flatMap(Int.init) ?? 100_000
 let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-syncbench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
-/// Exits with `status`, removing the stores first (`exit` skips the `defer` above: the early
-/// exits of profiled and partial runs left them behind).
+/// The `tandem` processes running (a daemon among them), killed by ``finish(_:)``.
+let running = Mutex<Set<pid_t>>([])
+
+/// Exits with `status`, killing the `tandem` processes still running and removing the stores
+/// first (`exit` skips the `defer`s: the early exits of profiled and partial runs left the
+/// stores behind, and a failed run could leave B's daemon syncing).
 func finish(_ status: Int32) -> Never {
+    for pid in running.withLock({ $0 }) { kill(pid, SIGKILL) }
     try? FileManager.default.removeItem(at: directory)
     exit(status)
 }
@@ -122,6 +128,7 @@ func spawnTandem(_ arguments: [String], output: String) throws -> pid_t {
     defer { for pointer in argv + envp { free(pointer) } }
     var pid: pid_t = 0
     guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { throw CocoaError(.executableNotLoadable) }
+    running.withLock { _ = $0.insert(pid) }
     return pid
 }
 
@@ -133,6 +140,7 @@ func tandemSync(_ store: String) throws -> (summary: String, peakMiB: Int, cpu: 
     var status: Int32 = 0
     var usage = rusage()
     _ = wait4(pid, &status, 0, &usage)
+    running.withLock { _ = $0.remove(pid) }
     let summary = (try? String(contentsOfFile: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     guard status == 0 else {
         FileHandle.standardError.write(Data("SyncBench: tandem sync exited with status \(status): \(summary)\n".utf8))
@@ -208,6 +216,7 @@ do {
     var status: Int32 = 0
     var usage = rusage()
     _ = wait4(daemon, &status, 0, &usage)
+    running.withLock { _ = $0.remove(daemon) }
     daemonStopped = true
     let pulled = try b2.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Todo") ?? 0 }
     guard pulled == changes, count("pushed", in: pushed.summary) == changes else {

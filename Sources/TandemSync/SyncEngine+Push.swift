@@ -41,6 +41,13 @@ extension SyncEngine {
         }
     }
 
+    /// The server's cap on changes per push, from its `batch_too_large` message ("… a push
+    /// holds at most 1000"); `nil` when the message does not name it.
+    static func pushCap(in message: String) -> Int? {
+        guard let range = message.range(of: "at most ", options: .backwards) else { return nil }
+        return Int(message[range.upperBound...].prefix { $0.isNumber })
+    }
+
     /// The `Idempotency-Key` prefix of a push's form: its stamps (compact or one per value)
     /// and its answer (the short one). See ``send(_:key:schemaVersion:perValue:)``.
     static func keyPrefix(compact: Bool) -> String { compact ? "cl~" : "l~" }
@@ -87,10 +94,14 @@ extension SyncEngine {
                                                              "the server refused this local change: \(error.message)", clock())])
             }
             let half = batch.count / 2
-            if error.serverCode == "batch_too_large", half < batchLimit ?? configuration.pushBatchSize {
-                // A server with a lower cap: later ranges are cut to fit it.
-                logger.notice("the server takes fewer changes per push than pushBatchSize; later batches are smaller", metadata: ["changes": "\(half)"])
-                batchLimit = half
+            if error.serverCode == "batch_too_large" {
+                // A server with a lower cap: later ranges are cut to fit it (its cap, which
+                // its message names, or half the refused batch).
+                let cap = Self.pushCap(in: error.message).map { min($0, batch.count - 1) } ?? half
+                if cap >= 1, cap < batchLimit ?? configuration.pushBatchSize {
+                    logger.notice("the server takes fewer changes per push than pushBatchSize; later batches are smaller", metadata: ["changes": "\(cap)"])
+                    batchLimit = cap
+                }
             }
             var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion, perValue: perValue)
             let second = try await send(PushPlanner.Batch(Array(batch[half...])), key: key + ".b", schemaVersion: schemaVersion, perValue: perValue)
@@ -141,7 +152,8 @@ extension SyncEngine {
             let prepared: PreparedRange
             // A read-ahead that failed or found nothing is read again (a change committed
             // since is pushed now, not at the next sync).
-            if let next = try? await ahead?.value, let range = next.range, next.acknowledged == acknowledged,
+            // One cut to a batch size the server has refused since is read again too.
+            if let next = try? await ahead?.value, let range = next.range, next.acknowledged == acknowledged, range.shape == batchShape,
                try read({ db in try SyncStore.value("inflight", db) }) == nil,
                try container.syncPushedChange(acknowledged: acknowledged) == next.afterChange {
                 try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
@@ -307,7 +319,7 @@ extension SyncEngine {
                 logger.info("pushing records the journal has no history for", metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
                 let shape = batchShape
                 for batch in PushPlanner.chunks(changes, count: shape.count, bytes: shape.bytes) {
-                    var outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)", schemaVersion: schemaVersion)
+                    var outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)/\(shape.count)", schemaVersion: schemaVersion)
                     try store { db in try outcome.save(db) }
                     index += 1
                     result.add(outcome)
@@ -350,8 +362,9 @@ extension SyncEngine {
         var changeCount: Int { transactions.reduce(0) { $0 + $1.changes.count } }
 
         /// The idempotency key of batch `index`.
+        /// The batch size is part of it: the same range cut otherwise is other batches.
         func key(clientID: String, schemaVersion: Int, index: Int) -> String {
-            "\(clientID):v\(schemaVersion):t\(firstToken.rawValue).\(afterChange)-t\(lastToken.rawValue).\(throughChange):\(index)"
+            "\(clientID):v\(schemaVersion):t\(firstToken.rawValue).\(afterChange)-t\(lastToken.rawValue).\(throughChange):\(index)/\(shape.count)"
         }
 
         /// The form saved under `inflight`:

@@ -52,9 +52,10 @@ public actor SyncEngine {
     /// Whether pushes carry a stamp per value: set when the server refused compact stamps
     /// (a server older than them), for the rest of this engine's life.
     var sendsStampPerValue = false
-    /// The most changes per batch the server takes, once it refused a batch as too large
+    /// The batch size later ranges are cut to once the server refused a batch as too large
     /// (`batch_too_large`, a server with a lower cap than ``SyncConfiguration/pushBatchSize``):
-    /// later ranges are cut to it.
+    /// the cap its message names, or half the refused batch. For this engine's life: a
+    /// `tandem sync` process pays one refused push against such a server, a daemon one.
     var batchLimit: Int?
 
     /// Plants an echo skip that ignores pulled changes (tests only: the simulation must catch it).

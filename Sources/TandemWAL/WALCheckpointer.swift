@@ -6,10 +6,10 @@ internal import Synchronization
 /// Copies a WAL database's committed pages back into its main file on a thread of its own, so
 /// the connection that writes never stops to do it.
 ///
-/// SQLite's automatic checkpoint runs inside the commit that takes the write-ahead log past
-/// 1 000 pages: that commit copies the pages into the database file and waits for two
-/// `fdatasync`s, holding the write lock all along. A sync pull or a server's group commit
-/// writes without pause, so every such commit stalled it. Installed on the writing connection,
+/// SQLite's automatic checkpoint runs at the end of the commit that takes the write-ahead log
+/// past 1 000 pages: before that commit returns, its connection copies the pages into the
+/// database file and waits for two `fdatasync`s. A sync pull or a server's group commit
+/// writes on that one connection without pause, so every such commit stalled it. Installed on the writing connection,
 /// a checkpointer replaces SQLite's: a commit past `threshold` pages only asks, and a second
 /// connection runs a passive checkpoint on the checkpointer's queue (it never blocks the
 /// writer or a reader, and copies what no reader still needs). The writer restarts the log at
@@ -35,7 +35,10 @@ internal import Synchronization
 /// The checkpointer must live as long as the connection it is installed on: capturing it in
 /// `prepareDatabase`, as above, does that (the connection keeps its configuration until it
 /// is closed). A checkpoint that fails (the file is gone, say) is left to the next one or to
-/// the writer's own at `limit`; nothing is lost, the pages stay in the log.
+/// the writer's own at `limit`; nothing is lost, the pages stay in the log. Its connection
+/// stays open while the checkpointer lives, so the log file is removed when the checkpointer
+/// goes, not when the pool closes. `PRAGMA wal_autocheckpoint` on the writing connection
+/// replaces the checkpointer with SQLite's own checkpoints.
 public final class WALCheckpointer: Sendable {
     /// The database file.
     public let path: String
@@ -57,8 +60,12 @@ public final class WALCheckpointer: Sendable {
         public var background = 0
         /// Checkpoints the committing connection ran itself, the log having reached `limit`.
         public var inline = 0
+        /// Checkpoints that found another one running (the writer's own at `limit`, or the
+        /// checkpointer's): they copy nothing, the running one does.
+        public var busy = 0
         /// Checkpoints that failed (the message of the last one in ``lastError``).
         public var failed = 0
+        /// What went wrong in the last failed checkpoint: SQLite's message.
         public var lastError: String?
     }
 
@@ -69,12 +76,14 @@ public final class WALCheckpointer: Sendable {
     ///   - limit: log pages after which the committing connection checkpoints itself (at
     ///     least `threshold`).
     ///   - queue: where checkpoints run (a serial queue of its own by default; tests pass
-    ///     one they hold up).
+    ///     one they hold up). They run one at a time on a serial queue targeting it.
     public init(path: String, threshold: Int = 1_000, limit: Int = 4_000, queue: DispatchQueue? = nil) {
         self.path = path
         self.threshold = max(threshold, 1)
         self.limit = max(limit, self.threshold)
-        self.queue = queue ?? DispatchQueue(label: "tandem.wal-checkpoint")
+        // Serial whatever `queue` is: the checkpointer's connection is used by one checkpoint
+        // at a time.
+        self.queue = DispatchQueue(label: "tandem.wal-checkpoint", target: queue)
         self.connection = Connection(path: path)
     }
 
@@ -108,7 +117,7 @@ public final class WALCheckpointer: Sendable {
         lastLogPages.store(pages, ordering: .relaxed)
         if pages >= limit {
             let result = sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            record(result == SQLITE_OK || result == SQLITE_BUSY ? nil : String(cString: sqlite3_errmsg(writer)), inline: true)
+            record(result == SQLITE_OK ? .done : result == SQLITE_BUSY ? .busy : .failed(String(cString: sqlite3_errmsg(writer))), inline: true)
             return
         }
         guard pages >= threshold, queued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
@@ -119,15 +128,21 @@ public final class WALCheckpointer: Sendable {
         }
     }
 
-    private func record(_ error: String?, inline: Bool) {
+    /// How a checkpoint went.
+    enum Outcome {
+        case done, busy
+        case failed(String)
+    }
+
+    private func record(_ outcome: Outcome, inline: Bool) {
         tally.withLock { counts in
-            if let error {
+            switch outcome {
+            case .done where inline: counts.inline += 1
+            case .done: counts.background += 1
+            case .busy: counts.busy += 1
+            case .failed(let message):
                 counts.failed += 1
-                counts.lastError = error
-            } else if inline {
-                counts.inline += 1
-            } else {
-                counts.background += 1
+                counts.lastError = message
             }
         }
     }
@@ -145,23 +160,35 @@ public final class WALCheckpointer: Sendable {
             self.path = path
         }
 
-        /// Runs a passive checkpoint; the error's message when it failed.
-        func checkpoint() -> String? {
+        /// Runs a passive checkpoint.
+        func checkpoint() -> Outcome {
             if handle == nil {
                 var opened: OpaquePointer?
                 let result = sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
                 guard result == SQLITE_OK, let opened else {
                     let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "code \(result)"
                     sqlite3_close_v2(opened)
-                    return "cannot open \(path) to checkpoint it: \(message)"
+                    return .failed("cannot open \(path) to checkpoint it: \(message)")
                 }
                 // Checkpoints sync the log, then the database file, as the writer's would.
-                sqlite3_exec(opened, "PRAGMA synchronous = NORMAL", nil, nil, nil)
+                // Reading the schema opens the log too: a connection that never read has no
+                // log to checkpoint, and its checkpoints would copy nothing.
+                guard sqlite3_exec(opened, "PRAGMA synchronous = NORMAL; SELECT 1 FROM sqlite_schema LIMIT 1", nil, nil, nil) == SQLITE_OK else {
+                    let message = String(cString: sqlite3_errmsg(opened))
+                    sqlite3_close_v2(opened)
+                    return .failed("cannot read \(path) to checkpoint it: \(message)")
+                }
                 handle = opened
             }
-            let result = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            // Busy: another checkpoint (the writer's own, at `limit`) is running.
-            return result == SQLITE_OK || result == SQLITE_BUSY ? nil : String(cString: sqlite3_errmsg(handle))
+            var logged: Int32 = 0
+            var copied: Int32 = 0
+            let result = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied)
+            switch result {
+            case SQLITE_OK where logged >= 0: return .done
+            case SQLITE_OK: return .failed("\(path) is not in WAL mode")
+            case SQLITE_BUSY: return .busy   // another checkpoint (the writer's own, at `limit`) is running
+            default: return .failed(String(cString: sqlite3_errmsg(handle)))
+            }
         }
 
         deinit {

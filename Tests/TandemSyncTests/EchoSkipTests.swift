@@ -69,13 +69,13 @@ struct EchoSkipTests {
 
         func send(_ request: TransportRequest) async throws -> TransportResponse {
             let key = request.headers["Idempotency-Key"] ?? ""
-            if key.hasSuffix(":0") {
+            if key.hasSuffix(":0/2") {
                 try await SyncFixtures.waitUntil { state.withLock { $0.secondLogged } }
                 let response = try await base.send(request)
                 state.withLock { $0.firstAnswered = true }
                 return response
             }
-            if key.hasSuffix(":1") {
+            if key.hasSuffix(":1/2") {
                 let response = try await base.send(request)
                 state.withLock { $0.secondLogged = true }
                 try await SyncFixtures.waitUntil { state.withLock { $0.firstAnswered } }

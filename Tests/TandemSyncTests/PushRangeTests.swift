@@ -108,8 +108,8 @@ struct PushRangeTests {
     }
 
     /// A server with a lower cap on changes per push refuses a batch as too large: the batch
-    /// is sent in halves, and the ranges cut after that are cut to fit, instead of every
-    /// batch being refused first.
+    /// is sent in halves, and the ranges after it are cut to the cap the server names (the
+    /// one read ahead meanwhile is cut again), instead of every batch being refused first.
     @Test func aServerThatTakesFewerChangesPerPushGetsSmallerBatchesAfterRefusingOne() async throws {
         let storage = MemoryServerStorage()
         let token = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
@@ -133,15 +133,20 @@ struct PushRangeTests {
             let engine = SyncEngine(container: a, transport: counting, configuration: configuration, logger: quiet)
             let summary = try await engine.sync()
             #expect(summary.pushed == 40 && summary.quarantined == 0)
-            #expect(await engine.batchLimit == 2)
-            // Each batch of 8 costs three refusals (8, then 4 and 4): the first range's one and
-            // the two of the range read ahead meanwhile; the ranges after them fit.
+            #expect(await engine.batchLimit == 3)
+            // The first batch of 8 costs three refusals (8, then its halves of 4); every range
+            // after it is cut to 3.
             let refused = statuses.withLock { $0.filter { $0 == 413 }.count }
-            #expect(refused == 9, "\(statuses.withLock { $0 })")
+            #expect(refused == 3, "\(statuses.withLock { $0 })")
             let pulled = try await SyncEngine(container: ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema), transport: base,
                                               configuration: SyncConfiguration(token: { token }), logger: quiet).sync()
             #expect(pulled.pulled == 40)
         }
+    }
+
+    @Test func theCapIsReadFromTheServersMessage() {
+        #expect(SyncEngine.pushCap(in: "2500 changes; a push holds at most 1000") == 1000)
+        #expect(SyncEngine.pushCap(in: "too many changes") == nil)
     }
 
     /// A store that only pulls moves its `sync` reader past what it pulled, so an idle sync
@@ -323,14 +328,14 @@ final class FirstAnswerLostTransport: Transport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let key = request.headers["Idempotency-Key"] ?? ""
         guard !state.withLock({ $0.lost }) else { return try await base.send(request) }
-        if key.hasSuffix(":0") {
+        if key.hasSuffix(":0/2") {
             try await SyncFixtures.waitUntil { state.withLock { $0.secondAnswered } }
             _ = try await base.send(request)
             state.withLock { $0.lost = true }
             throw SyncError(.unreachable, "planted: the answer was lost")
         }
         let response = try await base.send(request)
-        if key.hasSuffix(":1") { state.withLock { $0.secondAnswered = true } }
+        if key.hasSuffix(":1/2") { state.withLock { $0.secondAnswered = true } }
         return response
     }
 }

@@ -92,6 +92,10 @@ extension ModelContainer {
     /// transaction tokens, `AUTOINCREMENT` from 1, are all still there). The sync engine's
     /// first push then needs no snapshot of the rows.
     ///
+    /// Two edits outside Tandem's API fool it: changing a row's `"#id"` with raw SQL (the
+    /// journal records values, not ids, so the new id has no insert) and deleting the
+    /// journal's `sqlite_sequence` row. Neither is supported.
+    ///
     /// ```swift
     /// let complete = try container.read { db in try ModelContainer.journalHoldsEveryInsert(db) }
     /// ```
