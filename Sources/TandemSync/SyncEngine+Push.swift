@@ -361,8 +361,8 @@ extension SyncEngine {
         /// How many changes the range holds.
         var changeCount: Int { transactions.reduce(0) { $0 + $1.changes.count } }
 
-        /// The idempotency key of batch `index`.
-        /// The batch size is part of it: the same range cut otherwise is other batches.
+        /// The idempotency key of batch `index`, naming the batch size (the same range cut
+        /// otherwise is other batches).
         func key(clientID: String, schemaVersion: Int, index: Int) -> String {
             "\(clientID):v\(schemaVersion):t\(firstToken.rawValue).\(afterChange)-t\(lastToken.rawValue).\(throughChange):\(index)/\(shape.count)"
         }
