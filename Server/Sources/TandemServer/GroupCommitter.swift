@@ -11,16 +11,23 @@
 /// ```
 ///
 /// `run` answers one result per job, in order; when `run` itself throws, every job of the
-/// batch gets that error.
+/// batch gets that error. A batch holds at most `maxBatch` jobs, and jobs weighing at most
+/// `maxWeight` together (a job heavier than that runs alone): the server weighs a push by
+/// its changes, so a group of large pushes stays one transaction of bounded size.
 actor GroupCommitter<Job: Sendable, Output: Sendable> {
     private let maxBatch: Int
+    private let maxWeight: Int
+    private let weight: @Sendable (Job) -> Int
     private let run: @Sendable ([Job]) async throws -> [Result<Output, any Error>]
     private var pending: [(job: Job, continuation: CheckedContinuation<Output, any Error>)] = []
     private var draining = false
 
-    init(maxBatch: Int, run: @escaping @Sendable ([Job]) async throws -> [Result<Output, any Error>]) {
+    init(maxBatch: Int, maxWeight: Int = .max, weight: @escaping @Sendable (Job) -> Int = { _ in 1 },
+         run: @escaping @Sendable ([Job]) async throws -> [Result<Output, any Error>]) {
         precondition(maxBatch >= 1)
         self.maxBatch = maxBatch
+        self.maxWeight = maxWeight
+        self.weight = weight
         self.run = run
     }
 
@@ -39,7 +46,15 @@ actor GroupCommitter<Job: Sendable, Output: Sendable> {
 
     private func drain() async {
         while !pending.isEmpty {
-            let batch = Array(pending.prefix(maxBatch))
+            var taken = 0
+            var total = 0
+            for entry in pending.prefix(maxBatch) {
+                let next = weight(entry.job)
+                if taken > 0 && total + next > maxWeight { break }
+                taken += 1
+                total += next
+            }
+            let batch = Array(pending.prefix(taken))
             pending.removeFirst(batch.count)
             do {
                 let results = try await run(batch.map(\.job))

@@ -83,7 +83,7 @@ public actor MemoryServerStorage: ServerStorage {
         return SchemaRegistration(version: version, created: true)
     }
 
-    public func push(dataset: Int64, key: String, requestHash: String, now: Int64,
+    public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
                      apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) throws -> StoredPush {
         guard let stored = state.datasets[dataset] else { throw StorageError.notFound("dataset") }
         if let previous = stored.idempotent[key] {

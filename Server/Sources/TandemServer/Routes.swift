@@ -198,7 +198,7 @@ struct Routes: Sendable {
         let text = PushProcessor.CanonicalText(bytes: canonical.bytes,
                                                spans: zip(spans, zip(push.changes, changes)).map { $1.0.record == $1.1.record ? $0 : nil })
         let counts = Mutex((applied: 0, lost: 0))
-        let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now) { transaction in
+        let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now, changes: push.changes.count) { transaction in
             let result = try processor.apply(changes, stamps: stamps, canonical: text, outcomes: push.outcomes, to: &transaction)
             counts.withLock { $0 = (result.applied, result.lost) }
             return WireJSON.data { $0.append(result.response) }

@@ -42,6 +42,7 @@ public final class SQLiteServerStorage: ServerStorage {
         var key: String
         var requestHash: String
         var now: Int64
+        var changes: Int
         var apply: @Sendable (inout any PushTransaction) throws -> Data
     }
 
@@ -68,7 +69,7 @@ public final class SQLiteServerStorage: ServerStorage {
             throw StorageError.unavailable("cannot open the server database at \(path): \(error)")
         }
         self.pool = pool
-        committer = GroupCommitter(maxBatch: Self.maxPushesPerTransaction) { pushes in
+        committer = GroupCommitter(maxBatch: Self.maxPushesPerTransaction, maxWeight: Self.maxChangesPerTransaction, weight: \.changes) { pushes in
             try await pool.write { db in
                 pushes.map { push in
                     Result {
@@ -86,6 +87,9 @@ public final class SQLiteServerStorage: ServerStorage {
 
     /// The most pushes one transaction holds (each is still all or nothing on its own).
     static let maxPushesPerTransaction = 32
+    /// The most changes a group of pushes holds (one push of more runs alone): pushes of
+    /// 5 000 changes would otherwise make transactions of 160 000.
+    static let maxChangesPerTransaction = 20_000
 
     private static func migrate(_ db: Database) throws {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
@@ -219,9 +223,9 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    public func push(dataset: Int64, key: String, requestHash: String, now: Int64,
+    public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
                      apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush {
-        try await committer.submit(QueuedPush(dataset: dataset, key: key, requestHash: requestHash, now: now, apply: apply))
+        try await committer.submit(QueuedPush(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, apply: apply))
     }
 
     /// One push inside the group's transaction (in its own savepoint).

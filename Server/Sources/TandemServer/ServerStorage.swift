@@ -48,8 +48,9 @@ public protocol ServerStorage: Sendable {
                         check: @Sendable ([SchemaVersionInfo]) throws -> Bool) async throws -> SchemaRegistration
 
     /// Runs a push in one transaction: the stored answer when `key` was seen, else `apply`
-    /// (all or nothing) and its answer stored under `key`.
-    func push(dataset: Int64, key: String, requestHash: String, now: Int64,
+    /// (all or nothing) and its answer stored under `key`. `changes` is how many changes it
+    /// holds (a storage may group pushes up to a number of changes).
+    func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
               apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush
 
     /// Log entries after `position`, oldest first, at most `limit`, and whether more follow.

@@ -34,6 +34,30 @@ struct GroupCommitterTests {
         #expect(seen.count < 40, "jobs that queued ran together: \(seen.map(\.count))")
     }
 
+    /// Jobs are weighed (the server: a push by its changes): a batch stops before the job
+    /// that would take it past `maxWeight`, and a job heavier than that runs alone.
+    @Test func aBatchHoldsJobsUpToTheirWeight() async throws {
+        let batches = Mutex<[[Int]]>([])
+        let gate = Mutex(false)
+        let committer = GroupCommitter<Int, Int>(maxBatch: 32, maxWeight: 10, weight: { $0 }) { jobs in
+            batches.withLock { $0.append(jobs) }
+            // The first batch (job 1 alone) holds the writer until every other job queued.
+            while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+            return jobs.map { .success($0) }
+        }
+        let first = Task { try await committer.submit(1) }
+        try await Task.sleep(for: .milliseconds(20))
+        var others: [Task<Int, any Error>] = []
+        for job in [4, 5, 3, 12, 2] {
+            others.append(Task { try await committer.submit(job) })
+            try await Task.sleep(for: .milliseconds(5))   // queued in this order
+        }
+        gate.withLock { $0 = true }
+        _ = try await first.value
+        for task in others { _ = try await task.value }
+        #expect(batches.withLock { $0 } == [[1], [4, 5], [3], [12], [2]])
+    }
+
     @Test func whenABatchFailsAsAWholeEveryJobInItGetsTheErrorAndLaterBatchesStillRun() async throws {
         let calls = Mutex(0)
         let committer = GroupCommitter<Int, Int>(maxBatch: 100) { jobs in
@@ -57,7 +81,7 @@ struct GroupCommitterTests {
             for push in 0..<60 {
                 group.addTask {
                     do {
-                        _ = try await storage.push(dataset: dataset, key: "k\(push)", requestHash: "h", now: 0) { transaction in
+                        _ = try await storage.push(dataset: dataset, key: "k\(push)", requestHash: "h", now: 0, changes: 1) { transaction in
                             for n in 0..<5 {
                                 let change = ServerHarness.insert("d", push * 10 + n)
                                 _ = try transaction.appendLog(change, schemaVersion: 1)
@@ -79,7 +103,7 @@ struct GroupCommitterTests {
         #expect(entries.map(\.position) == (1...200).map(Int64.init), "positions follow each other, whatever push failed in the same transaction")
         #expect(pushes == Set((0..<60).filter { $0 % 3 != 0 }))
         // A failed push's key was not stored: retrying it applies it.
-        let retried = try await storage.push(dataset: dataset, key: "k0", requestHash: "h", now: 0) { _ in Data("{}".utf8) }
+        let retried = try await storage.push(dataset: dataset, key: "k0", requestHash: "h", now: 0, changes: 1) { _ in Data("{}".utf8) }
         #expect(!retried.replayed)
     }
 }
