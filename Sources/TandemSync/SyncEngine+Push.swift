@@ -41,13 +41,6 @@ extension SyncEngine {
         }
     }
 
-    /// The server's cap on changes per push, from its `batch_too_large` message ("… a push
-    /// holds at most 1000"); `nil` when the message does not name it.
-    static func pushCap(in message: String) -> Int? {
-        guard let range = message.range(of: "at most ", options: .backwards) else { return nil }
-        return Int(message[range.upperBound...].prefix { $0.isNumber })
-    }
-
     /// The `Idempotency-Key` prefix of a push's form: its stamps (compact or one per value)
     /// and its answer (the short one). See ``send(_:key:schemaVersion:perValue:)``.
     static func keyPrefix(compact: Bool) -> String { compact ? "cl~" : "l~" }
@@ -97,7 +90,7 @@ extension SyncEngine {
             if error.serverCode == "batch_too_large" {
                 // A server with a lower cap: later ranges are cut to fit it (its cap, which
                 // its message names, or half the refused batch).
-                let cap = Self.pushCap(in: error.message).map { min($0, batch.count - 1) } ?? half
+                let cap = PushRequest.cap(inTooManyChangesMessage: error.message).map { min($0, batch.count - 1) } ?? half
                 if cap >= 1, cap < batchLimit ?? configuration.pushBatchSize {
                     logger.notice("the server takes fewer changes per push than pushBatchSize; later batches are smaller", metadata: ["changes": "\(cap)"])
                     batchLimit = cap

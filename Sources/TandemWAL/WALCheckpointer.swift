@@ -116,8 +116,7 @@ public final class WALCheckpointer: Sendable {
     private func committed(pages: Int, _ writer: OpaquePointer?, _ schema: UnsafePointer<CChar>?) {
         lastLogPages.store(pages, ordering: .relaxed)
         if pages >= limit {
-            let result = sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            record(result == SQLITE_OK ? .done : result == SQLITE_BUSY ? .busy : .failed(String(cString: sqlite3_errmsg(writer))), inline: true)
+            record(Self.checkpoint(writer, schema), inline: true)
             return
         }
         guard pages >= threshold, queued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
@@ -132,6 +131,19 @@ public final class WALCheckpointer: Sendable {
     enum Outcome {
         case done, busy
         case failed(String)
+    }
+
+    /// Runs a passive checkpoint of `schema` (all attached databases when `nil`) on
+    /// `connection`.
+    static func checkpoint(_ connection: OpaquePointer?, _ schema: UnsafePointer<CChar>?) -> Outcome {
+        var logged: Int32 = 0
+        var copied: Int32 = 0
+        switch sqlite3_wal_checkpoint_v2(connection, schema, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied) {
+        case SQLITE_OK where logged >= 0: return .done
+        case SQLITE_OK: return .failed("the database is not in WAL mode")
+        case SQLITE_BUSY: return .busy   // another checkpoint (the writer's own, at `limit`, or ours) is running
+        default: return .failed(String(cString: sqlite3_errmsg(connection)))
+        }
     }
 
     private func record(_ outcome: Outcome, inline: Bool) {
@@ -180,15 +192,7 @@ public final class WALCheckpointer: Sendable {
                 }
                 handle = opened
             }
-            var logged: Int32 = 0
-            var copied: Int32 = 0
-            let result = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied)
-            switch result {
-            case SQLITE_OK where logged >= 0: return .done
-            case SQLITE_OK: return .failed("\(path) is not in WAL mode")
-            case SQLITE_BUSY: return .busy   // another checkpoint (the writer's own, at `limit`) is running
-            default: return .failed(String(cString: sqlite3_errmsg(handle)))
-            }
+            return WALCheckpointer.checkpoint(handle, nil)
         }
 
         deinit {

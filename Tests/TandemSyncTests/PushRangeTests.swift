@@ -145,8 +145,9 @@ struct PushRangeTests {
     }
 
     @Test func theCapIsReadFromTheServersMessage() {
-        #expect(SyncEngine.pushCap(in: "2500 changes; a push holds at most 1000") == 1000)
-        #expect(SyncEngine.pushCap(in: "too many changes") == nil)
+        #expect(PushRequest.cap(inTooManyChangesMessage: PushRequest.tooManyChangesMessage(2_500, cap: 1_000)) == 1_000)
+        #expect(PushRequest.cap(inTooManyChangesMessage: "2500 changes; a push holds at most 1000") == 1_000, "the words servers have always sent")
+        #expect(PushRequest.cap(inTooManyChangesMessage: "too many changes") == nil)
     }
 
     /// A store that only pulls moves its `sync` reader past what it pulled, so an idle sync

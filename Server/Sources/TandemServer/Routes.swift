@@ -174,15 +174,15 @@ struct Routes: Sendable {
         } catch {
             throw APIError.badRequest("invalid_json", "the body is not a valid PushRequest: \(error)")
         }
+        guard push.changes.count <= configuration.maxChangesPerPush else {
+            throw APIError(.contentTooLarge, "batch_too_large", PushRequest.tooManyChangesMessage(push.changes.count, cap: configuration.maxChangesPerPush))
+        }
         // The hash of the decoded request in canonical form: the same push with its JSON
         // members in another order is the same push.
         var canonical = WireJSON()
         var spans: [WireJSON.ChangeSpan] = []
         canonical.append(push, spans: &spans)
         let requestHash = SHA256.hex(canonical.bytes)
-        guard push.changes.count <= configuration.maxChangesPerPush else {
-            throw APIError(.contentTooLarge, "batch_too_large", "\(push.changes.count) changes; a push holds at most \(configuration.maxChangesPerPush)")
-        }
         let storage = self.storage
         guard let schema = try await schemas.schema(dataset: dataset.id, version: push.schemaVersion,
                                                     load: { try await storage.schemaHistory(dataset: dataset.id) }) else {
