@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system packages Tandem builds against, and the tools its tests run (curl drives
-# the real tandem-server process; python3 reads its database), when they are missing.
+# the real tandem-server process; python3 reads its database; faketime runs tandem with a wrong
+# clock), when they are missing.
 set -euo pipefail
 missing=()
-for pkg in libsqlite3-dev libcurl4-openssl-dev zlib1g-dev curl python3; do
+for pkg in libsqlite3-dev libcurl4-openssl-dev zlib1g-dev curl python3 faketime; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

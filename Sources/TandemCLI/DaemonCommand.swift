@@ -25,13 +25,13 @@ struct DaemonCommand: AsyncParsableCommand {
 
     func run() async throws {
         let container = try store.open()
-        let (url, dataset, token) = try server.resolved()
+        let (url, configuration) = try server.syncConfiguration(for: container)
         let transport: CurlTransport
         do { transport = try CurlTransport(baseURL: url) } catch let error as SyncError { throw CLIError(error.message) }
         var logger = Logger(label: "tandem.daemon")
         logger.logLevel = ProcessInfo.processInfo.environment["TANDEM_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let engine = SyncEngine(container: container, transport: transport,
-                                configuration: SyncConfiguration(dataset: dataset, token: { try token() }), logger: logger)
+                                configuration: configuration, logger: logger)
         let stopping = Stop()
         var sources: [any DispatchSourceSignal] = []
         for signal in [SIGTERM, SIGINT] {
@@ -46,8 +46,9 @@ struct DaemonCommand: AsyncParsableCommand {
         let log = logger
         await engine.run(every: .milliseconds(Int64(interval * 1000)), backoff: Backoff(maximum: .milliseconds(Int64(maxBackoff * 1000))),
                          shouldStop: { stopping.flag.load(ordering: .relaxed) }) { result in
-            if case .success(let summary) = result, summary.pushed + summary.pulled + summary.conflicts + summary.quarantined > 0 {
-                log.info("synced", metadata: ["summary": "\(summary)"])
+            if case .success(let summary) = result, summary.pushed + summary.pulled + summary.conflicts + summary.quarantined + summary.waitingLocal > 0 {
+                log.info(summary.isComplete ? "synced" : "synced, but local changes the server refused are waiting in the quarantine (tandem quarantine list)",
+                         metadata: ["summary": "\(summary)"])
             }
         }
         sources.forEach { $0.cancel() }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Tandem
 import TandemSchema
+import TandemSync
 
 /// `--store FILE`: an existing store, opened with the schema it stores.
 struct StoreOptions: ParsableArguments {
@@ -28,17 +29,55 @@ struct StoreOptions: ParsableArguments {
 
 /// Where the server is and how to authenticate: flags, then environment variables, then the
 /// config file (`--config`, or `TANDEM_CONFIG`: a JSON object with `server`, `dataset`,
-/// `tokenFile`). The token never comes from the command line.
+/// `tokenFile`, and the sync's `conflictPolicies` and `updateWinsOverDelete`). The token never comes from the command line.
 struct ServerOptions: ParsableArguments {
     @Option(help: "The server URL (TANDEM_SERVER), like http://127.0.0.1:8080.") var server: String?
     @Option(help: "The dataset (TANDEM_DATASET); the store's own by default.") var dataset: String?
     @Option(help: "A file holding the token (TANDEM_TOKEN_FILE); or set TANDEM_TOKEN.") var tokenFile: String?
-    @Option(help: "A JSON config file with server, dataset and tokenFile (TANDEM_CONFIG).") var config: String?
+    @Option(help: "A JSON config file with server, dataset, tokenFile, conflictPolicies ({\"Todo.title\": \"serverWins\"}) and updateWinsOverDelete ([\"Note\"]) (TANDEM_CONFIG).") var config: String?
 
     struct FileConfig: Decodable {
         var server: String?
         var dataset: String?
         var tokenFile: String?
+        /// `{"Todo.title": "serverWins", "Todo": "clientWins"}`: per attribute or per entity.
+        var conflictPolicies: [String: String]?
+        /// Entities whose records an unpushed edit brings back from a pulled delete.
+        var updateWinsOverDelete: [String]?
+    }
+
+    /// The sync configuration: the dataset, the token, and the config file's conflict
+    /// policies checked against the store's schema (a misspelt entity or policy is an error,
+    /// never a policy silently not applied).
+    func syncConfiguration(for container: ModelContainer) throws -> (server: String, configuration: SyncConfiguration) {
+        let (url, dataset, token) = try resolved()
+        var configuration = SyncConfiguration(dataset: dataset, token: { try token() })
+        let file = try fileConfig()
+        let path = config ?? ProcessInfo.processInfo.environment["TANDEM_CONFIG"] ?? "the config file"
+        for (key, name) in file.conflictPolicies ?? [:] {
+            let policy: ConflictPolicy
+            switch name {
+            case "lastWriterWins": policy = .lastWriterWins
+            case "serverWins": policy = .serverWins
+            case "clientWins": policy = .clientWins
+            default: throw CLIError("\(path): conflictPolicies.\(key) is '\(name)'; use lastWriterWins, serverWins or clientWins")
+            }
+            let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
+            guard let entity = container.schema.entity(named: parts[0]) else {
+                throw CLIError("\(path): conflictPolicies names entity '\(parts[0])', which the store's schema does not have (it has \(container.schema.entities.map(\.name).sorted().joined(separator: ", ")))")
+            }
+            if parts.count == 2, !entity.columns.contains(where: { $0.name == parts[1] }) {
+                throw CLIError("\(path): conflictPolicies names '\(key)'; '\(entity.name)' has no column '\(parts[1])' (columns: \(entity.columns.filter { $0.role != .primaryKey }.map(\.name).sorted().joined(separator: ", ")))")
+            }
+            configuration.conflictPolicies[key] = policy
+        }
+        for name in file.updateWinsOverDelete ?? [] {
+            guard container.schema.entity(named: name) != nil else {
+                throw CLIError("\(path): updateWinsOverDelete names entity '\(name)', which the store's schema does not have")
+            }
+            configuration.updateWinsOverDelete.insert(name)
+        }
+        return (url, configuration)
     }
 
     func fileConfig() throws -> FileConfig {

@@ -10,17 +10,16 @@ struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
         abstract: "Push the store's local changes and pull everyone else's, once.",
-        discussion: "Exit codes: 0 synced, 1 the server refused (a breaking schema, a bad token), 3 the server is unreachable or busy (retry later), 2 bad input.")
+        discussion: "Exit codes: 0 synced (every local change is on the server), 1 the server refused (a breaking schema, a bad token, or local changes it refused are waiting in the quarantine: tandem quarantine list), 3 the server is unreachable or busy (retry later), 2 bad input.")
     @OptionGroup var store: StoreOptions
     @OptionGroup var server: ServerOptions
     @Flag(help: "Print the summary as JSON.") var json = false
 
     func run() async throws {
         let container = try store.open()
-        let (url, dataset, token) = try server.resolved()
+        var (url, configuration) = try server.syncConfiguration(for: container)
         let transport: CurlTransport
         do { transport = try CurlTransport(baseURL: url) } catch let error as SyncError { throw CLIError(error.message) }
-        var configuration = SyncConfiguration(dataset: dataset, token: { try token() })
         let interactive = !json && isatty(STDERR_FILENO) == 1
         if interactive {
             configuration.progress = { progress in
@@ -34,7 +33,14 @@ struct SyncCommand: AsyncParsableCommand {
         do {
             let summary = try await engine.sync()
             if interactive { FileHandle.standardError.write(Data("\r".utf8)) }
-            if json { try printJSON(summary, pretty: false) } else { print("synced: \(summary)") }
+            if let offset = summary.clockOffset, abs(offset) >= 60_000 {
+                FileHandle.standardError.write(Data("tandem: warning: this machine's clock is \(ClockText.offset(offset)) the server's; edits are stamped with the server's time. Correct the clock (NTP)\n".utf8))
+            }
+            if json { try printJSON(summary, pretty: false) } else { print(summary.isComplete ? "synced: \(summary)" : "not synced: \(summary)") }
+            if !summary.isComplete {
+                FileHandle.standardError.write(Data("tandem: \(summary.waitingLocal) local change(s) the server refused are not on the server; they are sent again on every sync. See tandem quarantine list --store \(try store.path)\n".utf8))
+                throw CheckFailed(exitCode: 1)
+            }
         } catch let error as SyncError {
             if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
             if error.code == .misconfigured { throw CLIError(error.message) }
@@ -61,6 +67,8 @@ struct StatusCommand: AsyncParsableCommand {
         var cursor: String?
         var conflicts: Int
         var quarantined: Int
+        var waitingLocal: Int
+        var clockOffsetMilliseconds: Int64?
         var serverReachable: Bool?
     }
 
@@ -79,14 +87,19 @@ struct StatusCommand: AsyncParsableCommand {
         }
         let lastSync = status.lastSync.map { Date(timeIntervalSince1970: Double($0) / 1000).ISO8601Format() }
         let printed = Printed(store: try store.path, dataset: container.dataset, pendingChanges: status.pendingChanges, lastSync: lastSync,
-                              cursor: status.cursor, conflicts: status.conflicts, quarantined: status.quarantined, serverReachable: reachable)
+                              cursor: status.cursor, conflicts: status.conflicts, quarantined: status.quarantined,
+                              waitingLocal: status.waitingLocal, clockOffsetMilliseconds: status.clockOffset, serverReachable: reachable)
         if json { try printJSON(printed); return }
         print("store:       \(printed.store) (dataset \(printed.dataset))")
-        print("pending:     \(printed.pendingChanges) local change(s) not pushed")
+        print("pending:     \(printed.pendingChanges) local change(s) not on the server"
+              + (status.waitingLocal > 0 ? " (\(status.waitingLocal) refused by it, waiting in the quarantine: tandem quarantine list)" : ""))
         print("last sync:   \(lastSync ?? "never")")
         print("cursor:      \(status.cursor ?? "(none: nothing pulled yet)")")
         print("conflicts:   \(status.conflicts)")
         print("quarantined: \(status.quarantined)")
+        if let offset = status.clockOffset {
+            print("clock:       " + (abs(offset) < 1000 ? "agrees with the server's" : "\(ClockText.offset(offset)) the server's (edits are stamped with the server's time)"))
+        }
         if let reachable { print("server:      \(reachable ? "reachable" : "NOT reachable")") }
     }
 }
@@ -120,5 +133,13 @@ struct ConflictsCommand: ParsableCommand {
         for change in printed.quarantined {
             print("quarantined (log position \(change.position.map(String.init) ?? "-")): \(change.reason)\n  \(change.change)")
         }
+    }
+}
+
+/// How a clock offset reads.
+enum ClockText {
+    /// `offset` (the server's clock minus this machine's, ms) as "3600 s behind" / "12 s ahead of".
+    static func offset(_ offset: Int64) -> String {
+        "\(abs(offset) / 1000) s \(offset > 0 ? "behind" : "ahead of")"
     }
 }

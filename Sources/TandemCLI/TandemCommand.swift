@@ -14,7 +14,7 @@ struct TandemCommand: AsyncParsableCommand {
         commandName: "tandem",
         abstract: "Tandem's command line tool: stores, records, sync, and schema compatibility checks.",
         subcommands: [SchemaCommand.self, InitCommand.self, RecordsCommand.self, SyncCommand.self, StatusCommand.self,
-                      ConflictsCommand.self, HistoryCommand.self, DaemonCommand.self])
+                      ConflictsCommand.self, QuarantineCommand.self, HistoryCommand.self, DaemonCommand.self])
 
     /// One malloc arena instead of glibc's default of eight per core, unless
     /// `MALLOC_ARENA_MAX` says otherwise. A sync's tasks allocate on several threads, and

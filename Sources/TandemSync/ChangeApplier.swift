@@ -157,7 +157,8 @@ struct ChangeApplier {
     func apply(_ entry: LogEntry, _ db: Database, into outcome: inout Outcome) throws {
         let change = entry.change
         func quarantine(_ reason: String) throws {
-            try SyncStore.quarantine(WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now, db)
+            try SyncStore.quarantine(WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now,
+                                     record: change.record, schemaVersion: entry.schemaVersion, db)
             outcome.quarantined += 1
         }
         guard let uri = RecordURI(change.record) else {
@@ -221,6 +222,8 @@ struct ChangeApplier {
         switch change.kind {
         case .delete:
             guard let delete = stamps[WireChange.deleteStampKey] else { return try quarantine("a delete without its '*' stamp") }
+            // Pulled changes of the record still waiting in the quarantine lose to its delete.
+            try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
             guard exists else {
                 // Deleted here already (this store's own delete coming back, or a delete
                 // pulled twice): references that arrived meanwhile still get the rule.
@@ -257,6 +260,11 @@ struct ChangeApplier {
                 // log always brings a record's insert before its updates), so the delete
                 // wins and the update is logged as lost.
                 if change.kind == .update {
+                    // Its insert waits in the quarantine (a unique value taken here): so does
+                    // the update, applied after it once its cause is gone.
+                    if try SyncStore.hasQuarantinedPulled(record: change.record, db) {
+                        return try quarantine("the record's insert is waiting in the quarantine; this update is applied after it")
+                    }
                     let newest = values.keys.compactMap(remoteStamp).max()
                     for (column, value) in values.sorted(by: { $0.key < $1.key }) {
                         try conflict(change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: remoteStamp(column) ?? newest,
@@ -449,6 +457,19 @@ struct ChangeApplier {
                          remote: .null, remoteStamp: nil, winner: .remote, rule: "parentDeleted", db, &outcome)
         }
         return outcome.conflicts
+    }
+
+    /// Drops the pulled changes of `record` waiting in the quarantine: a later delete of the
+    /// record won over them. Each is logged (`deleteWins`), so none leaves without a trace.
+    private func dropQuarantined(of record: String, deletedAt delete: HLCTimestamp, _ db: Database, _ outcome: inout Outcome) throws {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL ORDER BY id"),
+                                    arguments: [record])
+        for row in rows {
+            try SyncStore.unquarantine([row[0] as Int64], db)
+            try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: "*", localValue: nil, localStamp: delete.description,
+                                                      remoteValue: row[1], remoteStamp: nil, winner: .local, rule: "deleteWins"), db)
+            outcome.conflicts += 1
+        }
     }
 
     private func conflict(_ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,

@@ -32,11 +32,17 @@ public struct SyncConflict: Sendable, Hashable, Codable {
     public var rule: String
 }
 
-/// A pulled change that could not be applied, kept with why.
+/// A change waiting in the quarantine, with why: a pulled one that could not be applied, or
+/// a local one the server refused.
 public struct QuarantinedChange: Sendable, Hashable, Codable {
+    /// Names the change for ``SyncEngine/dropQuarantined(_:)`` and `tandem quarantine drop`.
+    public var id: Int64
     public var at: Int64
-    /// The change's position in the server's log.
+    /// The change's position in the server's log; `nil` for a local change the server
+    /// refused (it counts as pending, and is sent again on every sync).
     public var position: Int64?
+    /// Whether this is a local change the server refused (else a pulled one not applied).
+    public var isLocal: Bool { position == nil }
     /// The change as wire JSON.
     public var change: String
     public var reason: String

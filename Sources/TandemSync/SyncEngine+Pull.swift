@@ -17,17 +17,9 @@ extension SyncEngine {
         }
         // Built once per pull; the unpushed local edits are read again only when a local
         // write happened since (a page's own writes are the sync's and do not count).
-        let node = try read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
-        }
         var mark = try historyToken()
         var dangling: [ChangeApplier.Dangling] = []
-        var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: try pendingLocalStamps())
-        applier.remoteWins = remoteWins
-        applier.appliesDeleteRules = appliesDeleteRules
-        applier.policies = configuration.conflictPolicies
-        applier.updateWinsOverDelete = configuration.updateWinsOverDelete
-        applier.node = node
+        var applier = try makeApplier()
         // The next page is fetched and read while this one is applied (on another queue: the
         // engine's own is busy applying), from the cursor this page ends at.
         var ahead: Task<(cursor: String, page: PullResponse), any Error>?
@@ -94,6 +86,20 @@ extension SyncEngine {
         return total
     }
 
+    /// An applier of pulled changes with this engine's rules and the store's unpushed edits.
+    func makeApplier() throws -> ChangeApplier {
+        let node = try read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
+        }
+        var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: try pendingLocalStamps())
+        applier.remoteWins = remoteWins
+        applier.appliesDeleteRules = appliesDeleteRules
+        applier.policies = configuration.conflictPolicies
+        applier.updateWinsOverDelete = configuration.updateWinsOverDelete
+        applier.node = node
+        return applier
+    }
+
     /// The page after the saved cursor, with that cursor.
     private func nextPage() async throws -> (cursor: String, page: PullResponse) {
         let cursor = try read { db in try SyncStore.value("cursor", db) } ?? ""
@@ -149,11 +155,22 @@ extension SyncEngine {
         do { return try container.currentHistoryToken() } catch { throw SyncError(.store, "the store failed: \(error)") }
     }
 
-    /// The column stamps of local changes not pushed yet (`*`: deleted), per record URI.
+    /// The column stamps of local changes not pushed yet (`*`: deleted), per record URI:
+    /// the journal's, and those waiting in the quarantine (the server refused them; they are
+    /// sent again, so a pulled value against one is a conflict like any other).
     func pendingLocalStamps() throws -> [String: [String: HLCTimestamp]] {
         let transactions: [HistoryTransaction]
         do { transactions = try container.fetchHistory(container.unpushedHistory()) } catch let error as SyncError { throw error } catch { throw SyncError(.store, "the store failed: \(error)") }
         var pending: [String: [String: HLCTimestamp]] = [:]
+        for entry in try read({ db in try SyncStore.quarantined(pulled: false, db) }) {
+            guard let change = try? WireJSONReader.change(Data(entry.change.utf8)) else { continue }
+            let stamps = change.stamps.compactMapValues { HLCTimestamp($0) }
+            if change.kind == .delete {
+                pending[change.record] = ["*": stamps["*"] ?? .zero]
+            } else {
+                for column in change.values.keys { pending[change.record, default: [:]][column] = stamps[column] ?? stamps["*"] }
+            }
+        }
         for transaction in transactions {
             for change in transaction.changes {
                 let uri = change.persistentModelID.description

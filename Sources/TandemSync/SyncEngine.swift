@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import Synchronization
 public import Tandem
 import GRDB
 import TandemSchema
@@ -63,6 +64,8 @@ public actor SyncEngine {
         echoSkipChecksPulledChanges = false
     }
     private var schemaVersion: Int?
+    /// The server's clock minus this machine's, from the last answer (ms).
+    let clockOffset = Mutex<Int64?>(nil)
 
     /// - Parameter now: milliseconds since 1970 (injected for tests).
     public init(container: ModelContainer, transport: any Transport, configuration: SyncConfiguration,
@@ -104,8 +107,26 @@ public actor SyncEngine {
         // local edits that are not pushed yet (once pushed, the newer stamp has already won).
         let policiesFirst = !configuration.conflictPolicies.isEmpty || !configuration.updateWinsOverDelete.isEmpty
         var pulled = policiesFirst ? try await pull() : ChangeApplier.Outcome()
-        let pushed = try await push(schemaVersion: summary.schemaVersion)
-        let after = try await pull()
+        // Local changes the server refused before go first; then the journal's. A refusal of
+        // stamps ahead of the server's clock: stamped again with the server's time and
+        // pushed again (a second refusal means the repair did not help: thrown).
+        var pushed: PushResult
+        do {
+            pushed = try await retryQuarantined(schemaVersion: summary.schemaVersion)
+        } catch let error as SyncError where error.code == .clockSkew {
+            try repairClock(after: error)
+            pushed = try await retryQuarantined(schemaVersion: summary.schemaVersion)
+        }
+        do {
+            pushed.add(try await push(schemaVersion: summary.schemaVersion))
+        } catch let error as SyncError where error.code == .clockSkew {
+            try repairClock(after: error)
+            pushed.add(try await push(schemaVersion: summary.schemaVersion))
+        }
+        var after = try await pull()
+        let retried = try retryPulledQuarantine()
+        after.applied += retried.applied
+        after.conflicts += retried.conflicts
         do {
             try acknowledgePulled(after: try container.syncAcknowledged())
         } catch {
@@ -119,6 +140,17 @@ public actor SyncEngine {
         summary.conflicts = pushed.conflicts + pulled.conflicts
         summary.pulled = pulled.applied
         summary.quarantined = pulled.quarantined + pushed.quarantined
+        (summary.waitingLocal, summary.waitingPulled) = try read { db in
+            (try SyncStore.quarantined(pulled: false, db).count, try SyncStore.quarantined(pulled: true, db).count)
+        }
+        summary.clockOffset = clockOffset.withLock { $0 }
+        if let offset = summary.clockOffset, abs(offset) >= Self.clockWarningMilliseconds {
+            logger.warning("this machine's clock is \(abs(offset) / 1000) s \(offset > 0 ? "behind" : "ahead of") the server's; edits are stamped with the server's time. Correct the clock (NTP)")
+        }
+        if summary.waitingLocal > 0 {
+            logger.warning("local changes the server refused are waiting in the quarantine; they are sent again on every sync (tandem quarantine list)",
+                           metadata: ["changes": "\(summary.waitingLocal)"])
+        }
         let now = clock()
         try store { db in try SyncStore.set("lastSync", String(now), db) }
         logger.info("synced", metadata: ["pushed": "\(summary.pushed)", "pulled": "\(summary.pulled)",
@@ -171,6 +203,7 @@ public actor SyncEngine {
         headers["Authorization"] = "Bearer \(bearer)"
         if body != nil { headers["Content-Type"] = "application/json" }
         let response = try await transport.send(TransportRequest(method: method, path: path, headers: headers, body: body))
+        if let text = response.headers["tandem-server-time"], let serverTime = Int64(text) { learn(serverTime: serverTime) }
         switch response.status {
         case 200..<300: return response
         default: throw Self.error(for: response, method: method, path: path)
@@ -185,12 +218,55 @@ public actor SyncEngine {
         case 401, 403: return SyncError(.unauthorized, what + ". Check the token (tandem-server tokens create NAME)", status: response.status)
         case 429, 500...: return SyncError(.serverUnavailable, what, status: response.status, retryAfter: response.headers["retry-after"].flatMap(Double.init))
         default:
+            if detail?.code == "clock_skew" {
+                var error = SyncError(.clockSkew, what, status: response.status, serverCode: detail?.code)
+                error.serverTime = detail?.serverTime
+                error.maxClockSkew = detail?.maxClockSkew
+                return error
+            }
             if detail?.code == "schema_incompatible" {
                 let rules = detail?.findings?.map { "\($0.rule) at \($0.path)" }.joined(separator: "; ") ?? ""
                 return SyncError(.schemaIncompatible, "the store's schema breaks sync with the dataset's registered versions: \(rules). Fix the model or migrate the data, then sync again", status: response.status)
             }
             return SyncError(.rejected, what, status: response.status, serverCode: detail?.code)
         }
+    }
+
+    // MARK: Clock
+
+    /// Remembers the server's time from an answer (the journal stamps with it from then on),
+    /// and what it says of this machine's clock. A store that cannot record it goes on
+    /// stamping with its own clock: the sync itself is not at stake.
+    nonisolated func learn(serverTime: Int64) {
+        do {
+            let reading = try container.recordServerTime(serverTime)
+            clockOffset.withLock { $0 = reading.offset }
+        } catch {
+            logger.warning("could not record the server's time", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// How far this machine's clock may be from the server's before a sync warns (ms).
+    static let clockWarningMilliseconds: Int64 = 60_000
+
+    /// Stamps again what the server refused as ahead of its clock, below its limit (see
+    /// ``ModelContainer/restampLocalChanges(above:after:)``), and the local changes waiting
+    /// in the quarantine for the same reason.
+    func repairClock(after error: SyncError) throws {
+        guard let serverTime = error.serverTime else { throw error }
+        learn(serverTime: serverTime)
+        let skew = max(0, error.maxClockSkew ?? 0)
+        let ceiling = HLCTimestamp(physical: UInt64(max(0, serverTime + skew)), counter: .max, node: .max)
+        let acknowledged = try container.syncAcknowledged()
+        let replaced: [HLCTimestamp: HLCTimestamp]
+        do { replaced = try container.restampLocalChanges(above: ceiling, after: acknowledged, including: try quarantinedStamps()) } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+        try restampQuarantined(replaced)
+        logger.warning("the server refused stamps ahead of its clock; stamped \(replaced.count) again with the server's time and pushing again",
+                       metadata: ["serverTime": "\(serverTime)"])
     }
 
     // MARK: Schema handshake

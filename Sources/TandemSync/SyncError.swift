@@ -29,6 +29,13 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let store = Code(rawValue: "store")
         /// The configuration is unusable (bad URL, missing token).
         public static let misconfigured = Code(rawValue: "misconfigured")
+        /// The server refused stamps made ahead of its clock (`clock_skew`). The engine
+        /// stamps them again below the server's limit and pushes again by itself; this is
+        /// thrown only when that did not help.
+        public static let clockSkew = Code(rawValue: "clockSkew")
+        /// Local changes the server refused are waiting in the quarantine: the sync moved
+        /// everything else, but the store is not fully on the server (`tandem quarantine list`).
+        public static let unsynced = Code(rawValue: "unsynced")
     }
 
     public var code: Code
@@ -39,6 +46,9 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     public var retryAfter: Double?
     /// The server's own error code (`invalid_stamp`), when its answer had one.
     public var serverCode: String?
+    /// For ``Code/clockSkew``: the server's clock and how far ahead of it a stamp may be (ms).
+    public var serverTime: Int64?
+    public var maxClockSkew: Int64?
 
     public init(_ code: Code, _ message: String, status: Int? = nil, retryAfter: Double? = nil, serverCode: String? = nil) {
         self.code = code

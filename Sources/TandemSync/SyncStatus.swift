@@ -8,8 +8,14 @@ import GRDB
 /// print(status.pendingChanges, status.cursor ?? "never pulled")
 /// ```
 public struct SyncStatus: Sendable, Hashable, Codable {
-    /// Local journal changes not yet acknowledged by the server.
+    /// Local changes not on the server yet: the journal's not pushed, and those the server
+    /// refused, waiting in the quarantine (``waitingLocal``).
     public var pendingChanges: Int
+    /// Local changes the server refused, waiting in the quarantine (part of ``pendingChanges``).
+    public var waitingLocal: Int
+    /// The server's clock minus this machine's (ms) when the store last heard from it;
+    /// positive: this machine's clock is behind. Stamps use the server's time either way.
+    public var clockOffset: Int64?
     /// Milliseconds since 1970 of the last successful sync.
     public var lastSync: Int64?
     /// The server's pull cursor.
@@ -21,10 +27,13 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public init(of container: ModelContainer) throws {
         do {
             pendingChanges = try container.fetchHistory(container.unpushedHistory()).reduce(0) { $0 + $1.changes.count }
-            (lastSync, cursor, conflicts, quarantined) = try container.read { db in
+            (lastSync, cursor, conflicts, quarantined, waitingLocal) = try container.read { db in
                 (try SyncStore.value("lastSync", db).flatMap { Int64($0) }, try SyncStore.value("cursor", db),
-                 try SyncStore.count("tandem_sync_conflict", db), try SyncStore.count("tandem_sync_quarantine", db))
+                 try SyncStore.count("tandem_sync_conflict", db), try SyncStore.count("tandem_sync_quarantine", db),
+                 try SyncStore.quarantined(pulled: false, db).count)
             }
+            pendingChanges += waitingLocal
+            clockOffset = try container.serverClock()?.offset
         } catch let error as SyncError {
             throw error
         } catch {

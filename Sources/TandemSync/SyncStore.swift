@@ -11,7 +11,11 @@ import GRDB
 ///   acknowledged yet the pushes got), `lastSync` (milliseconds since 1970), `formatVersion`.
 /// - `tandem_sync_conflict`: every value that lost, with both values (wire JSON), stamps,
 ///   the winner (`local`, `remote`, `server`) and the rule.
-/// - `tandem_sync_quarantine`: pulled changes that could not be applied, with the reason.
+/// - `tandem_sync_quarantine`: changes waiting for their cause to go away, with the reason:
+///   pulled ones that could not be applied (`position` set: retried after every pull) and
+///   local ones the server refused (`position` NULL: sent again on every sync, and counted
+///   as pending until the server takes them). `record` and `schema_version` say whose
+///   change it is and in which schema a pulled one was written.
 /// - `tandem_sync_tombstone(entity, id)`: records of referenced entities (targets of a
 ///   to-one) that a pulled delete removed, so a reference to one that arrives later gets
 ///   the delete rule instead of pointing nowhere. A pulled re-insert removes it.
@@ -32,9 +36,15 @@ enum SyncStore {
                 local_value TEXT, local_stamp TEXT, remote_value TEXT, remote_stamp TEXT,
                 winner TEXT NOT NULL, rule TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS tandem_sync_quarantine (
-                id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL);
+                id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL,
+                record TEXT, schema_version INTEGER);
             CREATE TABLE IF NOT EXISTS tandem_sync_tombstone (entity TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (entity, id)) WITHOUT ROWID;
             """)
+        // Format 2 stores made before the quarantine kept its record and schema version.
+        let quarantineColumns = try db.columns(in: "tandem_sync_quarantine").map(\.name)
+        if !quarantineColumns.contains("record") {
+            try db.execute(sql: "ALTER TABLE tandem_sync_quarantine ADD COLUMN record TEXT; ALTER TABLE tandem_sync_quarantine ADD COLUMN schema_version INTEGER")
+        }
         if let version = try value("formatVersion", db).flatMap(Int.init), version > formatVersion {
             throw SyncError(.store, "the store's sync tables have format \(version); this Tandem reads format \(formatVersion). Upgrade Tandem")
         }
@@ -66,9 +76,45 @@ enum SyncStore {
                                      conflict.remoteValue, conflict.remoteStamp, conflict.winner.rawValue, conflict.rule])
     }
 
-    static func quarantine(_ change: String, position: Int64?, reason: String, at: Int64, _ db: Database) throws {
-        try db.cachedStatement(sql: "INSERT INTO tandem_sync_quarantine (at, position, change, reason) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [at, position, change, reason])
+    static func quarantine(_ change: String, position: Int64?, reason: String, at: Int64, record: String? = nil, schemaVersion: Int? = nil,
+                           _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT INTO tandem_sync_quarantine (at, position, change, reason, record, schema_version) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [at, position, change, reason, record, schemaVersion])
+    }
+
+    /// A quarantined change, as stored.
+    struct Quarantined {
+        var id: Int64
+        var position: Int64?
+        var change: String
+        var schemaVersion: Int?
+    }
+
+    /// Quarantined local changes (`pulled: false`, the server refused them) or pulled ones,
+    /// oldest first.
+    static func quarantined(pulled: Bool, _ db: Database, limit: Int = .max) throws -> [Quarantined] {
+        guard try db.tableExists("tandem_sync_quarantine") else { return [] }
+        return try Row.fetchAll(db, sql: """
+            SELECT id, position, change, schema_version FROM tandem_sync_quarantine
+            WHERE position IS \(pulled ? "NOT NULL" : "NULL") ORDER BY position, id LIMIT ?
+            """, arguments: [limit]).map { Quarantined(id: $0[0], position: $0[1], change: $0[2], schemaVersion: $0[3]) }
+    }
+
+    /// Whether a pulled change of `record` waits in the quarantine.
+    static func hasQuarantinedPulled(record: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL LIMIT 1"),
+                          arguments: [record]) ?? false
+    }
+
+    /// Removes quarantined changes by id; returns how many there were.
+    @discardableResult
+    static func unquarantine(_ ids: [Int64], _ db: Database) throws -> Int {
+        var count = 0
+        for id in ids {
+            try db.cachedStatement(sql: "DELETE FROM tandem_sync_quarantine WHERE id = ?").execute(arguments: [id])
+            count += db.changesCount
+        }
+        return count
     }
 
     static func conflicts(_ db: Database, limit: Int) throws -> [SyncConflict] {
@@ -84,8 +130,8 @@ enum SyncStore {
 
     static func quarantined(_ db: Database, limit: Int) throws -> [QuarantinedChange] {
         guard try db.tableExists("tandem_sync_quarantine") else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT at, position, change, reason FROM tandem_sync_quarantine ORDER BY id DESC LIMIT ?",
-                                arguments: [limit]).map { QuarantinedChange(at: $0[0], position: $0[1], change: $0[2], reason: $0[3]) }
+        return try Row.fetchAll(db, sql: "SELECT id, at, position, change, reason FROM tandem_sync_quarantine ORDER BY id DESC LIMIT ?",
+                                arguments: [limit]).map { QuarantinedChange(id: $0[0], at: $0[1], position: $0[2], change: $0[3], reason: $0[4]) }
     }
 
     /// Remembers (`true`) or forgets (`false`) that a pulled delete removed a record.

@@ -10,10 +10,22 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
     public var quarantined = 0
     /// The schema version the store syncs as.
     public var schemaVersion = 0
+    /// Local changes the server refused, waiting in the quarantine after this sync: they
+    /// are not on the server (sent again on every sync; see ``SyncEngine/retryQuarantined()``).
+    public var waitingLocal = 0
+    /// Pulled changes waiting in the quarantine after this sync (applied again after every pull).
+    public var waitingPulled = 0
+    /// The server's clock minus this machine's (ms), from the sync's last answer.
+    public var clockOffset: Int64?
+
+    /// Whether every local change is on the server (none waits in the quarantine): a sync
+    /// that returns without this pushed and pulled what it could, but did not finish.
+    public var isComplete: Bool { waitingLocal == 0 }
 
     public init() {}
 
     public var description: String {
         "pushed \(pushed), pulled \(pulled), conflicts \(conflicts), quarantined \(quarantined)"
+            + (waitingLocal > 0 ? ", \(waitingLocal) local changes refused by the server waiting" : "")
     }
 }

@@ -229,12 +229,15 @@ public struct WireErrorBody: Sendable, Hashable, Codable {
         public var findings: [Finding]?
         /// For `clock_skew`: the server's clock, milliseconds since 1970.
         public var serverTime: Int64?
+        /// For `clock_skew`: how far ahead of ``serverTime`` a stamp may be (milliseconds).
+        public var maxClockSkew: Int64?
 
-        public init(code: String, message: String, findings: [Finding]? = nil, serverTime: Int64? = nil) {
+        public init(code: String, message: String, findings: [Finding]? = nil, serverTime: Int64? = nil, maxClockSkew: Int64? = nil) {
             self.code = code
             self.message = message
             self.findings = findings
             self.serverTime = serverTime
+            self.maxClockSkew = maxClockSkew
         }
     }
 

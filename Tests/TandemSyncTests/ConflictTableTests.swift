@@ -301,10 +301,25 @@ struct RefusedChangesTests {
             #expect(summary.pushed == 8, "the other changes went through")
             let refused = try SyncStatus.quarantined(of: w.a)
             #expect(refused.count == 1 && refused[0].reason.contains("refused this local change") && refused[0].change.contains(#""rank":"high""#))
-            #expect(try SyncStatus(of: w.a).pendingChanges == 0, "it does not block later syncs")
+            #expect(!summary.isComplete && summary.waitingLocal == 1, "the sync says it did not finish")
+            #expect(try SyncStatus(of: w.a).pendingChanges == 1, "the refused change counts as pending: it is not on the server")
             _ = try await w.syncB.sync()
             #expect(try SyncFixtures.rows(w.b).count == 9)
             #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(5)] == ["t5", "5"], "the server keeps the last value it accepted")
+
+            // Sent again on the next sync, and refused again while the value is wrong.
+            let again = try await w.syncA.sync()
+            #expect(again.waitingLocal == 1)
+            #expect(try SyncStatus.quarantined(of: w.a).count == 1)
+            // Fixed by a later edit: the refused value is replaced, no longer waits, and the
+            // fix reaches the other replica.
+            try SyncFixtures.update(w.a, 5, "rank", 50)
+            let fixed = try await w.syncA.sync()
+            #expect(fixed.isComplete && fixed.waitingLocal == 0)
+            #expect(try SyncStatus(of: w.a).pendingChanges == 0)
+            #expect(try SyncStatus.conflicts(of: w.a).contains { $0.rule == "superseded" && ($0.localValue ?? "").contains(#""rank":"high""#) })
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(5)] == ["t5", "50"])
         }
     }
 }

@@ -16,9 +16,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public var headers: HTTPFields = [:]
 
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String,
-                findings: [WireErrorBody.Finding]? = nil, serverTime: Int64? = nil) {
+                findings: [WireErrorBody.Finding]? = nil, serverTime: Int64? = nil, maxClockSkew: Int64? = nil) {
         self.status = status
-        self.body = WireErrorBody(error: .init(code: code, message: message, findings: findings, serverTime: serverTime))
+        self.body = WireErrorBody(error: .init(code: code, message: message, findings: findings, serverTime: serverTime, maxClockSkew: maxClockSkew))
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {

@@ -46,6 +46,7 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
     router.add(middleware: ResponseMetricsMiddleware(metrics: dependencies.metrics))
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: CompressionMiddleware())
+    router.add(middleware: ServerTimeMiddleware(now: dependencies.now))
     router.add(middleware: ErrorMiddleware())
     let routes = Routes(dependencies: dependencies)
     router.get("health") { _, _ in try await routes.health() }

@@ -68,7 +68,7 @@ struct PushProcessor: Sendable {
             if Int64(clamping: stamp.physical) > now.addingReportingOverflow(maxClockSkew).partialValue {
                 throw APIError(.unprocessableContent, "clock_skew",
                                "\(item).stamps.\(key) is \((Int64(clamping: stamp.physical) - now) / 1000) s ahead of the server's clock; correct the client clock (serverTime) and stamp again",
-                               serverTime: now)
+                               serverTime: now, maxClockSkew: maxClockSkew)
             }
             stamps[key] = stamp
         }

@@ -53,11 +53,27 @@ enum Journal {
     }
 
     /// A new HLC stamp for this write, after the last one persisted by any process.
+    ///
+    /// The physical part is the sync server's time as the store last learned it (see
+    /// ``ServerClockReading``), else the wall clock: a machine whose clock is wrong stamps
+    /// as the server would.
     static func tick(_ db: Database, journal: JournalContext) throws -> HLCTimestamp {
-        let last = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM tandem_metadata WHERE key = 'hlc'")).flatMap { HLCTimestamp($0) }
+        var last: HLCTimestamp?
+        var server: ServerClockReading?
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT key, value FROM tandem_metadata WHERE key IN ('hlc', 'serverClock')"))
+        while let row = try rows.next() {
+            let value: String = row[1]
+            if row[0] as String == "hlc" { last = HLCTimestamp(value) } else { server = ServerClockReading(text: value) }
+        }
         var clock = HybridLogicalClock(node: journal.node, last: last)
-        let milliseconds = UInt64(max(0, journal.clock.now().timeIntervalSince1970 * 1000))
-        return clock.tick(now: milliseconds)
+        return clock.tick(now: UInt64(max(0, now(journal.clock, server: server))))
+    }
+
+    /// The time stamps are made with (ms): the server's estimated from `server`, else the wall clock.
+    static func now(_ clock: WallClock, server: ServerClockReading?) -> Int64 {
+        let wall = clock.milliseconds
+        guard let server else { return wall }
+        return server.estimate(wall: wall, boot: clock.monotonic?())
     }
 
     // MARK: Reading

@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+
+
+/// The store's clock: what it learned of its sync server's time, its latest HLC stamp, and
+/// the repair of stamps made while the machine's clock ran ahead.
+extension ModelContainer {
+    /// Remembers the sync server's time (`serverMilliseconds`, read from one of its answers
+    /// just now), so the journal stamps with the server's time from now on (see
+    /// ``ServerClockReading``). Written only when the estimate it replaces is off by more
+    /// than a quarter of a second, so a sync that finds the clocks agreeing writes nothing.
+    /// Returns the reading in force.
+    ///
+    /// ```swift
+    /// let reading = try container.recordServerTime(serverTimeHeader)
+    /// print(reading.offset)   // the server's clock minus this machine's, ms
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be written.
+    @discardableResult
+    public func recordServerTime(_ serverMilliseconds: Int64) throws -> ServerClockReading {
+        let clock = journal.clock
+        let reading = ServerClockReading(serverMilliseconds: serverMilliseconds, wallMilliseconds: clock.milliseconds, boot: clock.monotonic?())
+        if let known = try serverClock(),
+           abs(known.estimate(wall: reading.wallMilliseconds, boot: reading.boot) - serverMilliseconds) <= 250,
+           known.boot?.bootID == reading.boot?.bootID {
+            return known
+        }
+        try StoreErrorMapping.map {
+            try writer.write { db in try StoreFile.setMetadata("serverClock", reading.text, db) }
+        }
+        return reading
+    }
+
+    /// The sync server's time as the store last learned it (`nil`: never synced).
+    public func serverClock() throws -> ServerClockReading? {
+        try StoreErrorMapping.map {
+            try writer.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'serverClock'").flatMap(ServerClockReading.init(text:))
+            }
+        }
+    }
+
+    /// The time the journal stamps with now (ms since 1970): the server's estimated, else
+    /// the wall clock.
+    public func stampingTime() throws -> Int64 {
+        Journal.now(journal.clock, server: try serverClock())
+    }
+
+    /// The store's latest HLC stamp (issued or received), `nil` before the first write.
+    public func latestStamp() throws -> HLCTimestamp? {
+        try StoreErrorMapping.map {
+            try writer.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'hlc'").flatMap { HLCTimestamp($0) }
+            }
+        }
+    }
+
+    /// Stamps again, below `ceiling`, every stamp above it in the history after
+    /// `acknowledged` and in the records: what a machine whose clock ran ahead wrote and a
+    /// sync server refused (`clock_skew`). The new stamps keep the old ones' order and sort
+    /// after every stamp kept (so no earlier edit overtakes a later one) and after the
+    /// server's time as the store knows it; the store's HLC moves back to the last of them.
+    /// Nothing else changes: values, tokens and the journal's entries stay. `including`
+    /// names stamps kept outside the store's tables (a sync's quarantine of refused
+    /// changes) to stamp again in the same order. Returns each replaced stamp's new one.
+    ///
+    /// ```swift
+    /// let ceiling = HLCTimestamp(physical: UInt64(serverTime + maxSkew), counter: .max, node: .max)
+    /// let replaced = try container.restampLocalChanges(above: ceiling, after: acknowledged)
+    /// ```
+    ///
+    /// Only stamps this store made can be above what the server accepts (the server accepted
+    /// every stamp it sent), so the history it already pushed is left as it was.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read or written.
+    @discardableResult
+    public func restampLocalChanges(above ceiling: HLCTimestamp, after acknowledged: HistoryToken,
+                                    including extra: Set<HLCTimestamp> = []) throws -> [HLCTimestamp: HLCTimestamp] {
+        let limit = ceiling.description
+        let node = journal.node
+        let server = try serverClock()
+        let clock = journal.clock
+        return try StoreErrorMapping.map {
+            try writer.write { db in
+                var bad = Set(extra.map(\.description).filter { $0 > limit })
+                var kept = HLCTimestamp(physical: UInt64(max(0, Journal.now(clock, server: server))), counter: 0, node: node)
+                func see(_ text: String) {
+                    if text > limit { bad.insert(text) } else if let stamp = HLCTimestamp(text), stamp > kept { kept = stamp }
+                }
+                let transactions = try Row.fetchAll(db, sql: "SELECT token, stamp FROM tandem_history_transaction WHERE token > ?", arguments: [acknowledged.rawValue])
+                for row in transactions { see(row[1]) }
+                let changes = try Row.fetchAll(db, sql: """
+                    SELECT id, stamps FROM tandem_history_change WHERE stamps IS NOT NULL
+                    AND token > ? AND EXISTS (SELECT 1 FROM json_each(stamps) WHERE value > ?)
+                    """, arguments: [acknowledged.rawValue, limit])
+                var changeStamps: [(Int64, [String: String])] = []
+                for row in changes {
+                    guard let map = Self.stampMap(row[1]) else { continue }
+                    map.values.forEach(see)
+                    changeStamps.append((row[0], map))
+                }
+                var rows: [(table: String, id: String, stamps: [String: String])] = []
+                for entity in schema.entities {
+                    let table = SQLName.quote(entity.name)
+                    if let highest = try String.fetchOne(db, sql: "SELECT max(j.value) FROM \(table), json_each(\(table).\"#hlc\") j WHERE j.value <= ?", arguments: [limit]) {
+                        see(highest)
+                    }
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT "#id", "#hlc" FROM \(table) WHERE EXISTS (SELECT 1 FROM json_each(\(table)."#hlc") WHERE value > ?)
+                        """, arguments: [limit]) {
+                        guard let map = Self.stampMap(row[1]) else { continue }
+                        map.values.forEach(see)
+                        rows.append((table, row[0], map))
+                    }
+                }
+                guard !bad.isEmpty else {
+                    if let last = try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'hlc'"), last > limit {
+                        try StoreFile.setMetadata("hlc", kept.description, db)
+                    }
+                    return [:]
+                }
+                var hlc = HybridLogicalClock(node: node, last: kept)
+                var replacement: [String: String] = [:]
+                for old in bad.sorted() { replacement[old] = hlc.tick(now: kept.physical).description }
+                for row in transactions {
+                    let stamp: String = row[1]
+                    if let new = replacement[stamp] {
+                        try db.execute(sql: "UPDATE tandem_history_transaction SET stamp = ? WHERE token = ?", arguments: [new, row[0] as Int64])
+                    }
+                }
+                for (id, map) in changeStamps {
+                    try db.execute(sql: "UPDATE tandem_history_change SET stamps = ? WHERE id = ?",
+                                   arguments: [Self.stampJSON(map.mapValues { replacement[$0] ?? $0 }), id])
+                }
+                for row in rows {
+                    try db.execute(sql: "UPDATE \(row.table) SET \"#hlc\" = ? WHERE \"#id\" = ?",
+                                   arguments: [Self.stampJSON(row.stamps.mapValues { replacement[$0] ?? $0 }), row.id])
+                }
+                try StoreFile.setMetadata("hlc", hlc.last.description, db)
+                return Dictionary(uniqueKeysWithValues: replacement.compactMap { old, new in
+                    HLCTimestamp(old).flatMap { old in HLCTimestamp(new).map { (old, $0) } }
+                })
+            }
+        }
+    }
+
+    static func stampMap(_ text: String?) -> [String: String]? {
+        guard let text else { return nil }
+        return try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+    }
+
+    static func stampJSON(_ map: [String: String]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(map)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}

@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc   // clock_gettime(CLOCK_BOOTTIME): a clock that NTP and the user cannot step
+#endif
+import Foundation
+
+/// A reading of a clock that only moves forward while the machine runs, sleep included
+/// (Linux's `CLOCK_BOOTTIME`), with the id of the boot it belongs to. Readings of one boot
+/// can be subtracted whatever the wall clock did meanwhile.
+public struct MonotonicReading: Sendable, Hashable {
+    /// The boot the reading belongs to (`/proc/sys/kernel/random/boot_id`).
+    public var bootID: String
+    /// Milliseconds since the boot.
+    public var milliseconds: Int64
+
+    public init(bootID: String, milliseconds: Int64) {
+        self.bootID = bootID
+        self.milliseconds = milliseconds
+    }
+
+    /// This machine's boot clock now; `nil` where there is none Tandem reads (not Linux).
+    public static func boot() -> MonotonicReading? {
+        #if canImport(Glibc)
+        guard let id = bootID else { return nil }
+        var time = timespec()
+        guard clock_gettime(CLOCK_BOOTTIME, &time) == 0 else { return nil }
+        return MonotonicReading(bootID: id, milliseconds: Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000)
+        #else
+        return nil
+        #endif
+    }
+
+    private static let bootID: String? = {
+        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
+        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return id.isEmpty || id.contains(":") ? nil : id
+    }()
+}
+
+/// What a store knows of its sync server's clock: the server's time at one moment, with
+/// this machine's wall clock (and boot clock, where it has one) at the same moment. The
+/// journal stamps with the server's time estimated from it, so a replica whose clock is
+/// wrong still stamps its edits as the server would: never ahead of what the server
+/// accepts, never so far behind that its edits lose to older ones.
+///
+/// ```swift
+/// let reading = ServerClockReading(serverMilliseconds: 1_700_000_000_000, wallMilliseconds: 1_699_999_000_000)
+/// reading.estimate(wall: 1_699_999_000_500, boot: nil)   // 1_700_000_000_500
+/// ```
+///
+/// The estimate runs on the boot clock when the reading has one of this boot (a wall clock
+/// corrected since the reading changes nothing), else on the wall clock plus the offset.
+public struct ServerClockReading: Sendable, Hashable {
+    public var serverMilliseconds: Int64
+    public var wallMilliseconds: Int64
+    public var boot: MonotonicReading?
+
+    public init(serverMilliseconds: Int64, wallMilliseconds: Int64, boot: MonotonicReading? = nil) {
+        self.serverMilliseconds = serverMilliseconds
+        self.wallMilliseconds = wallMilliseconds
+        self.boot = boot
+    }
+
+    /// The server's clock minus this machine's wall clock when read (ms; negative: this
+    /// machine's clock is ahead).
+    public var offset: Int64 { serverMilliseconds - wallMilliseconds }
+
+    /// The server's time now, from this machine's wall clock and boot clock now.
+    public func estimate(wall: Int64, boot now: MonotonicReading?) -> Int64 {
+        if let then = boot, let now, now.bootID == then.bootID, now.milliseconds >= then.milliseconds {
+            return serverMilliseconds + (now.milliseconds - then.milliseconds)
+        }
+        return wall + offset
+    }
+
+    /// The stored form: `v1:<server ms>:<wall ms>[:<boot id>:<boot ms>]`.
+    public var text: String {
+        "v1:\(serverMilliseconds):\(wallMilliseconds)" + (boot.map { ":\($0.bootID):\($0.milliseconds)" } ?? "")
+    }
+
+    /// Reads ``text``; `nil` when malformed.
+    public init?(text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3 || parts.count == 5, parts[0] == "v1",
+              let server = Int64(parts[1]), let wall = Int64(parts[2]) else { return nil }
+        var boot: MonotonicReading?
+        if parts.count == 5 {
+            guard let milliseconds = Int64(parts[4]), !parts[3].isEmpty else { return nil }
+            boot = MonotonicReading(bootID: String(parts[3]), milliseconds: milliseconds)
+        }
+        self.init(serverMilliseconds: server, wallMilliseconds: wall, boot: boot)
+    }
+}

@@ -1,0 +1,210 @@
+public import Foundation
+import GRDB
+public import Tandem
+import TandemSchema
+import TandemWire
+
+/// The quarantine is a waiting room, not an exit: local changes the server refused are sent
+/// again on every sync (and count as pending until it takes them), pulled changes that could
+/// not be applied are applied again after every pull, and both can be listed, retried now
+/// or dropped by hand.
+extension SyncEngine {
+    /// The most quarantined changes one sync sends or applies again.
+    static let quarantineRetryLimit = 1_000
+
+    /// Sends the local changes the server refused again, in one push. Those it takes leave
+    /// the quarantine (their values may still lose to newer ones: logged as conflicts);
+    /// those it refuses again stay, with its new reason.
+    func retryQuarantined(schemaVersion: Int) async throws -> PushResult {
+        let waiting = try read { db in try SyncStore.quarantined(pulled: false, db, limit: Self.quarantineRetryLimit) }
+        guard !waiting.isEmpty else { return PushResult() }
+        var changes: [WireChange] = []
+        var ids: [Int64] = []
+        var superseded: [(id: Int64, change: String, record: String)] = []
+        for entry in waiting {
+            guard var change = try? WireJSONReader.change(Data(entry.change.utf8)) else { continue }   // unreadable: listed, never sent
+            // Values a later edit of the same record replaced (here, or pulled) need not reach
+            // the server any more: the later one is what the record holds.
+            guard let current = try read({ db in try Self.unsuperseded(change, db) }) else {
+                superseded.append((entry.id, entry.change, change.record))
+                continue
+            }
+            change = current
+            changes.append(change)
+            ids.append(entry.id)
+        }
+        if !superseded.isEmpty {
+            let now = clock()
+            try store { db in
+                for old in superseded {
+                    try SyncStore.unquarantine([old.id], db)
+                    try SyncStore.recordConflict(SyncConflict(at: now, record: old.record, attribute: "*", localValue: old.change, localStamp: nil,
+                                                              remoteValue: nil, remoteStamp: nil, winner: .local, rule: "superseded"), db)
+                }
+            }
+            logger.info("local changes the server refused were replaced by later edits; no longer waiting", metadata: ["changes": "\(superseded.count)"])
+        }
+        guard !changes.isEmpty else { return PushResult() }
+        let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
+        // The same waiting changes are the same push (a retry after a lost answer replays);
+        // stamped again, or with others, they are another.
+        let key = "\(clientID):v\(schemaVersion):quarantine:\(Self.fingerprint(waiting.map(\.change)))"
+        logger.info("sending local changes the server refused again", metadata: ["changes": "\(changes.count)"])
+        var result = try await send(PushPlanner.Batch(changes), key: key, schemaVersion: schemaVersion)
+        result.echoes = []
+        try store { db in
+            try SyncStore.unquarantine(ids, db)
+            try result.save(db)
+        }
+        return result
+    }
+
+    /// `change` less the values a later edit of its record replaced since (the record's
+    /// stamp of the column is newer); `nil` when nothing of it is left: every value was
+    /// replaced, the record was deleted after it, or (a delete) the record came back after it.
+    static func unsuperseded(_ change: WireChange, _ db: Database) throws -> WireChange? {
+        guard let uri = RecordURI(change.record), try db.tableExists(uri.entity) else { return change }
+        let row = try String?.fetchOne(db, sql: "SELECT \(ChangeApplier.stampColumn) FROM \(SQLName.quote(uri.entity)) WHERE \(ChangeApplier.idColumn) = ?",
+                                       arguments: [uri.id])
+        let stamps = change.stamps.compactMapValues { HLCTimestamp($0) }
+        guard let row else { return change.kind == .delete ? change : nil }
+        let current = (row ?? nil).flatMap(ChangeApplier.stamps) ?? [:]
+        if change.kind == .delete {
+            guard let created = current["*"], let deleted = stamps["*"] else { return change }
+            return created > deleted ? nil : change
+        }
+        var kept = change
+        for column in change.values.keys {
+            guard let mine = stamps[column] ?? stamps["*"], let now = current[column] ?? current["*"] else { continue }
+            if now > mine {
+                kept.values[column] = nil
+                kept.stamps[column] = nil
+            }
+        }
+        return kept.values.isEmpty ? nil : kept
+    }
+
+    /// Applies the pulled changes waiting in the quarantine again, oldest first: those whose
+    /// cause is gone (a unique value freed, their record's insert applied) leave it; the
+    /// others go back with the reason of this try.
+    func retryPulledQuarantine() throws -> ChangeApplier.Outcome {
+        let waiting = try read { db in try SyncStore.quarantined(pulled: true, db, limit: Self.quarantineRetryLimit) }
+        guard !waiting.isEmpty else { return ChangeApplier.Outcome() }
+        var applier = try makeApplier()
+        applier.now = clock()
+        let outcome = try store { db in
+            var outcome = ChangeApplier.Outcome()
+            for entry in waiting {
+                guard let position = entry.position, let change = try? WireJSONReader.change(Data(entry.change.utf8)) else { continue }
+                try SyncStore.unquarantine([entry.id], db)
+                try applier.apply(LogEntry(position: position, change: change, schemaVersion: entry.schemaVersion ?? 0), db, into: &outcome)
+            }
+            if let newest = outcome.newestStamp { try ModelContainer.advanceClock(past: newest, in: db) }
+            return outcome
+        }
+        try resolve(outcome.resolutions)
+        if !outcome.dangling.isEmpty {
+            do { _ = try container.write(author: "sync.resolve") { db in try applier.resolveDangling(outcome.dangling, db) } } catch {
+                throw SyncError(.store, "the store failed: \(error)")
+            }
+        }
+        let still = try read { db in try SyncStore.quarantined(pulled: true, db).count }
+        if waiting.count > still {
+            logger.info("applied quarantined pulled changes whose cause is gone", metadata: ["changes": "\(waiting.count - still)"])
+        }
+        return outcome
+    }
+
+    /// Sends the waiting local changes and applies the waiting pulled ones again now (what
+    /// every sync does first), with the schema handshake first. Returns how many changes
+    /// are still waiting.
+    ///
+    /// ```swift
+    /// let left = try await engine.retryQuarantined()   // tandem quarantine retry
+    /// ```
+    ///
+    /// - Throws: ``SyncError``.
+    public func retryQuarantined() async throws -> Int {
+        let version = try await handshake()
+        do {
+            _ = try await retryQuarantined(schemaVersion: version)
+        } catch let error as SyncError where error.code == .clockSkew {
+            try repairClock(after: error)
+            _ = try await retryQuarantined(schemaVersion: version)
+        }
+        _ = try retryPulledQuarantine()
+        return try read { db in try SyncStore.count("tandem_sync_quarantine", db) }
+    }
+
+    /// Drops quarantined changes for good (after reading them with ``SyncStatus/quarantined(of:limit:)``):
+    /// a local one is then never sent, a pulled one never applied. Each is kept in the
+    /// conflict log (rule `dropped`), so nothing leaves without a trace. Returns how many
+    /// were dropped; ids that are not there are skipped.
+    ///
+    /// ```swift
+    /// try SyncEngine.dropQuarantined([12, 13], in: container)   // tandem quarantine drop --store S 12 13
+    /// ```
+    ///
+    /// - Throws: ``SyncError`` with code `store`.
+    @discardableResult
+    public static func dropQuarantined(_ ids: [Int64], in container: ModelContainer, now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws -> Int {
+        do {
+            return try container.write(author: SyncStore.author) { db in
+                try SyncStore.create(db)
+                var dropped = 0
+                for id in ids {
+                    guard let row = try Row.fetchOne(db, sql: "SELECT position, change, reason FROM tandem_sync_quarantine WHERE id = ?", arguments: [id]) else { continue }
+                    let text: String = row[1]
+                    let change = try? WireJSONReader.change(Data(text.utf8))
+                    let local = (row[0] as Int64?) == nil
+                    try SyncStore.recordConflict(SyncConflict(at: now, record: change?.record ?? "?", attribute: "*",
+                                                              localValue: local ? text : nil, localStamp: nil,
+                                                              remoteValue: local ? nil : text, remoteStamp: nil,
+                                                              winner: local ? .remote : .local, rule: "dropped"), db)
+                    dropped += try SyncStore.unquarantine([id], db)
+                }
+                return dropped
+            }
+        } catch let error as SyncError { throw error } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+
+    /// Stamps again, with `replaced`, the local changes waiting in the quarantine.
+    func restampQuarantined(_ replaced: [HLCTimestamp: HLCTimestamp]) throws {
+        guard !replaced.isEmpty else { return }
+        let text = Dictionary(uniqueKeysWithValues: replaced.map { ($0.key.description, $0.value.description) })
+        try store { db in
+            for entry in try SyncStore.quarantined(pulled: false, db) {
+                guard var change = try? WireJSONReader.change(Data(entry.change.utf8)) else { continue }
+                change.stamps = change.stamps.mapValues { text[$0] ?? $0 }
+                try db.execute(sql: "UPDATE tandem_sync_quarantine SET change = ? WHERE id = ?",
+                               arguments: [WireJSON.data { $0.append(change) }.utf8Text, entry.id])
+            }
+        }
+    }
+
+    /// The stamps of the local changes waiting in the quarantine.
+    func quarantinedStamps() throws -> Set<HLCTimestamp> {
+        try read { db in
+            Set(try SyncStore.quarantined(pulled: false, db).flatMap { entry in
+                ((try? WireJSONReader.change(Data(entry.change.utf8)))?.stamps.values).map { $0.compactMap { HLCTimestamp($0) } } ?? []
+            })
+        }
+    }
+
+    /// FNV-1a of the texts: the same waiting changes give the same idempotency key in every
+    /// process (Swift's `Hasher` is seeded per process).
+    static func fingerprint(_ texts: [String]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for text in texts {
+            for byte in text.utf8 {
+                hash ^= UInt64(byte)
+                hash &*= 0x100_0000_01b3
+            }
+            hash ^= 0xff
+            hash &*= 0x100_0000_01b3
+        }
+        return String(hash, radix: 16) + ".\(texts.count)"
+    }
+}
