@@ -40,9 +40,16 @@ struct RecordsCommand: ParsableCommand {
         return (try entity(id.entityName, in: container), id.uuid.uuidString.lowercased())
     }
 
-    static func printed(_ row: Row, entity: Schema.Entity, dataset: String) -> Printed {
+    /// A row as printed; a column the schema names and the table lacks is an error that
+    /// says so (GRDB's subscript would stop the process).
+    static func printed(_ row: Row, entity: Schema.Entity, dataset: String) throws -> Printed {
         var values: [String: WireValue] = [:]
-        for column in columns(of: entity) { values[column.name] = WireValue(row[column.name] as DatabaseValue) }
+        for column in columns(of: entity) {
+            guard row.hasColumn(column.name) else {
+                throw CLIError("the store's table '\(entity.name)' has no column '\(column.name)', which its schema names: the store is damaged; migrate it again with tandem init --store FILE --schema SCHEMA.json")
+            }
+            values[column.name] = WireValue(row[column.name] as DatabaseValue)
+        }
         let id: String = row["#id"]
         return Printed(record: "tandem://\(dataset)/\(entity.name)/\(id)", entity: entity.name, values: values)
     }
@@ -116,7 +123,7 @@ struct RecordsCommand: ParsableCommand {
             }) else {
                 throw CLIError("no record \(uri)")
             }
-            try printJSON(RecordsCommand.printed(row, entity: entity, dataset: container.dataset))
+            try printJSON(try RecordsCommand.printed(row, entity: entity, dataset: container.dataset))
         }
     }
 
@@ -132,24 +139,29 @@ struct RecordsCommand: ParsableCommand {
             let rows = try container.read { db in
                 try Row.fetchAll(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) ORDER BY \"#id\" LIMIT ?", arguments: [limit])
             }
-            try printJSON(rows.map { RecordsCommand.printed($0, entity: entity, dataset: container.dataset) })
+            try printJSON(try rows.map { try RecordsCommand.printed($0, entity: entity, dataset: container.dataset) })
         }
     }
 
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a record.")
+        static let configuration = CommandConfiguration(abstract: "Delete a record, with the schema's delete rules (cascade, nullify, deny), as a model save would.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The record URI.") var uri: String
 
         func run() throws {
             let container = try store.open()
             let (entity, uuid) = try RecordsCommand.parse(uri, in: container)
-            let deleted = try container.write(author: "tandem") { db in
-                try db.execute(sql: "DELETE FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid])
-                return db.changesCount
+            guard let id = UUID(uuidString: uuid) else { throw CLIError("'\(uuid)' is not a UUID") }
+            let deleted: [String: [UUID]]
+            do { deleted = try container.deleteRecord(entity: entity.name, id: id, author: "tandem") } catch let error as StoreError {
+                throw CLIError("nothing was deleted: \(error.message)")
             }
-            guard deleted > 0 else { throw CLIError("no record \(uri)") }
+            guard !deleted.isEmpty else { throw CLIError("no record \(uri)") }
             print("deleted \(uri)")
+            let others = deleted.values.reduce(0) { $0 + $1.count } - 1
+            if others > 0 {
+                print("and \(others) record(s) its delete rules reach: " + deleted.sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: ", "))
+            }
         }
     }
 }

@@ -24,7 +24,7 @@ struct CLITests {
     }
 
     /// A scratch directory for one test.
-    final class Workspace {
+    final class Workspace: Sendable {
         let url = FileManager.default.temporaryDirectory.appending(path: "tandem-cli-\(UUID().uuidString)")
         init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
         deinit { try? FileManager.default.removeItem(at: url) }

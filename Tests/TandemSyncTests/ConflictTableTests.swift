@@ -287,6 +287,49 @@ struct ConflictTableTests {
     }
 }
 
+@Suite("Composite attributes merge leaf by leaf")
+struct CompositeLeafTests {
+    /// Todos with a composite `people` (name, age): columns `people.name`, `people.age`.
+    static let schema: Schema = {
+        var schema = SyncFixtures.schema
+        schema.entities[0].attributes.append(Schema.Attribute(name: "people", type: .composite(.init(typeName: "People", fields: [
+            .init(name: "name", type: .scalar(.string)), .init(name: "age", type: .scalar(.int)),
+        ])), isOptional: true))
+        return schema
+    }()
+
+    static func people(_ store: ModelContainer) throws -> [String] {
+        try store.read { db in
+            try Row.fetchAll(db, sql: ##"SELECT "people.name", "people.age" FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)])
+                .map { "\($0[0] ?? "nil") \(($0[1] as Int?).map(String.init) ?? "nil")" }
+        }
+    }
+
+    @Test func concurrentEditsOfTwoLeavesOfOneCompositeBothSurvive() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: ##"UPDATE Todo SET "people.name" = 'Ann', "people.age" = 30 WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)])
+            }
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            // Offline: A renames, B (later) changes the age.
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: ##"UPDATE Todo SET "people.name" = 'Anna' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)])
+            }
+            try await ConflictTableTests.tick()
+            try w.b.write(author: "app") { db in
+                try db.execute(sql: ##"UPDATE Todo SET "people.age" = 31 WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)])
+            }
+            _ = try await w.syncA.sync()
+            let b = try await w.syncB.sync()
+            _ = try await w.syncA.sync()
+            #expect(try Self.people(w.a) == ["Anna 31"])
+            #expect(try Self.people(w.b) == ["Anna 31"])
+            #expect(b.conflicts == 0, "different leaves do not conflict")
+        }
+    }
+}
+
 @Suite("Local changes the server refuses")
 struct RefusedChangesTests {
     @Test func aRefusedLocalChangeIsQuarantinedAndTheRestSyncs() async throws {

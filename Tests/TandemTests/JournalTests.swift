@@ -56,8 +56,8 @@ struct JournalTests {
         #expect(history.count == 2)
         let update = try #require(history.last?.changes.only)
         #expect(update.kind == .update)
-        // A changed composite writes all its leaves.
-        #expect(update.values == ["title": .text("Rewrite"), "people.name": .text("Ann"), "people.age": .integer(32)])
+        // A composite's leaves are journaled one by one: only the one that changed.
+        #expect(update.values == ["title": .text("Rewrite"), "people.age": .integer(32)])
         #expect(update.stamp.physical == 1_700_000_005_000)
         #expect(history[0].token < history[1].token)
 
@@ -115,7 +115,7 @@ struct JournalTests {
         let update = try #require(history.last?.changes.only)
         #expect(update.values["optionalString"] == .text("set"))
         #expect(update.values["address.geo.lat"] == .real(1.5))
-        #expect(update.values["address.city"] == .text(""))      // the whole composite
+        #expect(update.values["address.city"] == nil)      // only the leaf that changed
         #expect(update.values["int"] == nil)
     }
 

@@ -20,11 +20,17 @@ enum Migrator {
                     try DDL.createStorage(of: relationship, in: entity, schema: schema, withColumn: false, db: db)
                 }
             case .addAttribute(let entityName, let attribute):
-                guard let mapping = byName[entityName], let index = mapping.propertyIndex(named: attribute.name) else { continue }
                 for column in attribute.columns {
                     try db.execute(sql: "ALTER TABLE \(SQLName.quote(entityName)) ADD COLUMN \(DDL.columnDefinition(column, forAlter: true))")
                 }
-                try fillDefault(mapping: mapping, attribute: index, db: db)
+                if let mapping = byName[entityName], let index = mapping.propertyIndex(named: attribute.name) {
+                    try fillDefault(mapping: mapping, attribute: index, db: db)
+                } else {
+                    // A store opened from its schema JSON alone (the CLI): the default is the
+                    // model's Swift source text; a literal is evaluated here, anything else
+                    // needs the app's models.
+                    try fillLiteralDefault(entity: entityName, attribute: attribute, db: db)
+                }
                 if attribute.isUnique {
                     try db.execute(sql: DDL.createUniqueIndex(entity: entityName, attribute: attribute))
                 }
@@ -55,6 +61,47 @@ enum Migrator {
     }
 
     /// Gives existing rows the attribute's default (evaluated once).
+    /// Fills a new attribute's columns from its default's source text when it is a literal
+    /// (`0`, `-2.5`, `true`, `"text"`, `[]`, `[:]`, `nil`). A nullable attribute without one
+    /// stays NULL; a non-optional one whose default is not a literal (`.now`, `Priority.high`,
+    /// a struct) is refused, and the migration with it.
+    static func fillLiteralDefault(entity: String, attribute: Schema.Attribute, db: Database) throws {
+        let columns = attribute.columns.filter { $0.role == .value }
+        let needsValue = columns.contains { !$0.isNullable }
+        let literal = attribute.defaultValue.flatMap { text in columns.count == 1 ? Self.literal(text, for: columns[0]) : nil }
+        guard let value = literal else {
+            guard !needsValue else {
+                throw StoreError(.schemaMismatch, "'\(entity).\(attribute.name)' is new and not optional, and its default (\(attribute.defaultValue.map { "`\($0)`" } ?? "none")) is not a literal the store can evaluate without the app's models; make it optional, give it a literal default (0, \"text\", true, []), or open the store with the app's model types to migrate it",
+                                 entity: entity, attribute: attribute.name)
+            }
+            return
+        }
+        try db.execute(sql: "UPDATE \(SQLName.quote(entity)) SET \(SQLName.quote(columns[0].name)) = ?", arguments: [value])
+    }
+
+    /// The value of a literal default's source text for `column`; `nil` when it is not one.
+    static func literal(_ text: String, for column: Schema.Column) -> DatabaseValue? {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        if text == "nil" { return column.isNullable ? .null : nil }
+        switch column.sqlType {
+        case .integer:
+            if text == "true" { return 1.databaseValue }
+            if text == "false" { return 0.databaseValue }
+            return Int64(text.replacingOccurrences(of: "_", with: "")).map(\.databaseValue)
+        case .real:
+            return Double(text.replacingOccurrences(of: "_", with: "")).map(\.databaseValue)
+        case .text:
+            if text == "[]" { return "[]".databaseValue }
+            if text == "[:]" { return "{}".databaseValue }
+            guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\""), !text.contains("\\(") else { return nil }
+            let inner = String(text.dropFirst().dropLast())
+            guard !inner.contains("\\") else { return nil }   // escapes: left to the app's models
+            return inner.databaseValue
+        default:
+            return nil
+        }
+    }
+
     private static func fillDefault(mapping: EntityMapping, attribute index: Int, db: Database) throws {
         guard let makeDefault = mapping.properties[index].makeDefault else { return }
         let values = try PersistentRowWriter.databaseValues(of: makeDefault(), attribute: index, mapping: mapping, coders: CoderCache())

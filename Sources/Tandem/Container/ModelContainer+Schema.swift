@@ -29,7 +29,7 @@ extension ModelContainer {
     ///   file is not a readable Tandem store.
     public convenience init(contentsOf url: URL, configuration: ModelConfiguration? = nil) throws {
         let path = url.path(percentEncoded: false)
-        guard let stored = try StoreFile.inspect(path: path) else {
+        guard let stored = try StoreFile.inspect(path: path, busyTimeout: configuration?.busyTimeout ?? ModelConfiguration().busyTimeout) else {
             throw StoreError(.misuse, "there is no Tandem store at \(path); create one with `tandem init --store \(path) --schema schema.json`")
         }
         var configuration = configuration ?? ModelConfiguration(url: url)

@@ -56,7 +56,7 @@ enum StoreFile {
         } else {
             guard let url = configuration.url else { throw StoreError(.misuse, "a file store needs a URL") }
             let path = url.path(percentEncoded: false)
-            stored = try inspect(path: path)
+            stored = try inspect(path: path, busyTimeout: configuration.busyTimeout)
             if let stored {
                 // Refuse before the file is opened for writing, so a refused open changes nothing.
                 _ = try plan(from: stored.schema, to: schema)
@@ -131,12 +131,15 @@ enum StoreFile {
     }
 
     /// Reads a file's metadata without writing to it; `nil` for a new or empty database.
-    static func inspect(path: String) throws -> Stored? {
+    /// Reads a file's stored schema and dataset without writing. Waits up to `busyTimeout`
+    /// seconds for another process's lock (a daemon syncing the same store), as writes do.
+    static func inspect(path: String, busyTimeout: TimeInterval = 5) throws -> Stored? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let size = (try? URL(filePath: path).resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
         if size == 0 { return nil }
         var config = Configuration()
         config.readonly = true
+        config.busyMode = .timeout(busyTimeout)
         return try StoreErrorMapping.map(path: path) {
             let queue = try DatabaseQueue(path: path, configuration: config)
             defer { try? queue.close() }

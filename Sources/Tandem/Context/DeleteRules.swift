@@ -6,19 +6,27 @@ enum DeleteRules {
     ///   `.deny` relationship still has related records outside the set.
     static func closure(of roots: [(EntityMapping, UUID)], schema: Schema, mappings: [String: EntityMapping],
                         db: Database) throws -> [UUID: EntityMapping] {
-        var set: [UUID: EntityMapping] = [:]
+        try closure(of: roots, entity: \.entity, named: { mappings[$0] }, schema: schema, db: db)
+    }
+
+    /// The same over any owner of an entity: model mappings for a save, the schema's
+    /// entities for a store opened from its schema alone (the CLI).
+    static func closure<Owner>(of roots: [(Owner, UUID)], entity: (Owner) -> Schema.Entity, named: (String) -> Owner?, schema: Schema,
+                               db: Database) throws -> [UUID: Owner] {
+        var set: [UUID: Owner] = [:]
         var queue = roots
         var denials: [(entity: String, relationship: String, related: [UUID])] = []
-        while let (mapping, uuid) = queue.popLast() {
+        while let (owner, uuid) = queue.popLast() {
             guard set[uuid] == nil else { continue }
-            set[uuid] = mapping
-            for relationship in mapping.entity.relationships where relationship.deleteRule == .cascade || relationship.deleteRule == .deny {
-                guard let destination = mappings[relationship.destination] else { continue }
-                let related = try relatedIDs(of: uuid, relationship, in: mapping, schema: schema, db: db)
+            set[uuid] = owner
+            let source = entity(owner)
+            for relationship in source.relationships where relationship.deleteRule == .cascade || relationship.deleteRule == .deny {
+                guard let destination = named(relationship.destination) else { continue }
+                let related = try relatedIDs(of: uuid, relationship, in: source, schema: schema, db: db)
                 if relationship.deleteRule == .cascade {
                     queue += related.filter { set[$0] == nil }.map { (destination, $0) }
                 } else if !related.isEmpty {
-                    denials.append((mapping.name, relationship.name, related))
+                    denials.append((source.name, relationship.name, related))
                 }
             }
         }
@@ -63,13 +71,13 @@ enum DeleteRules {
     }
 
     /// The UUIDs `uuid` relates to through `relationship`.
-    static func relatedIDs(of uuid: UUID, _ relationship: Schema.Relationship, in mapping: EntityMapping,
+    static func relatedIDs(of uuid: UUID, _ relationship: Schema.Relationship, in entity: Schema.Entity,
                            schema: Schema, db: Database) throws -> [UUID] {
         let id = UUIDText.string(uuid)
         let texts: [String?]
-        switch schema.storage(of: relationship, in: mapping.entity) {
+        switch schema.storage(of: relationship, in: entity) {
         case .foreignKey(let column):
-            texts = [try String?.fetchOne(db, sql: "SELECT \(SQLName.quote(column)) FROM \(mapping.quotedTable) WHERE \"#id\" = ?", arguments: [id]) ?? nil]
+            texts = [try String?.fetchOne(db, sql: "SELECT \(SQLName.quote(column)) FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [id]) ?? nil]
         case .inverseForeignKey:
             guard let inverse = relationship.inverse else { return [] }
             texts = try String.fetchAll(db, sql: "SELECT \"#id\" FROM \(SQLName.quote(relationship.destination)) WHERE \(SQLName.quote(inverse)) = ?", arguments: [id])
@@ -81,9 +89,14 @@ enum DeleteRules {
 
     /// Clears every foreign key and join row that points at a deleted record.
     static func clearReferences(to deleted: [UUID: EntityMapping], schema: Schema, db: Database) throws {
+        try clearReferences(to: deleted.mapValues(\.name), schema: schema, db: db)
+    }
+
+    /// The same with the deleted records' entity names.
+    static func clearReferences(to deleted: [UUID: String], schema: Schema, db: Database) throws {
         guard !deleted.isEmpty else { return }
         var byEntity: [String: [String]] = [:]
-        for (uuid, mapping) in deleted { byEntity[mapping.name, default: []].append(UUIDText.string(uuid)) }
+        for (uuid, name) in deleted { byEntity[name, default: []].append(UUIDText.string(uuid)) }
         for entity in schema.entities {
             for relationship in entity.relationships {
                 switch schema.storage(of: relationship, in: entity) {

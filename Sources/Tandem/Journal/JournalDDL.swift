@@ -96,15 +96,10 @@ enum JournalDDL {
         func differs(_ column: Schema.Column) -> String {
             "OLD.\(SQLName.quote(column.name)) IS NOT NEW.\(SQLName.quote(column.name))"
         }
-        // An attribute changes as a whole: every leaf of a composite is recorded and stamped
-        // when any of them changed, so replicas never merge half of one struct with another.
-        let attributeOf = { (column: Schema.Column) in column.path.first ?? column.name }
-        func changed(_ column: Schema.Column) -> String {
-            let group = columns.filter { attributeOf($0) == attributeOf(column) }
-            return group.count == 1 ? differs(column) : "(" + group.map(differs).joined(separator: " OR ") + ")"
-        }
-        let changedValues = JournalValueCoding.sql("tandem_journal_changes", columns.map { "\(changed($0)), \(literal($0.name)), NEW.\(SQLName.quote($0.name))" })
-        let restamp = JournalValueCoding.sql("tandem_journal_restamp", columns.map { "\(changed($0)), \(literal($0.name))" }, seed: "OLD.\(stamp)")
+        // Every column changes on its own, a composite's leaves included: concurrent edits
+        // of `people.name` and `people.age` on two replicas both survive (docs/sync.md).
+        let changedValues = JournalValueCoding.sql("tandem_journal_changes", columns.map { "\(differs($0)), \(literal($0.name)), NEW.\(SQLName.quote($0.name))" })
+        let restamp = JournalValueCoding.sql("tandem_journal_restamp", columns.map { "\(differs($0)), \(literal($0.name))" }, seed: "OLD.\(stamp)")
         let update = """
             CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".update")) AFTER UPDATE ON \(table)
             WHEN \(columns.map(differs).joined(separator: " OR ")) BEGIN

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import TandemSchemaTestSupport
+
+/// `tandem init` and `tandem records` on store files, as processes: migrating from schema
+/// JSON, delete rules, and two writers at once.
+@Suite("tandem init and records (the CLI process)")
+struct CLIStoreTests {
+    typealias Workspace = CLITests.Workspace
+
+    static func json(_ run: CLITests.Run) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], "not JSON: \(run.output) \(run.error)")
+    }
+
+    @Test func initMigratesAStoreToASchemaWithANewAttributeAndItsLiteralDefault() throws {
+        let workspace = try Workspace()
+        let v1 = try workspace.release("v1", note("var title: String = \"\""))
+        let v2 = try workspace.release("v2", note("var title: String = \"\"\nvar note: String = \"none\"\nvar count: Int = 3\nvar extra: Double?"))
+        let store = workspace.path("notes.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", v1).status == 0)
+        let put = try workspace.run("records", "put", "--store", store, "--entity", "Note", #"{"title": "old"}"#)
+        #expect(put.status == 0, "\(put.error)")
+        let uri = put.output.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        let migrated = try workspace.run("init", "--store", store, "--schema", v2)
+        #expect(migrated.status == 0, "\(migrated.error)")
+        let old = try workspace.run("records", "get", "--store", store, uri)
+        #expect(old.status == 0, "\(old.error)")
+        let values = try #require(try Self.json(old)["values"] as? [String: Any])
+        #expect(values["note"] as? String == "none" && values["count"] as? Int == 3 && values["extra"] is NSNull)
+        // Writes (journaled by the rebuilt triggers) work on the new columns.
+        let written = try workspace.run("records", "put", "--store", store, "--entity", "Note", #"{"title": "new", "note": "n", "count": 1}"#)
+        #expect(written.status == 0, "\(written.error)")
+        let updated = try workspace.run("records", "put", "--store", store, "--entity", "Note", "--id", String(uri.split(separator: "/").last!), #"{"note": "changed"}"#)
+        #expect(updated.status == 0, "\(updated.error)")
+    }
+
+    @Test func initRefusesADefaultOnlyTheAppCanComputeAndLeavesTheStoreAsItWas() throws {
+        let workspace = try Workspace()
+        let v1 = try workspace.release("v1", note("var title: String = \"\""))
+        let v2 = try workspace.release("v2", note("var title: String = \"\"\nvar created: Date = .now"))
+        let store = workspace.path("notes.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", v1).status == 0)
+        let put = try workspace.run("records", "put", "--store", store, "--entity", "Note", #"{"title": "old"}"#)
+        let refused = try workspace.run("init", "--store", store, "--schema", v2)
+        #expect(refused.status != 0)
+        #expect(refused.error.contains("Note.created") && refused.error.contains("literal"), "\(refused.error)")
+        // The store keeps its schema: the new attribute is not there.
+        let unknown = try workspace.run("records", "put", "--store", store, "--entity", "Note", #"{"created": 1.0}"#)
+        #expect(unknown.status != 0 && unknown.error.contains("no column 'created'"), "\(unknown.error)")
+        let old = try workspace.run("records", "get", "--store", store, put.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(old.status == 0, "\(old.error)")
+    }
+
+    static let projects = """
+        import Tandem
+        @Model final class Project {
+            var name: String = ""
+            @Relationship(deleteRule: .cascade, inverse: \\Todo.project) var todos: [Todo] = []
+            @Relationship(deleteRule: .deny, inverse: \\Owner.project) var owners: [Owner] = []
+            init() {}
+        }
+        @Model final class Todo { var title: String = ""; var project: Project?; init() {} }
+        @Model final class Owner { var name: String = ""; var project: Project?; init() {} }
+        """
+
+    @Test func recordsDeleteAppliesTheDeleteRules() throws {
+        let workspace = try Workspace()
+        let schema = try workspace.release("s", Self.projects)
+        let store = workspace.path("p.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", schema).status == 0)
+        func put(_ entity: String, _ values: String) throws -> String {
+            let run = try workspace.run("records", "put", "--store", store, "--entity", entity, values)
+            #expect(run.status == 0, "\(run.error)")
+            return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let project = try put("Project", #"{"name": "p"}"#)
+        let id = String(project.split(separator: "/").last!)
+        _ = try put("Todo", #"{"title": "a", "project": "\#(id)"}"#)
+        _ = try put("Todo", #"{"title": "b", "project": "\#(id)"}"#)
+        let owner = try put("Owner", #"{"name": "o", "project": "\#(id)"}"#)
+
+        let denied = try workspace.run("records", "delete", "--store", store, project)
+        #expect(denied.status != 0 && denied.error.contains(".deny"), "\(denied.output) \(denied.error)")
+        #expect(try workspace.run("records", "get", "--store", store, project).status == 0, "refused: nothing deleted")
+
+        #expect(try workspace.run("records", "delete", "--store", store, owner).status == 0)
+        let deleted = try workspace.run("records", "delete", "--store", store, project)
+        #expect(deleted.status == 0, "\(deleted.error)")
+        #expect(deleted.output.contains("2 Todo"), "\(deleted.output)")
+        let todos = try workspace.run("records", "list", "--store", store, "--entity", "Todo")
+        #expect(todos.output.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || !todos.output.contains("title"), "\(todos.output)")
+    }
+
+    @Test func twoWritersAtOnceBothSucceed() throws {
+        let workspace = try Workspace()
+        let schema = try workspace.release("s", note("var title: String = \"\""))
+        let store = workspace.path("w.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", schema).status == 0)
+        // Two processes opening and writing the same store in a loop: each open and write
+        // waits for the other's lock instead of failing with "database is locked".
+        let failures = LockedCount()
+        DispatchQueue.concurrentPerform(iterations: 2) { writer in
+            for n in 0..<15 {
+                let run = try? workspace.run("records", "put", "--store", store, "--entity", "Note", #"{"title": "w\#(writer) n\#(n)"}"#)
+                if run?.status != 0 { failures.add(run?.error ?? "did not run") }
+            }
+        }
+        #expect(failures.messages.isEmpty, "\(failures.messages)")
+        let list = try workspace.run("records", "list", "--store", store, "--entity", "Note")
+        #expect(list.output.components(separatedBy: "\"title\"").count - 1 == 30)
+    }
+
+    final class LockedCount: @unchecked Sendable {
+        // @unchecked Sendable: every access to `stored` holds `lock`.
+        private let lock = NSLock()
+        private var stored: [String] = []
+        func add(_ message: String) { lock.withLock { stored.append(message) } }
+        var messages: [String] { lock.withLock { stored } }
+    }
+}
