@@ -35,6 +35,20 @@ struct RelationshipTests {
         #expect(b.category === tech)
     }
 
+    @Test func relationshipsLoadAfterTheFetchingContextIsReleased() throws {
+        let container = try container()
+        let setup = ModelContext(container)
+        let tech = Category(name: "tech")
+        setup.insert(tech)
+        tech.articles = [Article(title: "a"), Article(title: "b")]
+        try setup.save()
+        // The context is a temporary: only the fetched objects keep it.
+        let category = try #require(try ModelContext(container).fetch(FetchDescriptor<Category>()).first)
+        #expect(category.articles.map(\.title).sorted() == ["a", "b"])
+        let article = try #require(try ModelContext(container).fetch(FetchDescriptor<Article>(predicate: #Predicate { $0.title == "a" })).first)
+        #expect(article.category?.name == "tech")
+    }
+
     @Test func toOneIsAForeignKeyHoldingTheUUIDAndLoadsLazily() throws {
         let container = try container()
         let context = ModelContext(container)

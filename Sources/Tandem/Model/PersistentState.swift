@@ -19,7 +19,10 @@ public struct PersistentState {
     private var storedUUID: UUID?
     public internal(set) var dataset: String?
     public internal(set) var status: Status = .transient
-    weak var context: ModelContext?
+    /// Strong: an object keeps the context it came from, so its relationships load for as
+    /// long as the object lives (`ModelContext(container).fetch(d).first?.articles`). The
+    /// context holds its objects weakly, so this makes no cycle.
+    var context: ModelContext?
     /// The persisted properties set since the last save or fetch.
     var changes = ChangeSet()
     /// The destination UUID of each to-one relationship, by property index, as stored or set
