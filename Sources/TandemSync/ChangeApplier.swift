@@ -97,6 +97,10 @@ struct ChangeApplier {
         var insertNew: String
     }
     private let sql: [String: EntitySQL]
+    /// Entities with a unique attribute: their records can be merged into others.
+    private let uniqueEntities: Set<String>
+    /// Entity → its to-one columns pointing at an entity with a unique attribute, and that entity.
+    private let mergeableReferences: [String: [(column: String, destination: String)]]
 
     func q(_ name: String) -> String { quoted[name] ?? SQLName.quote(name) }
 
@@ -139,6 +143,14 @@ struct ChangeApplier {
                 insertNew: Self.insertSQL(table: table, columns: names.map { quoted[$0]! }) + " ON CONFLICT(\(Self.idColumn)) DO NOTHING")
         }
         self.sql = sql
+        let unique = Set(schema.entities.filter { $0.attributes.contains(where: \.isUnique) }.map(\.name))
+        uniqueEntities = unique
+        var mergeable: [String: [(column: String, destination: String)]] = [:]
+        for (entity, columns) in references {
+            let targets = columns.filter { unique.contains($0.value.destination) }.map { (column: $0.key, destination: $0.value.destination) }
+            if !targets.isEmpty { mergeable[entity] = targets.sorted { $0.column < $1.column } }
+        }
+        mergeableReferences = mergeable
     }
 
     static func insertSQL(table: String, columns: [String]) -> String {
@@ -155,7 +167,7 @@ struct ChangeApplier {
     static let idColumn = "\"#id\""
 
     func apply(_ entry: LogEntry, _ db: Database, into outcome: inout Outcome) throws {
-        let change = entry.change
+        var change = entry.change
         func quarantine(_ reason: String) throws {
             try SyncStore.quarantine(WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now,
                                      record: change.record, schemaVersion: entry.schemaVersion, db)
@@ -167,7 +179,7 @@ struct ChangeApplier {
         guard uri.dataset == dataset, uri.entity == change.entity else {
             return try quarantine("the record URI names dataset '\(uri.dataset)' and entity '\(uri.entity)'; this store is dataset '\(dataset)' and the change says '\(change.entity)'")
         }
-        let uuid = uri.id
+        var uuid = uri.id
         guard let known = columns[change.entity] else {
             return try quarantine("entity '\(change.entity)' is not in this store's schema (it was written with schema version \(entry.schemaVersion)); migrate the store to a schema that has it")
         }
@@ -182,6 +194,19 @@ struct ChangeApplier {
             let unknown = change.values.keys.filter { known[$0] == nil }.sorted()
             try quarantine("columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied")
             values = values.filter { known[$0.key] != nil }
+        }
+        // A record merged into another (both held a unique value): its later inserts and
+        // updates go to the survivor, and references to it point at the survivor.
+        if change.kind != .delete, uniqueEntities.contains(change.entity), let survivor = try SyncStore.survivor(entity: change.entity, id: uuid, db) {
+            uuid = survivor
+            change.record = "tandem://\(dataset)/\(change.entity)/\(survivor)"
+            change.kind = .update
+        }
+        if change.kind != .delete, let targets = mergeableReferences[change.entity] {
+            for (column, destination) in targets {
+                guard case .text(let target)? = values[column], let survivor = try SyncStore.survivor(entity: destination, id: target, db) else { continue }
+                values[column] = .text(survivor)
+            }
         }
         // An insert's or update's values without a stamp of their own take the default under
         // "*" (compact stamps); a delete's "*" stamps the delete.
@@ -224,6 +249,21 @@ struct ChangeApplier {
             guard let delete = stamps[WireChange.deleteStampKey] else { return try quarantine("a delete without its '*' stamp") }
             // Pulled changes of the record still waiting in the quarantine lose to its delete.
             try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
+            // Merged into another record by a replica that saw both hold a unique value: its
+            // newer values go over to the survivor, and its references point there.
+            if let target = change.mergedInto.flatMap(RecordURI.init), target.entity == change.entity, target.dataset == dataset {
+                let survivor = try SyncStore.survivor(entity: change.entity, id: target.id, db) ?? target.id
+                if survivor != uuid {
+                    if exists, let loser = try rowState(change.entity, uuid, db) {
+                        if let kept = try rowState(change.entity, survivor, db) {
+                            carry(loser, over: kept, to: survivor, change.entity, &outcome)
+                        }
+                        try merge(change.entity, loser: uuid, values: loser.values, into: survivor, loserIsLocal: true, announce: false, db, &outcome)
+                    } else {
+                        try SyncStore.setMerged(entity: change.entity, loser: uuid, survivor: survivor, announced: true, db)
+                    }
+                }
+            }
             guard exists else {
                 // Deleted here already (this store's own delete coming back, or a delete
                 // pulled twice): references that arrived meanwhile still get the rule.
@@ -297,17 +337,23 @@ struct ChangeApplier {
                         if pendingDelete != nil { return }   // part of a record: the delete's answer brings all of it
                         return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
                     }
-                    let survivorIsPulled = uuid < existing
-                    let local = "tandem://\(dataset)/\(change.entity)/\(existing)"
-                    try conflict(survivorIsPulled ? local : change.record, "*", local: nil, localStamp: nil, remote: nil, remoteStamp: nil,
-                                 winner: survivorIsPulled ? .remote : .local, rule: "uniqueMerge", db, &outcome)
-                    guard survivorIsPulled else { return }
+                    // The smaller id survives, on every replica; the other's newer values
+                    // carry over to it, and its references point at it.
+                    let pulled = RowState(values: values, stamps: Dictionary(uniqueKeysWithValues: values.keys.map { ($0, remoteStamp($0) ?? created) }))
+                    guard uuid < existing else {
+                        if let kept = try rowState(change.entity, existing, db) { carry(pulled, over: kept, to: existing, change.entity, &outcome) }
+                        try merge(change.entity, loser: uuid, values: values, into: existing, loserIsLocal: false, announce: true, db, &outcome)
+                        return
+                    }
+                    let loser = try rowState(change.entity, existing, db)
+                    try merge(change.entity, loser: existing, values: loser?.values ?? [:], into: uuid, loserIsLocal: true, announce: true, db, &outcome)
                     try db.cachedStatement(sql: statements.delete).executeBound { $0.text(existing) }
                     do {
                         try db.cachedStatement(sql: sql).executeBound(bindInsert)
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                         return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
                     }
+                    if let loser { carry(loser, over: pulled, to: uuid, change.entity, &outcome) }
                 }
                 return try inserted()
             }
@@ -369,15 +415,42 @@ struct ChangeApplier {
             if change.kind == .insert { try recordInsert(of: uuid, change.entity, db) }
             guard !assignments.isEmpty else { return }
             let text = Self.json(merged.mapValues(\.description))
-            do {
+            let update = {
                 try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
                     .executeBound { bind in
                         for argument in arguments { bind.value(argument) }
                         bind.text(text)
                         bind.text(uuid)
                     }
+            }
+            do {
+                try update()
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
+                // Two records updated to the same unique value: merged as two inserts of it
+                // would be (the smaller id survives).
+                guard let current = try rowState(change.entity, uuid, db),
+                      let holder = try Self.uniqueHolder(of: change.entity, values: current.values.merging(assigned) { $1 }, except: uuid, schema: schema, db),
+                      let other = try rowState(change.entity, holder, db) else {
+                    return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
+                }
+                var updated = current
+                for (column, value) in assigned {
+                    updated.values[column] = value
+                    updated.stamps[column] = merged[column]
+                }
+                if uuid < holder {
+                    try merge(change.entity, loser: holder, values: other.values, into: uuid, loserIsLocal: true, announce: true, db, &outcome)
+                    try db.cachedStatement(sql: statements.delete).executeBound { $0.text(holder) }
+                    do { try update() } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                        return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
+                    }
+                    carry(other, over: updated, to: uuid, change.entity, &outcome)
+                } else {
+                    carry(updated, over: other, to: holder, change.entity, &outcome)
+                    try merge(change.entity, loser: uuid, values: updated.values, into: holder, loserIsLocal: false, announce: true, db, &outcome)
+                    try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
+                    return
+                }
             }
             outcome.applied += 1
             try checkReferences(assigned, of: change.entity, uuid, db, &outcome)
@@ -457,6 +530,68 @@ struct ChangeApplier {
                          remote: .null, remoteStamp: nil, winner: .remote, rule: "parentDeleted", db, &outcome)
         }
         return outcome.conflicts
+    }
+
+    /// A record's values and their stamps, as stored.
+    struct RowState {
+        var values: [String: WireValue]
+        var stamps: [String: HLCTimestamp]
+
+        func stamp(_ column: String) -> HLCTimestamp { stamps[column] ?? stamps["*"] ?? .zero }
+    }
+
+    /// Record `id` of `entity` as stored here; `nil` when this store does not have it.
+    func rowState(_ entity: String, _ id: String, _ db: Database) throws -> RowState? {
+        let names = sql[entity]?.columns ?? []
+        guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.stampColumn)\(names.map { ", " + q($0) }.joined()) FROM \(q(entity)) WHERE \(Self.idColumn) = ?",
+                                         arguments: [id]) else { return nil }
+        var values: [String: WireValue] = [:]
+        for (index, name) in names.enumerated() { values[name] = WireValue(row[index + 1] as DatabaseValue) }
+        return RowState(values: values, stamps: (row[0] as String?).flatMap(Self.stamps) ?? [:])
+    }
+
+    /// The loser's values newer than the survivor's (and different) become new local edits of
+    /// the survivor after the page: every replica that merges writes the same, and one that
+    /// had edited the loser unseen by the others brings those edits along.
+    private func carry(_ loser: RowState, over survivor: RowState, to id: String, _ entity: String, _ outcome: inout Outcome) {
+        var carried: [String: WireValue] = [:]
+        for (column, value) in loser.values where survivor.values[column] != value && loser.stamp(column) > survivor.stamp(column) {
+            carried[column] = value
+        }
+        if !carried.isEmpty { outcome.resolutions.append(Resolution(entity: entity, uuid: id, values: carried)) }
+    }
+
+    /// Merges record `loser` into `survivor` (both held the same unique value): remembers it
+    /// (later changes of the loser and references to it go to the survivor; `announce`: this
+    /// store decided it, and pushes it as a delete of the loser with `mergedInto`), points the
+    /// references to the loser at the survivor keeping their stamps, and logs the loser's
+    /// values with the survivor named. The caller deletes the loser's row.
+    private func merge(_ entity: String, loser: String, values: [String: WireValue], into survivor: String, loserIsLocal: Bool, announce: Bool,
+                       _ db: Database, _ outcome: inout Outcome) throws {
+        try SyncStore.setMerged(entity: entity, loser: loser, survivor: survivor, announced: !announce, db)
+        for referrer in referrers[entity] ?? [] {
+            let rows = try Row.fetchAll(db, sql: "SELECT \(Self.idColumn), \(Self.stampColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ?",
+                                        arguments: [loser])
+            for row in rows {
+                // The reference keeps its stamp (it means the same record): written explicitly,
+                // so the journal's trigger does not stamp it anew.
+                let old: String? = row[1]
+                var stamps = old.flatMap(Self.stamps) ?? [:]
+                stamps[referrer.column] = stamps[referrer.column] ?? stamps["*"] ?? .zero
+                var text = Self.json(stamps.mapValues(\.description))
+                if text == old { text += " " }
+                try db.execute(sql: "UPDATE \(q(referrer.entity)) SET \(q(referrer.column)) = ?, \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
+                               arguments: [survivor, text, row[0] as String])
+            }
+        }
+        var writer = WireJSON()
+        writer.object(values) { $0.append($1) }
+        try SyncStore.recordConflict(SyncConflict(at: now, record: "tandem://\(dataset)/\(entity)/\(loser)", attribute: "*",
+                                                  localValue: loserIsLocal ? writer.text : nil, localStamp: nil,
+                                                  remoteValue: loserIsLocal ? nil : writer.text, remoteStamp: nil,
+                                                  winner: loserIsLocal ? .remote : .local, rule: "uniqueMerge",
+                                                  survivor: "tandem://\(dataset)/\(entity)/\(survivor)"), db)
+        outcome.conflicts += 1
     }
 
     /// Drops the pulled changes of `record` waiting in the quarantine: a later delete of the

@@ -28,8 +28,26 @@ public struct SyncConflict: Sendable, Hashable, Codable {
     public var remoteValue: String?
     public var remoteStamp: String?
     public var winner: Winner
-    /// The rule that decided: `lastWriterWins`, `deleteWins`, `insertAfterDelete`.
+    /// The rule that decided: `lastWriterWins`, `deleteWins`, `insertAfterDelete`,
+    /// `uniqueMerge`, `parentDeleted`, `superseded`, `dropped`.
     public var rule: String
+    /// For `uniqueMerge`: the record that `record` was merged into (its values are in
+    /// ``localValue`` or ``remoteValue``, whichever side it came from).
+    public var survivor: String?
+
+    public init(at: Int64, record: String, attribute: String, localValue: String?, localStamp: String?, remoteValue: String?,
+                remoteStamp: String?, winner: Winner, rule: String, survivor: String? = nil) {
+        self.at = at
+        self.record = record
+        self.attribute = attribute
+        self.localValue = localValue
+        self.localStamp = localStamp
+        self.remoteValue = remoteValue
+        self.remoteStamp = remoteStamp
+        self.winner = winner
+        self.rule = rule
+        self.survivor = survivor
+    }
 }
 
 /// A change waiting in the quarantine, with why: a pulled one that could not be applied, or

@@ -137,12 +137,21 @@ extension SyncEngine {
                     let table = SQLName.quote(resolution.entity)
                     let names = resolution.values.keys.sorted()
                     let arguments = names.map { resolution.values[$0]!.databaseValue }
-                    if resolution.reinsert {
-                        try db.execute(sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
-                                       arguments: StatementArguments([resolution.uuid.databaseValue] + arguments))
-                    } else {
-                        try db.execute(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
-                                       arguments: StatementArguments(arguments + [resolution.uuid.databaseValue]))
+                    // One at a time: a value carried over by a merge may collide with a third
+                    // record's unique value; that one is skipped (and said), not the others.
+                    do {
+                        try db.inSavepoint {
+                            if resolution.reinsert {
+                                try db.execute(sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
+                                               arguments: StatementArguments([resolution.uuid.databaseValue] + arguments))
+                            } else {
+                                try db.execute(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
+                                               arguments: StatementArguments(arguments + [resolution.uuid.databaseValue]))
+                            }
+                            return .commit
+                        }
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                        logger.warning("a resolved value could not be written", metadata: ["record": "\(resolution.entity)/\(resolution.uuid)", "error": "\(error.message ?? "")"])
                     }
                 }
             }

@@ -117,6 +117,7 @@ public actor SyncEngine {
             try repairClock(after: error)
             pushed = try await retryQuarantined(schemaVersion: summary.schemaVersion)
         }
+        pushed.add(try await announceMerges(schemaVersion: summary.schemaVersion))
         do {
             pushed.add(try await push(schemaVersion: summary.schemaVersion))
         } catch let error as SyncError where error.code == .clockSkew {
@@ -127,6 +128,8 @@ public actor SyncEngine {
         let retried = try retryPulledQuarantine()
         after.applied += retried.applied
         after.conflicts += retried.conflicts
+        // Merges this pull decided, announced now rather than at the next sync.
+        pushed.add(try await announceMerges(schemaVersion: summary.schemaVersion))
         do {
             try acknowledgePulled(after: try container.syncAcknowledged())
         } catch {

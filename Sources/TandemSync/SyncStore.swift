@@ -20,6 +20,10 @@ import GRDB
 ///   to-one) that a pulled delete removed, so a reference to one that arrives later gets
 ///   the delete rule instead of pointing nowhere. A pulled re-insert removes it.
 ///
+/// - `tandem_sync_merged(entity, loser, survivor, announced)`: records merged into another
+///   because both held the same unique value: later changes of the loser and references to
+///   it go to the survivor.
+///
 /// Local changes still to push are the journal's transactions after the `sync` history
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
 /// (``ModelContainer/unpushedHistory()``).
@@ -39,7 +43,13 @@ enum SyncStore {
                 id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL,
                 record TEXT, schema_version INTEGER);
             CREATE TABLE IF NOT EXISTS tandem_sync_tombstone (entity TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (entity, id)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS tandem_sync_merged (
+                entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, announced INTEGER NOT NULL,
+                PRIMARY KEY (entity, loser)) WITHOUT ROWID;
             """)
+        if try !db.columns(in: "tandem_sync_conflict").contains(where: { $0.name == "survivor" }) {
+            try db.execute(sql: "ALTER TABLE tandem_sync_conflict ADD COLUMN survivor TEXT")
+        }
         // Format 2 stores made before the quarantine kept its record and schema version.
         let quarantineColumns = try db.columns(in: "tandem_sync_quarantine").map(\.name)
         if !quarantineColumns.contains("record") {
@@ -70,10 +80,10 @@ enum SyncStore {
 
     static func recordConflict(_ conflict: SyncConflict, _ db: Database) throws {
         try db.cachedStatement(sql: """
-            INSERT INTO tandem_sync_conflict (at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO tandem_sync_conflict (at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule, survivor)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [conflict.at, conflict.record, conflict.attribute, conflict.localValue, conflict.localStamp,
-                                     conflict.remoteValue, conflict.remoteStamp, conflict.winner.rawValue, conflict.rule])
+                                     conflict.remoteValue, conflict.remoteStamp, conflict.winner.rawValue, conflict.rule, conflict.survivor])
     }
 
     static func quarantine(_ change: String, position: Int64?, reason: String, at: Int64, record: String? = nil, schemaVersion: Int? = nil,
@@ -120,11 +130,12 @@ enum SyncStore {
     static func conflicts(_ db: Database, limit: Int) throws -> [SyncConflict] {
         guard try db.tableExists("tandem_sync_conflict") else { return [] }
         return try Row.fetchAll(db, sql: """
-            SELECT at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule
+            SELECT at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule, survivor
             FROM tandem_sync_conflict ORDER BY id DESC LIMIT ?
             """, arguments: [limit]).map { row in
             SyncConflict(at: row[0], record: row[1], attribute: row[2], localValue: row[3], localStamp: row[4],
-                         remoteValue: row[5], remoteStamp: row[6], winner: SyncConflict.Winner(rawValue: row[7]) ?? .remote, rule: row[8])
+                         remoteValue: row[5], remoteStamp: row[6], winner: SyncConflict.Winner(rawValue: row[7]) ?? .remote, rule: row[8],
+                         survivor: row[9])
         }
     }
 
@@ -143,6 +154,34 @@ enum SyncStore {
 
     static func hasTombstone(entity: String, id: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_sync_tombstone WHERE entity = ? AND id = ?"), arguments: [entity, id]) ?? false
+    }
+
+    /// Records that `loser` was merged into `survivor` (both held a unique value); `announced`
+    /// once the server has it (a merge this store decided is pushed as a delete of the loser
+    /// with `mergedInto`).
+    static func setMerged(entity: String, loser: String, survivor: String, announced: Bool, _ db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO tandem_sync_merged (entity, loser, survivor, announced) VALUES (?, ?, ?, ?)
+            ON CONFLICT(entity, loser) DO UPDATE SET survivor = excluded.survivor, announced = max(announced, excluded.announced)
+            """).execute(arguments: [entity, loser, survivor, announced])
+    }
+
+    /// The record `id` was merged into, following merges of merges; `nil` when it was not.
+    static func survivor(entity: String, id: String, _ db: Database) throws -> String? {
+        var current = id
+        var seen: Set<String> = [id]
+        while let next = try String.fetchOne(db.cachedStatement(sql: "SELECT survivor FROM tandem_sync_merged WHERE entity = ? AND loser = ?"),
+                                             arguments: [entity, current]), seen.insert(next).inserted {
+            current = next
+        }
+        return current == id ? nil : current
+    }
+
+    /// Merges this store decided and the server does not have yet.
+    static func unannouncedMerges(_ db: Database) throws -> [(entity: String, loser: String, survivor: String)] {
+        guard try db.tableExists("tandem_sync_merged") else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT entity, loser, survivor FROM tandem_sync_merged WHERE announced = 0 ORDER BY entity, loser")
+            .map { ($0[0], $0[1], $0[2]) }
     }
 
     static func count(_ table: String, _ db: Database) throws -> Int {

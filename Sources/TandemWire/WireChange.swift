@@ -19,13 +19,20 @@ public struct WireChange: Sendable, Hashable, Codable {
     public var kind: Kind
     public var values: [String: WireValue]
     public var stamps: [String: String]
+    /// A delete only: the record was merged into this one (a record URI of the same entity),
+    /// because both held the same `.unique` value. Replicas that still have the record carry
+    /// its newer values over to the survivor and point its references there, instead of
+    /// applying its delete rules.
+    public var mergedInto: String?
 
-    public init(record: String, entity: String, kind: Kind, values: [String: WireValue] = [:], stamps: [String: String] = [:]) {
+    public init(record: String, entity: String, kind: Kind, values: [String: WireValue] = [:], stamps: [String: String] = [:],
+                mergedInto: String? = nil) {
         self.record = record
         self.entity = entity
         self.kind = kind
         self.values = values
         self.stamps = stamps
+        self.mergedInto = mergedInto
     }
 
     /// The stamp key of a delete.

@@ -134,6 +134,10 @@ public struct WireJSON {
         string(change.entity)
         raw(",\"kind\":")
         string(change.kind.rawValue)
+        if let survivor = change.mergedInto {
+            raw(",\"mergedInto\":")
+            string(survivor)
+        }
         raw(",\"record\":")
         string(change.record)
         raw(",\"stamps\":")

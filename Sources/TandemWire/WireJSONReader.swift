@@ -232,6 +232,7 @@ public struct WireJSONReader {
         var record: String?
         var entity: String?
         var kind: WireChange.Kind?
+        var mergedInto: String?
         var values: [String: WireValue] = [:]
         var stamps: [String: String] = [:]
         var sawValues = false
@@ -244,6 +245,7 @@ public struct WireJSONReader {
                 let text = try reader.string()
                 guard let parsed = WireChange.Kind(rawValue: text) else { throw reader.error("'\(text)' is not a kind; use insert, update or delete") }
                 kind = parsed
+            case "mergedInto": mergedInto = try reader.string()
             case "values":
                 sawValues = true
                 try reader.object { (reader: inout WireJSONReader, name: String) throws(WireDecodingError) in values[name] = try reader.value() }
@@ -258,7 +260,7 @@ public struct WireJSONReader {
         guard let kind else { throw error("missing key 'kind'") }
         guard sawValues else { throw error("missing key 'values'") }
         guard sawStamps else { throw error("missing key 'stamps'") }
-        return WireChange(record: record, entity: entity, kind: kind, values: values, stamps: stamps)
+        return WireChange(record: record, entity: entity, kind: kind, values: values, stamps: stamps, mergedInto: mergedInto)
     }
 
     /// null, a boolean, a number (an integer when it has no fraction or exponent and fits

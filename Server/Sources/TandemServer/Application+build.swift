@@ -42,11 +42,13 @@ public func buildApplication(_ dependencies: ServerDependencies, host: String = 
 /// The router alone (what router tests drive).
 public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequestContext> {
     let router = Router(context: TandemRequestContext.self)
+    // Outermost: the others see errors as thrown (metrics count their codes); it turns them
+    // into answers only to put its header on them.
+    router.add(middleware: ServerTimeMiddleware(now: dependencies.now))
     router.add(middleware: LogRequestsMiddleware(.info))
     router.add(middleware: ResponseMetricsMiddleware(metrics: dependencies.metrics))
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: CompressionMiddleware())
-    router.add(middleware: ServerTimeMiddleware(now: dependencies.now))
     router.add(middleware: ErrorMiddleware())
     let routes = Routes(dependencies: dependencies)
     router.get("health") { _, _ in try await routes.health() }

@@ -82,7 +82,16 @@ struct PushProcessor: Sendable {
             guard change.values.isEmpty, stamps[WireChange.deleteStampKey] != nil else {
                 throw APIError.invalid("invalid_change", "\(item): a delete has no values and one stamp under \"*\"")
             }
+            if let survivor = change.mergedInto {
+                guard let target = RecordURI(survivor), target.dataset == datasetName, target.entity == change.entity, target.id != uri.id else {
+                    throw APIError.invalid("invalid_change", "\(item).mergedInto '\(survivor)' must be the URI of another '\(change.entity)' record of dataset '\(datasetName)'")
+                }
+                if !target.wasCanonical { change.mergedInto = target.text }
+            }
         case .insert, .update:
+            guard change.mergedInto == nil else {
+                throw APIError.invalid("invalid_change", "\(item).mergedInto belongs to a delete only; an \(change.kind.rawValue) cannot carry it")
+            }
             guard !change.values.isEmpty else { throw APIError.invalid("invalid_change", "\(item): an \(change.kind.rawValue) needs values") }
             for (key, value) in change.values {
                 guard key != Schema.Column.primaryKey.name, let column = columns[key] else {

@@ -195,8 +195,11 @@ struct Routes: Sendable {
         let (changes, stamps) = try processor.validate(push.changes)
         // The canonical text is of the changes as sent: a change validation rewrote is
         // written anew when logged.
+        let unchanged: [Bool] = zip(push.changes, changes).map { (sent: WireChange, validated: WireChange) -> Bool in
+            sent.record == validated.record && sent.mergedInto == validated.mergedInto
+        }
         let text = PushProcessor.CanonicalText(bytes: canonical.bytes,
-                                               spans: zip(spans, zip(push.changes, changes)).map { $1.0.record == $1.1.record ? $0 : nil })
+                                               spans: zip(spans, unchanged).map { (span: WireJSON.ChangeSpan, same: Bool) -> WireJSON.ChangeSpan? in same ? span : nil })
         let counts = Mutex((applied: 0, lost: 0))
         let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now, changes: push.changes.count) { transaction in
             let result = try processor.apply(changes, stamps: stamps, canonical: text, outcomes: push.outcomes, to: &transaction)

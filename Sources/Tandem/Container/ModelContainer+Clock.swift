@@ -56,6 +56,24 @@ extension ModelContainer {
         }
     }
 
+    /// A new HLC stamp from the store's clock (after every stamp issued or received), kept as
+    /// the store's latest: for a change made outside the journal, like a sync's announcement
+    /// of a merge.
+    ///
+    /// ```swift
+    /// let stamp = try container.nextStamp()
+    /// ```
+    public func nextStamp() throws -> HLCTimestamp {
+        let journal = self.journal
+        return try StoreErrorMapping.map {
+            try writer.write { db in
+                let stamp = try Journal.tick(db, journal: journal)
+                try StoreFile.advanceClock(past: stamp, db)
+                return stamp
+            }
+        }
+    }
+
     /// Stamps again, below `ceiling`, every stamp above it in the history after
     /// `acknowledged` and in the records: what a machine whose clock ran ahead wrote and a
     /// sync server refused (`clock_skew`). The new stamps keep the old ones' order and sort

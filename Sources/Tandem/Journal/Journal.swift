@@ -69,12 +69,19 @@ enum Journal {
         return clock.tick(now: UInt64(max(0, now(journal.clock, server: server))))
     }
 
-    /// The time stamps are made with (ms): the server's estimated from `server`, else the wall clock.
+    /// The time stamps are made with (ms): the wall clock, unless it is more than
+    /// ``serverClockThreshold`` from the server's time estimated from `server`; then that.
+    /// Within it, the wall clock orders edits more finely than an estimate, whose error is
+    /// the latency of the answer it was read from.
     static func now(_ clock: WallClock, server: ServerClockReading?) -> Int64 {
         let wall = clock.milliseconds
         guard let server else { return wall }
-        return server.estimate(wall: wall, boot: clock.monotonic?())
+        let estimate = server.estimate(wall: wall, boot: clock.monotonic?())
+        return abs(estimate - wall) > serverClockThreshold ? estimate : wall
     }
+
+    /// How far (ms) the wall clock may be from the server's before stamps use the server's.
+    static let serverClockThreshold: Int64 = 1_000
 
     // MARK: Reading
 

@@ -37,10 +37,12 @@ public struct MonotonicReading: Sendable, Hashable {
 }
 
 /// What a store knows of its sync server's clock: the server's time at one moment, with
-/// this machine's wall clock (and boot clock, where it has one) at the same moment. The
-/// journal stamps with the server's time estimated from it, so a replica whose clock is
-/// wrong still stamps its edits as the server would: never ahead of what the server
-/// accepts, never so far behind that its edits lose to older ones.
+/// this machine's wall clock (and boot clock, where it has one) at the same moment. When
+/// the wall clock is more than a second from the server's time estimated from it, the
+/// journal stamps with the estimate, so a replica whose clock is wrong still stamps its
+/// edits as the server would: never ahead of what the server accepts, never so far behind
+/// that its edits lose to older ones. Within that second the wall clock orders edits more
+/// finely than the estimate (whose error is the latency of the answer it was read from).
 ///
 /// ```swift
 /// let reading = ServerClockReading(serverMilliseconds: 1_700_000_000_000, wallMilliseconds: 1_699_999_000_000)

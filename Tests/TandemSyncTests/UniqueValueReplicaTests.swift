@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import GRDB
+import Tandem
+import TandemSchema
+@testable import TandemSync
+
+/// Two records holding one unique value, on replicas that sync through a server: merged into
+/// the one with the smaller id everywhere, references following, values kept or logged.
+@Suite("Unique values across replicas")
+struct UniqueValueReplicaTests {
+    /// Projects with a unique name; todos in projects (deleting a project cascades).
+    static let schema: Schema = {
+        var schema = SyncFixtures.schema
+        schema.entities[1].attributes[0].options = [.unique]
+        return schema
+    }()
+
+    static func projects(_ store: ModelContainer) throws -> [String] {
+        try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", name FROM Project ORDER BY "#id""##).map { "\($0[0] as String) \($0[1] as String)" } }
+    }
+
+    static func rename(_ store: ModelContainer, _ n: Int, _ name: String) throws {
+        try store.write(author: "app") { db in try db.execute(sql: ##"UPDATE Project SET name = ? WHERE "#id" = ?"##, arguments: [name, SyncFixtures.id(n)]) }
+    }
+
+    static func round(_ w: ConflictTableTests.World) async throws {
+        for _ in 0..<2 {
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+        }
+    }
+
+    @Test func referencesToTheMergedAwayRecordFollowItToTheSurvivorAndItsDeleteRulesReachThem() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try SyncFixtures.insertProject(w.a, 100, name: "home")
+            try SyncFixtures.insert(w.a, 2, title: "on A")
+            try SyncFixtures.move(w.a, 2, to: 100)
+            try SyncFixtures.insertProject(w.b, 200, name: "home")
+            try SyncFixtures.insert(w.b, 3, title: "on B")
+            try SyncFixtures.move(w.b, 3, to: 200)
+            try await Self.round(w)
+
+            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) home"])
+            #expect(try Self.projects(w.b) == ["\(SyncFixtures.id(100)) home"])
+            #expect(try SyncFixtures.dangling(w.a).isEmpty && SyncFixtures.dangling(w.b).isEmpty, "no reference points at the merged-away record")
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+            let merged = try SyncStatus.conflicts(of: w.b).first { $0.rule == "uniqueMerge" }
+            #expect(merged?.record.hasSuffix(SyncFixtures.id(200)) == true)
+            #expect(merged?.survivor?.hasSuffix(SyncFixtures.id(100)) == true, "the log names the survivor")
+            #expect(merged?.localValue?.contains(#""name":"home""#) == true, "and keeps the loser's values")
+
+            // The survivor's delete rule reaches the todos that pointed at the loser.
+            try SyncFixtures.deleteProject(w.a, 100)
+            try await Self.round(w)
+            #expect(try SyncFixtures.rows(w.a).keys.sorted() == [SyncFixtures.id(1)])
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+        }
+    }
+
+    @Test func twoRecordsUpdatedToTheSameValueMergeAsInsertsWould() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try SyncFixtures.insertProject(w.a, 100, name: "p")
+            try SyncFixtures.insertProject(w.a, 200, name: "q")
+            try SyncFixtures.insert(w.a, 3, title: "in q")
+            try SyncFixtures.move(w.a, 3, to: 200)
+            try await Self.round(w)
+            try Self.rename(w.a, 100, "z")
+            try await ConflictTableTests.tick()
+            try Self.rename(w.b, 200, "z")
+            try SyncFixtures.update(w.b, 3, "title", "still in q")
+            try await Self.round(w)
+            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) z"])
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+            #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0, "nothing waits: the collision is resolved")
+            #expect(try SyncFixtures.dangling(w.a).isEmpty && SyncFixtures.dangling(w.b).isEmpty)
+        }
+    }
+
+    @Test func aMergedAwayRecordRenamedByItsMakerBeforeItSawTheMergeConverges() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            // A's project reaches the server first; B holds the same name under a smaller id.
+            try SyncFixtures.insertProject(w.a, 200, name: "home")
+            _ = try await w.syncA.sync()
+            try SyncFixtures.insertProject(w.b, 100, name: "home")
+            _ = try await w.syncB.sync()   // B merges A's project into its own, and says so
+            // A renames its project before it hears of the merge: the name is freed.
+            try Self.rename(w.a, 200, "away")
+            try await Self.round(w)
+            #expect(try Self.projects(w.a) == Self.projects(w.b))
+            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) away"], "one record: the survivor, with the later name")
+            #expect(try SyncStatus(of: w.a).pendingChanges == 0 && SyncStatus(of: w.b).pendingChanges == 0)
+        }
+    }
+
+    @Test func aValueFreedAndTakenAgainConverges() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try SyncFixtures.insertProject(w.a, 100, name: "x")
+            try await Self.round(w)
+            // A frees "x" and B takes it for a new project; A, not knowing, takes it back.
+            try Self.rename(w.a, 100, "y")
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            try SyncFixtures.insertProject(w.b, 300, name: "x")
+            try SyncFixtures.insert(w.b, 4, title: "in B's x")
+            try SyncFixtures.move(w.b, 4, to: 300)
+            try Self.rename(w.a, 100, "x")
+            try await Self.round(w)
+            #expect(try Self.projects(w.a) == Self.projects(w.b))
+            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) x"])
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+            #expect(try SyncFixtures.dangling(w.a).isEmpty && SyncFixtures.dangling(w.b).isEmpty)
+            #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0)
+        }
+    }
+}
