@@ -190,7 +190,7 @@ struct ChangeApplier {
         }
         if let newest = stamps.values.max() { outcome.newestStamp = max(outcome.newestStamp ?? newest, newest) }
         var values = change.values
-        if !values.keys.allSatisfy({ known[$0] != nil }) {
+        if !change.kind.isLink, !values.keys.allSatisfy({ known[$0] != nil }) {
             let unknown = change.values.keys.filter { known[$0] == nil }.sorted()
             try quarantine("columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied")
             values = values.filter { known[$0.key] != nil }
@@ -200,7 +200,11 @@ struct ChangeApplier {
         if change.kind != .delete, uniqueEntities.contains(change.entity), let survivor = try SyncStore.survivor(entity: change.entity, id: uuid, db) {
             uuid = survivor
             change.record = "tandem://\(dataset)/\(change.entity)/\(survivor)"
-            change.kind = .update
+            if !change.kind.isLink { change.kind = .update }
+        }
+        if change.kind.isLink {
+            if let reason = try applyLink(change, uuid: uuid, stamp: stamps["*"] ?? stamps.values.first, db, &outcome) { try quarantine(reason) }
+            return
         }
         if change.kind != .delete, let targets = mergeableReferences[change.entity] {
             for (column, destination) in targets {
@@ -454,6 +458,8 @@ struct ChangeApplier {
             }
             outcome.applied += 1
             try checkReferences(assigned, of: change.entity, uuid, db, &outcome)
+        case .link, .unlink:
+            return   // applied above (applyLink)
         }
     }
 
@@ -530,6 +536,41 @@ struct ChangeApplier {
                          remote: .null, remoteStamp: nil, winner: .remote, rule: "parentDeleted", db, &outcome)
         }
         return outcome.conflicts
+    }
+
+    /// A pulled link or unlink: the join row added or removed, unless an unpushed local link
+    /// or unlink of the same member is newer (it is pushed next, and wins there too). A local
+    /// one that loses, or a pulled one that does, is logged against the field
+    /// `<relationship>#<member>`. Returns why it cannot be applied (to quarantine), if so.
+    private func applyLink(_ change: WireChange, uuid: String, stamp: HLCTimestamp?, _ db: Database, _ outcome: inout Outcome) throws -> String? {
+        guard change.values.count == 1, let (name, member) = change.values.first, case .text(var target) = member,
+              let entity = schema.entity(named: change.entity), let relationship = entity.relationship(named: name),
+              case .joinTable(let table, "source", _) = schema.storage(of: relationship, in: entity) else {
+            return "a \(change.kind.rawValue) names no many-to-many relationship of '\(change.entity)' this store keeps: \(change.values.keys.sorted())"
+        }
+        guard let stamp else { return "a \(change.kind.rawValue) without its '*' stamp" }
+        if uniqueEntities.contains(relationship.destination), let survivor = try SyncStore.survivor(entity: relationship.destination, id: target, db) {
+            target = survivor
+        }
+        let field = name + "#" + target
+        let linked = change.kind == .link
+        let present = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(q(table)) WHERE source = ? AND target = ?"), arguments: [uuid, target]) ?? false
+        if let local = pending.isEmpty ? nil : pending[change.record]?[field] {
+            if local > stamp {
+                if present != linked {
+                    try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .local, rule: "lastWriterWins", db, &outcome)
+                }
+                return nil
+            }
+            if present != linked {
+                try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .remote, rule: "lastWriterWins", db, &outcome)
+            }
+        }
+        guard present != linked else { return nil }
+        let sql = linked ? "INSERT OR IGNORE INTO \(q(table)) (source, target) VALUES (?, ?)" : "DELETE FROM \(q(table)) WHERE source = ? AND target = ?"
+        try db.cachedStatement(sql: sql).execute(arguments: [uuid, target])
+        outcome.applied += 1
+        return nil
     }
 
     /// A record's values and their stamps, as stored.

@@ -5,14 +5,13 @@ import TandemWire
 
 /// Turns journal transactions into the changes a push sends, per record: an insert, then its
 /// later updates merged into one (the newest value and stamp of each column), a delete
-/// replacing the edits before it, a re-insert after a delete kept as its own change.
+/// replacing the edits before it, a re-insert after a delete kept as its own change, and
+/// many-to-many links and unlinks as their own changes, in order.
 /// Pure: the same transactions always give the same changes, so a retried range gets the
 /// same idempotency keys.
 enum PushPlanner {
     struct Plan {
         var changes: [WireChange] = []
-        /// Changes the wire protocol cannot carry yet (many-to-many links).
-        var unsupported = 0
     }
 
     static func plan(_ transactions: [HistoryTransaction]) -> Plan {
@@ -28,7 +27,7 @@ enum PushPlanner {
                 if segments[uri] == nil { order.append(uri) }
                 // Mutated in place: a copy taken out and stored back would copy the array
                 // on every change.
-                segments[uri, default: []].apply(change, uri: uri, stamps: &stamps, unsupported: &plan.unsupported)
+                segments[uri, default: []].apply(change, uri: uri, stamps: &stamps)
             }
         }
         plan.changes.reserveCapacity(order.count)
@@ -116,7 +115,7 @@ private struct StampTexts {
 
 extension [WireChange] {
     /// Adds one journaled change to a record's pending changes (see ``PushPlanner/plan(_:)``).
-    fileprivate mutating func apply(_ change: HistoryChange, uri: String, stamps texts: inout StampTexts, unsupported: inout Int) {
+    fileprivate mutating func apply(_ change: HistoryChange, uri: String, stamps texts: inout StampTexts) {
         switch change.kind {
         case .insert, .update:
             // Compact stamps: the newest under "*", and the values stamped otherwise (one
@@ -155,7 +154,10 @@ extension [WireChange] {
                                     stamps: [WireChange.deleteStampKey: texts.text(of: change.stamp)])
             if last?.kind == .delete { self[count - 1] = delete } else { append(delete) }
         case .link, .unlink:
-            unsupported += 1
+            // An unlink after the record's delete is the delete clearing its links: moot.
+            if change.kind == .unlink, last?.kind == .delete { return }
+            append(WireChange(record: uri, entity: change.entityName, kind: change.kind == .link ? .link : .unlink,
+                              values: change.values.mapValues(WireValue.init), stamps: [WireChange.deleteStampKey: texts.text(of: change.stamp)]))
         }
     }
 }

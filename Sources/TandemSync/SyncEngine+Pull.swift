@@ -190,7 +190,9 @@ extension SyncEngine {
                 case .delete:
                     pending[uri] = ["*": change.stamp]
                 case .link, .unlink:
-                    continue
+                    // The link's own field (see WireChange.linkField).
+                    guard let (relationship, member) = change.values.first, case .text(let id) = member else { continue }
+                    pending[uri, default: [:]][relationship + "#" + id] = change.stamp
                 }
             }
         }

@@ -158,9 +158,6 @@ extension SyncEngine {
             ahead = nil
             guard let range = prepared.range else { return result }
             let (plan, batches) = (prepared.plan, prepared.batches)
-            if plan.unsupported > 0 {
-                logger.warning("many-to-many links are not synced by protocol v1", metadata: ["links": "\(plan.unsupported)"])
-            }
             // Where this range leaves the acknowledgement and `pushedChange` once sent.
             let newAcknowledged = max(range.finishedThrough ?? acknowledged, acknowledged)
             let nextAfter = range.lastToken > newAcknowledged ? range.throughChange : 0

@@ -11,6 +11,14 @@
 public struct WireChange: Sendable, Hashable, Codable {
     public enum Kind: String, Sendable, Hashable, Codable {
         case insert, update, delete
+        /// A many-to-many relationship of the record gained (`link`) or lost (`unlink`) a
+        /// member: `values` holds one entry, the relationship's name → the member's UUID
+        /// (text), and `stamps` one stamp under `"*"`. Per link, the later stamp wins; a
+        /// link and an unlink with equal stamps: the link (see docs/sync.md).
+        case link, unlink
+
+        /// A link or an unlink.
+        public var isLink: Bool { self == .link || self == .unlink }
     }
 
     /// The record URI, `tandem://<dataset>/<Entity>/<uuid>`.
@@ -37,4 +45,11 @@ public struct WireChange: Sendable, Hashable, Codable {
 
     /// The stamp key of a delete.
     public static let deleteStampKey = "*"
+
+    /// The field a link or an unlink decides on its record: `<relationship>#<member uuid>`
+    /// (`#` is in no column name, so it never meets one). `nil` for other changes.
+    public var linkField: String? {
+        guard kind.isLink, values.count == 1, let (relationship, member) = values.first, case .text(let id) = member else { return nil }
+        return relationship + "#" + id
+    }
 }

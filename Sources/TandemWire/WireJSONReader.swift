@@ -243,7 +243,7 @@ public struct WireJSONReader {
             case "entity": entity = try reader.string()
             case "kind":
                 let text = try reader.string()
-                guard let parsed = WireChange.Kind(rawValue: text) else { throw reader.error("'\(text)' is not a kind; use insert, update or delete") }
+                guard let parsed = WireChange.Kind(rawValue: text) else { throw reader.error("'\(text)' is not a kind; use insert, update, delete, link or unlink") }
                 kind = parsed
             case "mergedInto": mergedInto = try reader.string()
             case "values":

@@ -466,8 +466,12 @@ struct UniqueMergeTests {
             let rows = try stores.map { store in
                 try store.read { db in try Row.fetchAll(db, sql: "SELECT \"#id\", code, label FROM Tag").map { "\($0[0] as String) \($0[1] as String) \($0[2] as String)" } }
             }
-            #expect(rows.allSatisfy { $0 == ["aaaaaaaa-0000-0000-0000-000000000001 urgent from 1"] }, "\(rows)")
-            #expect(try SyncStatus.conflicts(of: stores[0]).contains { $0.rule == "uniqueMerge" && $0.winner == .remote })
+            // One record everywhere, the smaller id; each column holds the newer of the two
+            // values (the loser's newer ones carry over), the same on every replica.
+            #expect(rows.allSatisfy { $0 == rows[0] } && rows[0].count == 1, "\(rows)")
+            #expect(rows[0].first?.hasPrefix("aaaaaaaa-0000-0000-0000-000000000001 urgent from") == true, "\(rows)")
+            let merge = try SyncStatus.conflicts(of: stores[0]).first { $0.rule == "uniqueMerge" && $0.winner == .remote }
+            #expect(merge?.survivor?.hasSuffix("aaaaaaaa-0000-0000-0000-000000000001") == true && merge?.localValue?.contains(#""label":"from 0""#) == true)
             #expect(try stores.allSatisfy { try SyncStatus(of: $0).quarantined == 0 })
         }
     }

@@ -88,6 +88,16 @@ struct PushProcessor: Sendable {
                 }
                 if !target.wasCanonical { change.mergedInto = target.text }
             }
+        case .link, .unlink:
+            let sides = schema.entity(named: change.entity).map { entity in
+                entity.relationships.filter { if case .joinTable(_, "source", _) = schema.storage(of: $0, in: entity) { true } else { false } }.map(\.name)
+            } ?? []
+            guard change.mergedInto == nil, change.values.count == 1, let (name, member) = change.values.first, sides.contains(name) else {
+                throw APIError.invalid("invalid_link", "\(item): a \(change.kind.rawValue) carries one value: a many-to-many relationship of '\(change.entity)' (\(sides.isEmpty ? "it has none it stores" : sides.sorted().joined(separator: ", "))) → the member's UUID")
+            }
+            guard case .text(let id) = member, UUID(uuidString: id) != nil, id == id.lowercased() else {
+                throw APIError.invalid("invalid_link", "\(item).values.\(name): the member is a UUID as lowercase text; got \(member.kindDescription)")
+            }
         case .insert, .update:
             guard change.mergedInto == nil else {
                 throw APIError.invalid("invalid_change", "\(item).mergedInto belongs to a delete only; an \(change.kind.rawValue) cannot carry it")
@@ -173,6 +183,26 @@ struct PushProcessor: Sendable {
         var last = before
         var isEcho = true
         for (index, (change, changeStamps)) in zip(changes, stamps).enumerated() {
+            // A link or an unlink: one field of its record, `<relationship>#<member>`, true
+            // while linked, merged by stamp like any value (the later wins).
+            if let field = change.linkField, let stamp = changeStamps.values.first {
+                var state = try transaction.record(change.record)
+                if let existing = state, existing.entity != change.entity {
+                    throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
+                }
+                let before = state
+                let merged = RecordMerge.apply(WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(change.kind == .link)]),
+                                               stamps: [field: stamp], to: &state)
+                if let state, state != before { try transaction.setRecord(change.record, state) }
+                var position: Int64?
+                if !merged.applied.isEmpty {
+                    position = try log(change, whole: true, index: index, sent: change, created: nil, canonical: canonical, to: &transaction)
+                    last = position!
+                }
+                for lost in merged.lost { try transaction.recordLost(lost, record: change.record, position: position, at: now) }
+                outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
+                continue
+            }
             // A record the server has never seen, made by an insert: everything it sent is
             // applied, and it was created by its newest stamp (what RecordMerge decides,
             // without building the merge's dictionaries). Tried before the record is looked up.
@@ -218,7 +248,7 @@ struct PushProcessor: Sendable {
                 position = try log(applied, whole: whole, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position!
                 switch change.kind {
-                case .delete: break
+                case .delete, .link, .unlink: break
                 case .update: if !sentOnly { isEcho = false }
                 case .insert: if !sentOnly || state?.created != changeStamps.values.max() { isEcho = false }
                 }

@@ -47,7 +47,7 @@ enum RecordMerge {
                 if !record.isDeleted, let created = record.created, created > stamp {
                     result.lost.append(LostValue(attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
                                                  winningValue: .null, winningStamp: created.description))
-                    result.restore = record.fields
+                    result.restore = record.values
                 }
                 return result
             }
@@ -56,10 +56,13 @@ enum RecordMerge {
             if let created = record.created, created > stamp {
                 result.lost.append(LostValue(attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
                                              winningValue: .null, winningStamp: created.description))
-                result.restore = record.fields
+                result.restore = record.values
             } else {
                 result.applied[WireChange.deleteStampKey] = RecordState.Field(value: .null, stamp: stamp)
             }
+        case .link, .unlink:
+            // Merged as an update of its field (PushProcessor does so); alone, it changes nothing.
+            return result
         case .insert, .update:
             let wasDeleted = state?.isDeleted ?? false
             if change.kind == .insert, let newest = change.values.keys.compactMap({ stamps[$0] }).max(),
@@ -94,7 +97,7 @@ enum RecordMerge {
             // A re-insert brings the record back with every value newer than the delete,
             // not only its own: replicas that applied the delete get the whole record.
             if wasDeleted && !record.isDeleted {
-                result.applied = record.fields
+                result.applied = record.values
             }
         }
         state = record

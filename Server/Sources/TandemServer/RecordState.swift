@@ -36,6 +36,12 @@ public struct RecordState: Sendable, Hashable, Codable {
         self.created = created
     }
 
+    /// The record's column values, without its links (fields `<relationship>#<member>`, see
+    /// ``WireChange/linkField``): what a re-insert brings back.
+    public var values: [String: Field] {
+        fields.filter { !$0.key.contains("#") }
+    }
+
     /// Deleted: the newest delete is newer than the newest insert.
     public var isDeleted: Bool {
         guard let deleted else { return false }

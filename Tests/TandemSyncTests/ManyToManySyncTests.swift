@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import GRDB
+import Tandem
+import TandemCurl
+import TandemSchema
+@testable import TandemSync
+
+/// Many-to-many links sync: each link is its own field, the later of a link and an unlink
+/// wins, and concurrent links of different members both stay.
+@Suite("Many-to-many links across replicas")
+struct ManyToManySyncTests {
+    /// Todos and tags, many-to-many (join table `Tag.todos`, the tag's side owns it).
+    static let schema: Schema = {
+        var schema = SyncFixtures.schema
+        schema.entities.append(Schema.Entity(name: "Tag", attributes: [Schema.Attribute(name: "label", type: .scalar(.string))], relationships: [
+            Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: "tags"),
+        ]))
+        schema.entities[0].relationships.append(Schema.Relationship(name: "tags", destination: "Tag", cardinality: .toMany, inverse: "todos"))
+        return schema
+    }()
+
+    static func tag(_ store: ModelContainer, _ n: Int, _ label: String) throws {
+        try store.write(author: "app") { db in try db.execute(sql: ##"INSERT INTO Tag ("#id", label) VALUES (?, ?)"##, arguments: [SyncFixtures.id(n), label]) }
+    }
+
+    static func link(_ store: ModelContainer, tag: Int, todo: Int, _ linked: Bool = true) throws {
+        try store.write(author: "app") { db in
+            try db.execute(sql: linked ? #"INSERT INTO "Tag.todos" (source, target) VALUES (?, ?)"# : #"DELETE FROM "Tag.todos" WHERE source = ? AND target = ?"#,
+                           arguments: [SyncFixtures.id(tag), SyncFixtures.id(todo)])
+        }
+    }
+
+    static func links(_ store: ModelContainer) throws -> [String] {
+        try store.read { db in try Row.fetchAll(db, sql: #"SELECT source, target FROM "Tag.todos" ORDER BY source, target"#).map { "\($0[0] as String)>\($0[1] as String)" } }
+    }
+
+    static func round(_ syncs: [SyncEngine]) async throws {
+        for _ in 0..<2 { for sync in syncs { _ = try await sync.sync() } }
+    }
+
+    @Test func linksAndUnlinksMadeOnTwoReplicasConverge() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try Self.tag(w.a, 10, "home")
+            try Self.tag(w.a, 11, "work")
+            try SyncFixtures.insert(w.a, 2, title: "two")
+            try await Self.round([w.syncA, w.syncB])
+            // Offline: A links todo 1 to home, B links it to work and todo 2 to home.
+            try Self.link(w.a, tag: 10, todo: 1)
+            try Self.link(w.b, tag: 11, todo: 1)
+            try Self.link(w.b, tag: 10, todo: 2)
+            try await Self.round([w.syncA, w.syncB])
+            let expected = ["\(SyncFixtures.id(10))>\(SyncFixtures.id(1))", "\(SyncFixtures.id(10))>\(SyncFixtures.id(2))", "\(SyncFixtures.id(11))>\(SyncFixtures.id(1))"]
+            #expect(try Self.links(w.a) == expected)
+            #expect(try Self.links(w.b) == expected)
+
+            // A unlinks one, then B (later) links it again: the later wins everywhere.
+            try Self.link(w.a, tag: 10, todo: 2, false)
+            try await ConflictTableTests.tick()
+            try Self.link(w.b, tag: 10, todo: 2, false)
+            try Self.link(w.b, tag: 10, todo: 2, true)
+            try await Self.round([w.syncA, w.syncB])
+            #expect(try Self.links(w.a) == expected)
+            #expect(try Self.links(w.b) == expected)
+            // Unlinked on one side only: gone everywhere.
+            try Self.link(w.b, tag: 11, todo: 1, false)
+            try await Self.round([w.syncA, w.syncB])
+            #expect(try Self.links(w.a) == Array(expected.prefix(2)))
+            #expect(try Self.links(w.b) == Array(expected.prefix(2)))
+        }
+    }
+
+    @Test func linksSyncThroughARealServerProcess() async throws {
+        let server = try SyncServerProcess()
+        let a = try SyncFixtures.store(schema: Self.schema), b = try SyncFixtures.store(schema: Self.schema)
+        let syncA = try EndToEndSyncTests.engine(a, server), syncB = try EndToEndSyncTests.engine(b, server)
+        try Self.tag(a, 10, "home")
+        try SyncFixtures.insert(a, 1, title: "one")
+        try Self.link(a, tag: 10, todo: 1)
+        try await Self.round([syncA, syncB])
+        #expect(try Self.links(b) == ["\(SyncFixtures.id(10))>\(SyncFixtures.id(1))"])
+        try Self.link(b, tag: 10, todo: 1, false)
+        try await Self.round([syncA, syncB])
+        #expect(try Self.links(a).isEmpty && Self.links(b).isEmpty)
+        #expect(try SyncStatus(of: a).quarantined == 0 && SyncStatus(of: b).quarantined == 0)
+    }
+}
