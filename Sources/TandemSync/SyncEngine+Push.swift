@@ -186,8 +186,10 @@ extension SyncEngine {
             // may log batches in flight in any order, and a value freed in one batch and
             // taken in the next must reach other replicas in that order, or they would merge
             // two records (docs/sync.md).
-            let inFlight = uniqueValueEntities.isEmpty || !plan.changes.contains(where: { uniqueValueEntities.contains($0.entity) })
-                ? max(configuration.pushesInFlight, 1) : 1
+            // Only a range that can free a value needs it: a delete of such a record, or an
+            // update of a unique column. Inserts alone free nothing (a bulk import of a seed
+            // model with a unique attribute goes at full speed).
+            let inFlight = freesUniqueValues(plan.changes) ? 1 : max(configuration.pushesInFlight, 1)
             try await withThrowingTaskGroup(of: (Int, PushResult).self) { group in
                 var next = range.chunk
                 var answeredThrough = range.chunk
@@ -380,9 +382,29 @@ extension SyncEngine {
     /// engine's queue and Swift's cooperative pool).
     private static let rangeReader = DispatchQueue(label: "tandem.sync.ranges")
 
-    /// Entities with a unique attribute (their batches are sent one at a time).
-    nonisolated var uniqueValueEntities: Set<String> {
-        Set(container.schema.entities.filter { $0.attributes.contains(where: \.isUnique) }.map(\.name))
+    /// Entity → the columns of its unique attributes (for the entities that have one).
+    nonisolated var uniqueColumns: [String: Set<String>] {
+        var result: [String: Set<String>] = [:]
+        for entity in container.schema.entities {
+            let columns = Set(entity.attributes.filter(\.isUnique).flatMap(\.columns).map(\.name))
+            if !columns.isEmpty { result[entity.name] = columns }
+        }
+        return result
+    }
+
+    /// Whether `changes` may free a unique value (a delete of a record with one, or an update
+    /// of a unique column): their batches then go one at a time, in order.
+    nonisolated func freesUniqueValues(_ changes: [WireChange]) -> Bool {
+        let unique = uniqueColumns
+        guard !unique.isEmpty else { return false }
+        return changes.contains { change in
+            guard let columns = unique[change.entity] else { return false }
+            switch change.kind {
+            case .delete: return true
+            case .update: return change.values.keys.contains(where: columns.contains)
+            case .insert, .link, .unlink: return false
+            }
+        }
     }
 
     /// A range with its plan and batches, and the acknowledged token and change it was read

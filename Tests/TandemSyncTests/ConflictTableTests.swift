@@ -495,9 +495,9 @@ final class ConcurrencyMeter: Transport {
 
 extension UniqueMergeTests {
     /// Batches in flight may be logged in any order; a value freed in one batch and taken in
-    /// the next must arrive in that order, so an entity with unique values is pushed one
-    /// batch at a time (others two at a time).
-    @Test(arguments: [true, false]) func batchesOfEntitiesWithUniqueValuesAreSentOneAtATime(unique: Bool) async throws {
+    /// the next must arrive in that order, so a range that frees a unique value (a rename
+    /// here) is pushed one batch at a time; inserts alone, two at a time.
+    @Test(arguments: [(true, true), (true, false), (false, true)]) func batchesThatCanFreeAUniqueValueAreSentOneAtATime(unique: Bool, renames: Bool) async throws {
         try await ConflictTableTests.world { w in
             let schema = Schema(entities: [
                 Schema.Entity(name: "Tag", attributes: [
@@ -511,13 +511,20 @@ extension UniqueMergeTests {
                     try db.execute(sql: "INSERT INTO Tag (\"#id\", code, label) VALUES (?, ?, 'x')", arguments: [SyncFixtures.id(n), "code \(n)"])
                 }
             }
-            let meter = ConcurrencyMeter(w.transport)
             let token = w.token
             var configuration = SyncConfiguration(token: { token })
             configuration.pushBatchSize = 2
             configuration.pushesInFlight = 2
+            if renames {
+                // Pushed first; then every record renamed: every range frees values.
+                _ = try await SyncEngine(container: store, transport: w.transport, configuration: configuration).sync()
+                try store.write(author: "app") { db in
+                    try db.execute(sql: "UPDATE Tag SET code = 'renamed ' || code")
+                }
+            }
+            let meter = ConcurrencyMeter(w.transport)
             #expect(try await SyncEngine(container: store, transport: meter, configuration: configuration).sync().pushed == 8)
-            #expect(meter.most == (unique ? 1 : 2))
+            #expect(meter.most == (unique && renames ? 1 : 2))
         }
     }
 }
