@@ -43,9 +43,12 @@ func finish(_ status: Int32) -> Never {
     exit(status)
 }
 
+/// SYNCBENCH_UNIQUE=1: the title is a `.unique` attribute, as in seed-style models.
+let uniqueTitles = ProcessInfo.processInfo.environment["SYNCBENCH_UNIQUE"] != nil
+
 let schema = Schema(entities: [
     Schema.Entity(name: "Todo", attributes: [
-        Schema.Attribute(name: "title", type: .scalar(.string)),
+        Schema.Attribute(name: "title", type: .scalar(.string), options: uniqueTitles ? [.unique] : []),
         Schema.Attribute(name: "rank", type: .scalar(.int)),
         Schema.Attribute(name: "done", type: .scalar(.bool)),
     ]),
@@ -164,7 +167,8 @@ func serverCPU() -> Double? {
 }
 
 let raw = try rawInsert(count: changes)
-let a = try store("a.store", dataset: "bench"), b = try store("b.store", dataset: "bench")
+let dataset = uniqueTitles ? "bench-unique" : "bench"
+let a = try store("a.store", dataset: dataset), b = try store("b.store", dataset: dataset)
 try fill(a, count: changes)
 // Both sides run as `tandem sync` processes: the RSS measured is the syncing client's alone.
 var pushSide = (summary: "", peakMiB: 0, cpu: 0.0), pullSide = (summary: "", peakMiB: 0, cpu: 0.0)
@@ -179,7 +183,8 @@ guard count("pushed", in: pushSide.summary) == changes, count("pulled", in: pull
 }
 let total = push + pull
 if ProcessInfo.processInfo.environment["SYNCBENCH_VERBOSE"] != nil { print("A: \(pushSide.summary)\nB: \(pullSide.summary)") }
-print(String(format: "A → server → B, %d changes: A's sync %.2f s + B's sync %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)", changes, push, pull, total, Double(changes) / total))
+print(String(format: "A → server → B, %d changes%@: A's sync %.2f s + B's sync %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)",
+             changes, uniqueTitles ? " (unique titles)" : "", push, pull, total, Double(changes) / total))
 if let serverBefore, let serverPushed, let serverPulled {
     print(String(format: "CPU time: A %.2f s, the server during A's sync %.2f s; B %.2f s, the server during B's sync %.2f s",
                  pushSide.cpu, serverPushed - serverBefore, pullSide.cpu, serverPulled - serverPushed))
