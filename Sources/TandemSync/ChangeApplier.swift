@@ -198,9 +198,17 @@ struct ChangeApplier {
         // A record merged into another (both held a unique value): its later inserts and
         // updates go to the survivor, and references to it point at the survivor.
         if change.kind != .delete, uniqueEntities.contains(change.entity), let survivor = try SyncStore.survivor(entity: change.entity, id: uuid, db) {
-            uuid = survivor
-            change.record = "tandem://\(dataset)/\(change.entity)/\(survivor)"
-            if !change.kind.isLink { change.kind = .update }
+            let reinserted = try change.kind == .insert
+                && (stamps["*"] ?? stamps.values.max() ?? .zero) > (SyncStore.mergeStamp(entity: change.entity, loser: uuid, db) ?? .zero)
+            if reinserted {
+                // Inserted again after the merge (an undone delete): a record of its own
+                // again, merged anew if its value still collides.
+                try SyncStore.unmerge(entity: change.entity, loser: uuid, db)
+            } else {
+                uuid = survivor
+                change.record = "tandem://\(dataset)/\(change.entity)/\(survivor)"
+                if !change.kind.isLink { change.kind = .update }
+            }
         }
         if change.kind.isLink {
             if let reason = try applyLink(change, uuid: uuid, stamp: stamps["*"] ?? stamps.values.first, db, &outcome) { try quarantine(reason) }
@@ -260,11 +268,11 @@ struct ChangeApplier {
                 if survivor != uuid {
                     if exists, let loser = try rowState(change.entity, uuid, db) {
                         if let kept = try rowState(change.entity, survivor, db) {
-                            carry(loser, over: kept, to: survivor, change.entity, &outcome)
+                            try carry(loser, over: kept, to: survivor, change.entity, db, &outcome)
                         }
-                        try merge(change.entity, loser: uuid, values: loser.values, into: survivor, loserIsLocal: true, announce: false, db, &outcome)
+                        try merge(change.entity, loser: uuid, values: loser.values, into: survivor, loserIsLocal: true, announce: false, at: delete, db, &outcome)
                     } else {
-                        try SyncStore.setMerged(entity: change.entity, loser: uuid, survivor: survivor, announced: true, db)
+                        try SyncStore.setMerged(entity: change.entity, loser: uuid, survivor: survivor, announced: true, stamp: delete, db)
                     }
                 }
             }
@@ -344,20 +352,22 @@ struct ChangeApplier {
                     // The smaller id survives, on every replica; the other's newer values
                     // carry over to it, and its references point at it.
                     let pulled = RowState(values: values, stamps: Dictionary(uniqueKeysWithValues: values.keys.map { ($0, remoteStamp($0) ?? created) }))
+                    let kept = try rowState(change.entity, existing, db)
+                    let mergedAt = max(created, kept?.stamps["*"] ?? .zero)
                     guard uuid < existing else {
-                        if let kept = try rowState(change.entity, existing, db) { carry(pulled, over: kept, to: existing, change.entity, &outcome) }
-                        try merge(change.entity, loser: uuid, values: values, into: existing, loserIsLocal: false, announce: true, db, &outcome)
+                        if let kept { try carry(pulled, over: kept, to: existing, change.entity, db, &outcome) }
+                        try merge(change.entity, loser: uuid, values: values, into: existing, loserIsLocal: false, announce: true, at: mergedAt, db, &outcome)
                         return
                     }
-                    let loser = try rowState(change.entity, existing, db)
-                    try merge(change.entity, loser: existing, values: loser?.values ?? [:], into: uuid, loserIsLocal: true, announce: true, db, &outcome)
+                    let loser = kept
+                    try merge(change.entity, loser: existing, values: loser?.values ?? [:], into: uuid, loserIsLocal: true, announce: true, at: mergedAt, db, &outcome)
                     try db.cachedStatement(sql: statements.delete).executeBound { $0.text(existing) }
                     do {
                         try db.cachedStatement(sql: sql).executeBound(bindInsert)
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                         return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
                     }
-                    if let loser { carry(loser, over: pulled, to: uuid, change.entity, &outcome) }
+                    if let loser { try carry(loser, over: pulled, to: uuid, change.entity, db, &outcome) }
                 }
                 return try inserted()
             }
@@ -442,16 +452,17 @@ struct ChangeApplier {
                     updated.values[column] = value
                     updated.stamps[column] = merged[column]
                 }
+                let mergedAt = max(updated.stamps.values.max() ?? .zero, other.stamps.values.max() ?? .zero)
                 if uuid < holder {
-                    try merge(change.entity, loser: holder, values: other.values, into: uuid, loserIsLocal: true, announce: true, db, &outcome)
+                    try merge(change.entity, loser: holder, values: other.values, into: uuid, loserIsLocal: true, announce: true, at: mergedAt, db, &outcome)
                     try db.cachedStatement(sql: statements.delete).executeBound { $0.text(holder) }
                     do { try update() } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                         return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
                     }
-                    carry(other, over: updated, to: uuid, change.entity, &outcome)
+                    try carry(other, over: updated, to: uuid, change.entity, db, &outcome)
                 } else {
-                    carry(updated, over: other, to: holder, change.entity, &outcome)
-                    try merge(change.entity, loser: uuid, values: updated.values, into: holder, loserIsLocal: false, announce: true, db, &outcome)
+                    try carry(updated, over: other, to: holder, change.entity, db, &outcome)
+                    try merge(change.entity, loser: uuid, values: updated.values, into: holder, loserIsLocal: false, announce: true, at: mergedAt, db, &outcome)
                     try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
                     return
                 }
@@ -591,15 +602,35 @@ struct ChangeApplier {
         return RowState(values: values, stamps: (row[0] as String?).flatMap(Self.stamps) ?? [:])
     }
 
-    /// The loser's values newer than the survivor's (and different) become new local edits of
-    /// the survivor after the page: every replica that merges writes the same, and one that
-    /// had edited the loser unseen by the others brings those edits along.
-    private func carry(_ loser: RowState, over survivor: RowState, to id: String, _ entity: String, _ outcome: inout Outcome) {
-        var carried: [String: WireValue] = [:]
-        for (column, value) in loser.values where survivor.values[column] != value && loser.stamp(column) > survivor.stamp(column) {
-            carried[column] = value
+    /// The loser's values newer than the survivor's (and different) go over to the survivor
+    /// with their own stamps, so every replica that merges at the same point of the log
+    /// makes the same record. Values this store stamped go as new local edits instead (after
+    /// the page, pushed): the server may never have logged them (an edit of the loser that
+    /// reached it after the merge lost to the merge's delete), so only this store can bring
+    /// them. Each survivor value replaced is logged (rule `uniqueMerge`).
+    private func carry(_ loser: RowState, over survivor: RowState, to id: String, _ entity: String, _ db: Database, _ outcome: inout Outcome) throws {
+        var mine: [String: WireValue] = [:]
+        var theirs: [String: (WireValue, HLCTimestamp)] = [:]
+        for (column, value) in loser.values.sorted(by: { $0.key < $1.key }) where survivor.values[column] != value && loser.stamp(column) > survivor.stamp(column) {
+            let stamp = loser.stamp(column)
+            if stamp.node == node { mine[column] = value } else { theirs[column] = (value, stamp) }
+            try SyncStore.recordConflict(SyncConflict(at: now, record: "tandem://\(dataset)/\(entity)/\(id)", attribute: column,
+                                                      localValue: survivor.values[column]?.jsonText, localStamp: survivor.stamp(column).description,
+                                                      remoteValue: value.jsonText, remoteStamp: stamp.description, winner: .remote, rule: "uniqueMerge"), db)
+            outcome.conflicts += 1
         }
-        if !carried.isEmpty { outcome.resolutions.append(Resolution(entity: entity, uuid: id, values: carried)) }
+        if !theirs.isEmpty, let current = try rowState(entity, id, db) {
+            var stamps = current.stamps
+            for (column, (_, stamp)) in theirs { stamps[column] = stamp }
+            let names = theirs.keys.sorted()
+            do {
+                try db.execute(sql: "UPDATE \(q(entity)) SET \(names.map { q($0) + " = ?" }.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
+                               arguments: StatementArguments(names.map { theirs[$0]!.0.databaseValue } + [Self.json(stamps.mapValues(\.description)), id]))
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                // A carried unique value held by a third record: the survivor keeps its own.
+            }
+        }
+        if !mine.isEmpty { outcome.resolutions.append(Resolution(entity: entity, uuid: id, values: mine)) }
     }
 
     /// Merges record `loser` into `survivor` (both held the same unique value): remembers it
@@ -608,8 +639,8 @@ struct ChangeApplier {
     /// references to the loser at the survivor keeping their stamps, and logs the loser's
     /// values with the survivor named. The caller deletes the loser's row.
     private func merge(_ entity: String, loser: String, values: [String: WireValue], into survivor: String, loserIsLocal: Bool, announce: Bool,
-                       _ db: Database, _ outcome: inout Outcome) throws {
-        try SyncStore.setMerged(entity: entity, loser: loser, survivor: survivor, announced: !announce, db)
+                       at stamp: HLCTimestamp, _ db: Database, _ outcome: inout Outcome) throws {
+        try SyncStore.setMerged(entity: entity, loser: loser, survivor: survivor, announced: !announce, stamp: stamp, db)
         for referrer in referrers[entity] ?? [] {
             let rows = try Row.fetchAll(db, sql: "SELECT \(Self.idColumn), \(Self.stampColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ?",
                                         arguments: [loser])

@@ -104,7 +104,9 @@ extension SyncEngine {
         var result = try await send(PushPlanner.Batch(changes), key: key, schemaVersion: schemaVersion)
         result.echoes = []
         try store { db in
-            for merge in merges { try SyncStore.setMerged(entity: merge.entity, loser: merge.loser, survivor: merge.survivor, announced: true, db) }
+            for merge in merges {
+                try db.execute(sql: "UPDATE tandem_sync_merged SET announced = 1 WHERE entity = ? AND loser = ?", arguments: [merge.entity, merge.loser])
+            }
             try result.save(db)
         }
         return result

@@ -59,6 +59,15 @@ public actor SyncEngine {
     /// `tandem sync` process pays one refused push against such a server, a daemon one.
     var batchLimit: Int?
 
+    /// Whether a `clock_skew` refusal is repaired (tests plant `false`: the refused edits then
+    /// wait in the quarantine for good, and the simulation must notice the lost values).
+    var repairsClock = true
+
+    /// Plants a sync that never repairs a refused clock (tests only).
+    func plantNoClockRepair() {
+        repairsClock = false
+    }
+
     /// Plants an echo skip that ignores pulled changes (tests only: the simulation must catch it).
     func plantEchoSkipIgnoringPulledChanges() {
         echoSkipChecksPulledChanges = false
@@ -256,7 +265,7 @@ public actor SyncEngine {
     /// ``ModelContainer/restampLocalChanges(above:after:)``), and the local changes waiting
     /// in the quarantine for the same reason.
     func repairClock(after error: SyncError) throws {
-        guard let serverTime = error.serverTime else { throw error }
+        guard let serverTime = error.serverTime, repairsClock else { throw error }
         learn(serverTime: serverTime)
         let skew = max(0, error.maxClockSkew ?? 0)
         let ceiling = HLCTimestamp(physical: UInt64(max(0, serverTime + skew)), counter: .max, node: .max)

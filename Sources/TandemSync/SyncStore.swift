@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TandemSchema
 
 /// The sync engine's own tables in the store file (format 2, kept in `tandem_sync_state`
 /// under `formatVersion`; format 1 lacked the tombstones and is upgraded in place):
@@ -44,7 +45,7 @@ enum SyncStore {
                 record TEXT, schema_version INTEGER);
             CREATE TABLE IF NOT EXISTS tandem_sync_tombstone (entity TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (entity, id)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS tandem_sync_merged (
-                entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, announced INTEGER NOT NULL,
+                entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, announced INTEGER NOT NULL, stamp TEXT NOT NULL,
                 PRIMARY KEY (entity, loser)) WITHOUT ROWID;
             """)
         if try !db.columns(in: "tandem_sync_conflict").contains(where: { $0.name == "survivor" }) {
@@ -159,11 +160,25 @@ enum SyncStore {
     /// Records that `loser` was merged into `survivor` (both held a unique value); `announced`
     /// once the server has it (a merge this store decided is pushed as a delete of the loser
     /// with `mergedInto`).
-    static func setMerged(entity: String, loser: String, survivor: String, announced: Bool, _ db: Database) throws {
+    /// `stamp`: when the merge happened in HLC terms (the newer of the two records'
+    /// creations, or the merge's delete): an insert of the loser newer than it is a re-insert.
+    static func setMerged(entity: String, loser: String, survivor: String, announced: Bool, stamp: HLCTimestamp, _ db: Database) throws {
         try db.cachedStatement(sql: """
-            INSERT INTO tandem_sync_merged (entity, loser, survivor, announced) VALUES (?, ?, ?, ?)
-            ON CONFLICT(entity, loser) DO UPDATE SET survivor = excluded.survivor, announced = max(announced, excluded.announced)
-            """).execute(arguments: [entity, loser, survivor, announced])
+            INSERT INTO tandem_sync_merged (entity, loser, survivor, announced, stamp) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(entity, loser) DO UPDATE SET survivor = excluded.survivor, announced = max(announced, excluded.announced),
+                stamp = max(stamp, excluded.stamp)
+            """).execute(arguments: [entity, loser, survivor, announced, stamp.description])
+    }
+
+    /// When `loser` was merged (see ``setMerged(entity:loser:survivor:announced:stamp:_:)``).
+    static func mergeStamp(entity: String, loser: String, _ db: Database) throws -> HLCTimestamp? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT stamp FROM tandem_sync_merged WHERE entity = ? AND loser = ?"), arguments: [entity, loser])
+            .flatMap { HLCTimestamp($0) }
+    }
+
+    /// Forgets that `loser` was merged (it was inserted again).
+    static func unmerge(entity: String, loser: String, _ db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM tandem_sync_merged WHERE entity = ? AND loser = ?").execute(arguments: [entity, loser])
     }
 
     /// The record `id` was merged into, following merges of merges; `nil` when it was not.
