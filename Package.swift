@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "TandemSchema", targets: ["TandemSchema"]),
         .library(name: "TandemSchemaExtract", targets: ["TandemSchemaExtract"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
+        .library(name: "TandemConflicts", targets: ["TandemConflicts"]),
         .library(name: "TandemSync", targets: ["TandemSync"]),
         .library(name: "TandemCurl", targets: ["TandemCurl"]),
         .library(name: "TandemServer", targets: ["TandemServer"]),
@@ -31,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // No I/O: entity/attribute descriptions, canonical JSON, migration planning.
@@ -110,7 +112,7 @@ let package = Package(
         .target(
             name: "TandemSync",
             dependencies: [
-                "Tandem", "TandemSchema", "TandemWire", "TandemSQLite",
+                "Tandem", "TandemSchema", "TandemWire", "TandemSQLite", "TandemConflicts",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -124,11 +126,20 @@ let package = Package(
         // SHA extensions where it has them, else portable rounds.
         .target(name: "CSHA256", path: "Server/Sources/CSHA256"),
 
+        // No I/O: the conflict core both sides decide with (a record's state and how a change
+        // merges into it, the rules the conflict log names).
+        .target(name: "TandemConflicts", dependencies: ["TandemSchema", "TandemWire"], swiftSettings: strict),
+        .testTarget(
+            name: "TandemConflictsTests",
+            dependencies: ["TandemConflicts", "TandemWire", "TandemSchema", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict),
+
         // The sync server (Server/): handlers, storage protocol with SQLite and in-memory twins.
         .target(
             name: "TandemServer",
             dependencies: [
                 "CSHA256",
+                "TandemConflicts",
                 "TandemWire",
                 "TandemSchema",
                 "TandemGzip",

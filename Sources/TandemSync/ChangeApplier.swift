@@ -4,6 +4,7 @@ import Tandem
 import TandemSchema
 import TandemSQLite
 import TandemWire
+import TandemConflicts
 
 /// Applies pulled log entries to the store's rows, inside the sync's write transaction
 /// (author `sync`, so the journal never pushes them back).
@@ -26,7 +27,7 @@ struct ChangeApplier {
     var node: UInt64 = 0
     /// Whether a remote stamp beats a local one (`>`; tests plant a wrong one to show that
     /// the convergence simulation catches it).
-    var remoteWins: @Sendable (HLCTimestamp, HLCTimestamp) -> Bool = { $0 > $1 }
+    var remoteWins: @Sendable (HLCTimestamp, HLCTimestamp) -> Bool = { ColumnMerge.incomingWins($0, over: $1) }
     /// Whether a pulled delete applies delete rules to local records pointing at it (tests
     /// plant `false` to show that the simulation catches it).
     var appliesDeleteRules = true
@@ -283,7 +284,7 @@ struct ChangeApplier {
                 return
             }
             if let created = local["*"], created > delete {
-                try conflict(change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local, rule: "insertAfterDelete", db, &outcome)
+                try conflict(change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local, rule: ConflictRule.insertAfterDelete.rawValue, db, &outcome)
                 return
             }
             if let edited = mine.filter({ $0.key != "*" }).values.max(), edited > delete {
@@ -294,9 +295,9 @@ struct ChangeApplier {
                         let values = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($0.element, WireValue(row[$0.offset] as DatabaseValue)) })
                         outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: values, reinsert: true))
                     }
-                    try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .local, rule: "updateWinsOverDelete", db, &outcome)
+                    try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .local, rule: ConflictRule.updateWinsOverDelete.rawValue, db, &outcome)
                 } else {
-                    try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: "deleteWins", db, &outcome)
+                    try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
                 }
             }
             try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
@@ -320,7 +321,7 @@ struct ChangeApplier {
                     let newest = values.keys.compactMap(remoteStamp).max()
                     for (column, value) in values.sorted(by: { $0.key < $1.key }) {
                         try conflict(change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: remoteStamp(column) ?? newest,
-                                     winner: .local, rule: "deleteWins", db, &outcome)
+                                     winner: .local, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
                     }
                     return
                 }
@@ -329,7 +330,7 @@ struct ChangeApplier {
                 // part of it, the server answers the delete with the whole record.
                 let pendingDelete = mine["*"]
                 if let deleted = pendingDelete, created <= deleted {
-                    try conflict(change.record, "*", local: nil, localStamp: deleted, remote: nil, remoteStamp: created, winner: .local, rule: "deleteWins", db, &outcome)
+                    try conflict(change.record, "*", local: nil, localStamp: deleted, remote: nil, remoteStamp: created, winner: .local, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
                     return
                 }
                 // Usually every column: the insert is written once per entity.
@@ -411,19 +412,21 @@ struct ChangeApplier {
                                      winner: decided == remoteValue ? .remote : .local, rule: rule.name, db, &outcome)
                     }
                 }
-                if remoteWins(remote, localStamp) {
-                    if let unpushed = mine[column], unpushed == localStamp, localValue != values[column], policy(change.entity, column).name == "lastWriterWins" {
-                        try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: values[column], remoteStamp: remote,
-                                     winner: .remote, rule: "lastWriterWins", db, &outcome)
-                    }
+                // The conflict core decides; a policy other than last writer wins has logged
+                // its own decision above.
+                let decision = ColumnMerge.decide(incoming: remote, current: localStamp, valuesDiffer: localValue != remoteValue,
+                                                  unpushed: mine[column] == localStamp, ownEdit: mine[column] != nil || localStamp.node == node,
+                                                  incomingWins: remoteWins)
+                let byStamp = mine[column] == nil || policy(change.entity, column).name == ConflictRule.lastWriterWins.rawValue
+                if let loser = decision.logged, byStamp {
+                    try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
+                                 winner: loser == .incomingWon ? .remote : .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
+                }
+                if decision.applies {
                     assignments.append(q(column) + " = ?")
-                    assigned[column] = values[column]!
-                    arguments.append(values[column]!)
+                    assigned[column] = remoteValue
+                    arguments.append(remoteValue)
                     merged[column] = remote
-                } else if remote < localStamp, mine[column] != nil || localStamp.node == node, localValue != values[column],
-                          mine[column] == nil || policy(change.entity, column).name == "lastWriterWins" {
-                    try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: values[column], remoteStamp: remote,
-                                 winner: .local, rule: "lastWriterWins", db, &outcome)
                 }
             }
             if change.kind == .insert { try recordInsert(of: uuid, change.entity, db) }
@@ -544,7 +547,7 @@ struct ChangeApplier {
             // The reference lost to the delete: the record went with it (cascade) or now
             // points nowhere (the other rules).
             try conflict("tandem://\(dataset)/\(candidate.entity)/\(candidate.id)", candidate.column, local: .text(candidate.target), localStamp: nil,
-                         remote: .null, remoteStamp: nil, winner: .remote, rule: "parentDeleted", db, &outcome)
+                         remote: .null, remoteStamp: nil, winner: .remote, rule: ConflictRule.parentDeleted.rawValue, db, &outcome)
         }
         return outcome.conflicts
     }
@@ -569,12 +572,12 @@ struct ChangeApplier {
         if let local = pending.isEmpty ? nil : pending[change.record]?[field] {
             if local > stamp {
                 if present != linked {
-                    try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .local, rule: "lastWriterWins", db, &outcome)
+                    try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
                 }
                 return nil
             }
             if present != linked {
-                try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .remote, rule: "lastWriterWins", db, &outcome)
+                try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
             }
         }
         guard present != linked else { return nil }
@@ -616,7 +619,7 @@ struct ChangeApplier {
             if stamp.node == node { mine[column] = value } else { theirs[column] = (value, stamp) }
             try SyncStore.recordConflict(SyncConflict(at: now, record: "tandem://\(dataset)/\(entity)/\(id)", attribute: column,
                                                       localValue: survivor.values[column]?.jsonText, localStamp: survivor.stamp(column).description,
-                                                      remoteValue: value.jsonText, remoteStamp: stamp.description, winner: .remote, rule: "uniqueMerge"), db)
+                                                      remoteValue: value.jsonText, remoteStamp: stamp.description, winner: .remote, rule: ConflictRule.uniqueMerge.rawValue), db)
             outcome.conflicts += 1
         }
         if !theirs.isEmpty, let current = try rowState(entity, id, db) {
@@ -661,7 +664,7 @@ struct ChangeApplier {
         try SyncStore.recordConflict(SyncConflict(at: now, record: "tandem://\(dataset)/\(entity)/\(loser)", attribute: "*",
                                                   localValue: loserIsLocal ? writer.text : nil, localStamp: nil,
                                                   remoteValue: loserIsLocal ? nil : writer.text, remoteStamp: nil,
-                                                  winner: loserIsLocal ? .remote : .local, rule: "uniqueMerge",
+                                                  winner: loserIsLocal ? .remote : .local, rule: ConflictRule.uniqueMerge.rawValue,
                                                   survivor: "tandem://\(dataset)/\(entity)/\(survivor)"), db)
         outcome.conflicts += 1
     }
@@ -674,7 +677,7 @@ struct ChangeApplier {
         for row in rows {
             try SyncStore.unquarantine([row[0] as Int64], db)
             try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: "*", localValue: nil, localStamp: delete.description,
-                                                      remoteValue: row[1], remoteStamp: nil, winner: .local, rule: "deleteWins"), db)
+                                                      remoteValue: row[1], remoteStamp: nil, winner: .local, rule: ConflictRule.deleteWins.rawValue), db)
             outcome.conflicts += 1
         }
     }

@@ -1,4 +1,5 @@
 public import TandemWire
+import TandemConflicts
 
 /// How a conflict between an unpushed local edit and a pulled value of the same column is
 /// decided. The default, ``lastWriterWins``, keeps the newer HLC stamp. With the others, when
@@ -24,14 +25,17 @@ public enum ConflictPolicy: Sendable {
     /// `resolve(values)` decides; its result becomes a new local edit.
     case custom(@Sendable (ConflictValues) -> WireValue)
 
-    var name: String {
+    /// The rule the conflict log names for this policy.
+    var rule: ConflictRule {
         switch self {
-        case .lastWriterWins: "lastWriterWins"
-        case .serverWins: "serverWins"
-        case .clientWins: "clientWins"
-        case .custom: "custom"
+        case .lastWriterWins: .lastWriterWins
+        case .serverWins: .serverWins
+        case .clientWins: .clientWins
+        case .custom: .custom
         }
     }
+
+    var name: String { rule.rawValue }
 }
 
 /// What a ``ConflictPolicy/custom(_:)`` resolver sees.

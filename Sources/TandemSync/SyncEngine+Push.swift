@@ -3,6 +3,7 @@ import GRDB
 import Tandem
 import TandemSchema
 import TandemWire
+import TandemConflicts
 
 extension SyncEngine {
     struct PushResult {
@@ -113,11 +114,11 @@ extension SyncEngine {
         for (index, outcome) in outcomes {
             let change = batch[index]
             for value in outcome.lost {
-                let rule = change.kind == .delete ? "insertAfterDelete" : (value.winningValue == .null ? "deleteWins" : "lastWriterWins")
+                let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.winningValue == .null ? .deleteWins : .lastWriterWins)
                 lost.append(SyncConflict(at: now, record: change.record, attribute: value.attribute,
                                          localValue: value.value.jsonText, localStamp: value.stamp,
                                          remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
-                                         winner: .server, rule: rule))
+                                         winner: .server, rule: rule.rawValue))
             }
         }
         return PushResult(pushed: batch.count, conflicts: lost.count, echoes: echo(of: batch, answer: answer).map { [$0] } ?? [],

@@ -3,6 +3,7 @@ import GRDB
 public import Tandem
 import TandemSchema
 import TandemWire
+import TandemConflicts
 
 /// The quarantine is a waiting room, not an exit: local changes the server refused are sent
 /// again on every sync (and count as pending until it takes them), pulled changes that could
@@ -39,7 +40,7 @@ extension SyncEngine {
                 for old in superseded {
                     try SyncStore.unquarantine([old.id], db)
                     try SyncStore.recordConflict(SyncConflict(at: now, record: old.record, attribute: "*", localValue: old.change, localStamp: nil,
-                                                              remoteValue: nil, remoteStamp: nil, winner: .local, rule: "superseded"), db)
+                                                              remoteValue: nil, remoteStamp: nil, winner: .local, rule: ConflictRule.superseded.rawValue), db)
                 }
             }
             logger.info("local changes the server refused were replaced by later edits; no longer waiting", metadata: ["changes": "\(superseded.count)"])
@@ -188,7 +189,7 @@ extension SyncEngine {
                     try SyncStore.recordConflict(SyncConflict(at: now, record: change?.record ?? "?", attribute: "*",
                                                               localValue: local ? text : nil, localStamp: nil,
                                                               remoteValue: local ? nil : text, remoteStamp: nil,
-                                                              winner: local ? .remote : .local, rule: "dropped"), db)
+                                                              winner: local ? .remote : .local, rule: ConflictRule.dropped.rawValue), db)
                     dropped += try SyncStore.unquarantine([id], db)
                 }
                 return dropped

@@ -1,5 +1,5 @@
-import TandemSchema
-import TandemWire
+public import TandemSchema
+public import TandemWire
 
 /// The conflict model, applied to one change against one record (no I/O): per-field
 /// last-writer-wins by HLC stamp, and a delete wins over concurrent updates.
@@ -22,19 +22,23 @@ import TandemWire
 /// let merged = RecordMerge.apply(change, stamps: parsed, to: &state)
 /// merged.applied   // ["title"]; merged.lost: values that lost
 /// ```
-enum RecordMerge {
-    struct Result: Sendable, Hashable {
+public enum RecordMerge {
+    public struct Result: Sendable, Hashable {
         /// What was applied, column by column (`"*"` for a delete), with its stamp.
-        var applied: [String: RecordState.Field] = [:]
-        var lost: [LostValue] = []
+        public var applied: [String: RecordState.Field] = [:]
+        public var lost: [LostValue] = []
         /// A delete lost to a newer insert: replicas that already applied the delete locally
         /// need the whole record back, so the log gets it as an insert.
-        var restore: [String: RecordState.Field]?
+        public var restore: [String: RecordState.Field]?
     }
 
     /// Applies `change` (its stamps already parsed and matching its values) to `state`;
     /// `state` is `nil` for a record the server has never seen.
-    static func apply(_ change: WireChange, stamps: [String: HLCTimestamp], to state: inout RecordState?) -> Result {
+    ///
+    /// `incomingWins` is ``ColumnMerge/incomingWins(_:over:)``; tests plant another to show
+    /// that the merge laws' property tests catch it.
+    public static func apply(_ change: WireChange, stamps: [String: HLCTimestamp], to state: inout RecordState?,
+                             incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool = ColumnMerge.incomingWins) -> Result {
         var result = Result()
         var record = state ?? RecordState(entity: change.entity)
         switch change.kind {
@@ -79,7 +83,7 @@ enum RecordMerge {
                 }
                 if let current = record.fields[column] {
                     if current.stamp == stamp { continue }
-                    if current.stamp > stamp {
+                    if !incomingWins(stamp, current.stamp) {
                         result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
                                                      winningValue: current.value, winningStamp: current.stamp.description))
                         continue

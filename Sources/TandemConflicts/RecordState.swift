@@ -52,7 +52,7 @@ public struct RecordState: Sendable, Hashable, Codable {
 extension RecordState {
     /// The JSON of its `Codable` form, written without `JSONEncoder` (a push writes one per
     /// change inside the write transaction).
-    func jsonData() -> Data {
+    public func jsonData() -> Data {
         WireJSON.data { json in
             if let created {
                 json.raw("{\"created\":")
