@@ -128,7 +128,7 @@ struct ConflictsCommand: ParsableCommand {
         if json { try printJSON(printed); return }
         if printed.conflicts.isEmpty { print("no conflicts") }
         for conflict in printed.conflicts {
-            print("\(conflict.record) \(conflict.attribute): \(conflict.winner.rawValue) won by \(conflict.rule); local \(conflict.localValue ?? "(deleted)") @\(conflict.localStamp ?? "-"), remote \(conflict.remoteValue ?? "(deleted)") @\(conflict.remoteStamp ?? "-")")
+            print(try ConflictText.describe(conflict, in: container))
         }
         for change in printed.quarantined {
             print("quarantined (log position \(change.position.map(String.init) ?? "-")): \(change.reason)\n  \(change.change)")
@@ -141,5 +141,45 @@ enum ClockText {
     /// `offset` (the server's clock minus this machine's, ms) as "3600 s behind" / "12 s ahead of".
     static func offset(_ offset: Int64) -> String {
         "\(abs(offset) / 1000) s \(offset > 0 ? "behind" : "ahead of")"
+    }
+}
+
+/// A conflict log entry as a person reads it: when, which record, who won by which rule, and
+/// both values; a merge names its survivor, a delete rule its parent.
+enum ConflictText {
+    static func describe(_ conflict: SyncConflict, in container: ModelContainer) throws -> String {
+        let when = Date(timeIntervalSince1970: Double(conflict.at) / 1000).ISO8601Format()
+        let record = conflict.record.split(separator: "/").suffix(2).joined(separator: "/")
+        func value(_ text: String?, _ stamp: String?) -> String {
+            (text ?? "(deleted)") + (stamp.map { " @\($0)" } ?? "")
+        }
+        let local = value(conflict.localValue, conflict.localStamp), remote = value(conflict.remoteValue, conflict.remoteStamp)
+        let what: String
+        switch conflict.rule {
+        case "uniqueMerge" where conflict.attribute == "*":
+            let survivor = conflict.survivor.map { $0.split(separator: "/").suffix(2).joined(separator: "/") } ?? "?"
+            what = "merged into \(survivor) (both held one unique value); its values: \(conflict.localValue ?? conflict.remoteValue ?? "-")"
+        case "parentDeleted":
+            let entity = container.schema.entity(named: String(conflict.record.split(separator: "/").dropLast().last ?? ""))
+            let parent = entity?.relationship(named: conflict.attribute)?.destination ?? "record"
+            let target = (conflict.localValue ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            let id = String(conflict.record.split(separator: "/").last ?? "")
+            let exists = try entity.map { entity in
+                try container.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [id]) } ?? false
+            } ?? false
+            what = exists ? "reference cleared: its \(parent) \(target) was deleted elsewhere"
+                          : "record deleted (cascade from \(parent)/\(target), deleted elsewhere)"
+        case "superseded":
+            what = "a local change the server refused, replaced by a later edit: \(conflict.localValue ?? "-")"
+        case "dropped":
+            what = "dropped from the quarantine by hand: \(conflict.localValue ?? conflict.remoteValue ?? "-")"
+        default:
+            switch conflict.winner {
+            case .local: what = "this store's value kept by \(conflict.rule): kept \(local); lost \(remote)"
+            case .remote: what = "the pulled value won by \(conflict.rule): kept \(remote); lost \(local)"
+            case .server: what = "the server's value won by \(conflict.rule): kept \(remote); lost \(local)"
+            }
+        }
+        return "\(when)  \(record) \(conflict.attribute): \(what)"
     }
 }

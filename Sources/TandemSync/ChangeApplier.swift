@@ -100,6 +100,14 @@ struct ChangeApplier {
     private let sql: [String: EntitySQL]
     /// Entities with a unique attribute: their records can be merged into others.
     private let uniqueEntities: Set<String>
+    /// Whether the store has merged any record: until then no change is looked up in the
+    /// merge map (a query per pulled change of a bulk pull otherwise).
+    let merges = MergeFlag()
+
+    /// Set once a merge is known; a class so a page's applier sees merges made within it.
+    final class MergeFlag {
+        var any = false
+    }
     /// Entity → its to-one columns pointing at an entity with a unique attribute, and that entity.
     private let mergeableReferences: [String: [(column: String, destination: String)]]
 
@@ -198,7 +206,7 @@ struct ChangeApplier {
         }
         // A record merged into another (both held a unique value): its later inserts and
         // updates go to the survivor, and references to it point at the survivor.
-        if change.kind != .delete, uniqueEntities.contains(change.entity), let survivor = try SyncStore.survivor(entity: change.entity, id: uuid, db) {
+        if change.kind != .delete, merges.any, uniqueEntities.contains(change.entity), let survivor = try SyncStore.survivor(entity: change.entity, id: uuid, db) {
             let reinserted = try change.kind == .insert
                 && (stamps["*"] ?? stamps.values.max() ?? .zero) > (SyncStore.mergeStamp(entity: change.entity, loser: uuid, db) ?? .zero)
             if reinserted {
@@ -215,7 +223,7 @@ struct ChangeApplier {
             if let reason = try applyLink(change, uuid: uuid, stamp: stamps["*"] ?? stamps.values.first, db, &outcome) { try quarantine(reason) }
             return
         }
-        if change.kind != .delete, let targets = mergeableReferences[change.entity] {
+        if change.kind != .delete, merges.any, let targets = mergeableReferences[change.entity] {
             for (column, destination) in targets {
                 guard case .text(let target)? = values[column], let survivor = try SyncStore.survivor(entity: destination, id: target, db) else { continue }
                 values[column] = .text(survivor)
@@ -274,6 +282,7 @@ struct ChangeApplier {
                         try merge(change.entity, loser: uuid, values: loser.values, into: survivor, loserIsLocal: true, announce: false, at: delete, db, &outcome)
                     } else {
                         try SyncStore.setMerged(entity: change.entity, loser: uuid, survivor: survivor, announced: true, stamp: delete, db)
+                        merges.any = true
                     }
                 }
             }
@@ -563,7 +572,7 @@ struct ChangeApplier {
             return "a \(change.kind.rawValue) names no many-to-many relationship of '\(change.entity)' this store keeps: \(change.values.keys.sorted())"
         }
         guard let stamp else { return "a \(change.kind.rawValue) without its '*' stamp" }
-        if uniqueEntities.contains(relationship.destination), let survivor = try SyncStore.survivor(entity: relationship.destination, id: target, db) {
+        if merges.any, uniqueEntities.contains(relationship.destination), let survivor = try SyncStore.survivor(entity: relationship.destination, id: target, db) {
             target = survivor
         }
         let field = name + "#" + target
@@ -644,6 +653,7 @@ struct ChangeApplier {
     private func merge(_ entity: String, loser: String, values: [String: WireValue], into survivor: String, loserIsLocal: Bool, announce: Bool,
                        at stamp: HLCTimestamp, _ db: Database, _ outcome: inout Outcome) throws {
         try SyncStore.setMerged(entity: entity, loser: loser, survivor: survivor, announced: !announce, stamp: stamp, db)
+        merges.any = true
         for referrer in referrers[entity] ?? [] {
             let rows = try Row.fetchAll(db, sql: "SELECT \(Self.idColumn), \(Self.stampColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ?",
                                         arguments: [loser])

@@ -97,6 +97,7 @@ extension SyncEngine {
         applier.policies = configuration.conflictPolicies
         applier.updateWinsOverDelete = configuration.updateWinsOverDelete
         applier.node = node
+        applier.merges.any = try read { db in try SyncStore.count("tandem_sync_merged", db) > 0 }
         return applier
     }
 

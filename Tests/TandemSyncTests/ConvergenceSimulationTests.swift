@@ -126,6 +126,16 @@ struct ConvergenceSimulationTests {
 
     static func run(seeds: [UInt64], planted: Plant, stopAtFirst: Bool, policies: Bool = false, updateWinsOverDelete: Bool = true,
                     tune: @escaping @Sendable (inout SyncConfiguration) -> Void = { _ in }) async throws -> [String] {
+        try await histories(seeds: seeds, stopAtFirst: stopAtFirst) { seed, client, token in
+            try await history(seed: seed, client: client, token: token, planted: planted, policies: policies,
+                              updateWinsOverDelete: updateWinsOverDelete, tune: tune)
+        }
+    }
+
+    /// Runs `history` for each seed against one server router (in-memory storage, no rate
+    /// limit); returns the failures it reported.
+    static func histories(seeds: [UInt64], stopAtFirst: Bool,
+                          _ history: @escaping @Sendable (UInt64, any TestClientProtocol, String) async throws -> String?) async throws -> [String] {
         let storage = MemoryServerStorage()
         let user = try await storage.addUser(name: "sim", now: 0)
         let token = try await TokenIssuer.issue(for: user, in: storage)
@@ -136,8 +146,7 @@ struct ConvergenceSimulationTests {
         return try await app.test(.router) { client in
             var failures: [String] = []
             for seed in seeds {
-                if let failure = try await history(seed: seed, client: client, token: token, planted: planted, policies: policies,
-                                                   updateWinsOverDelete: updateWinsOverDelete, tune: tune) {
+                if let failure = try await history(seed, client, token) {
                     failures.append(failure)
                     if stopAtFirst { break }
                 }

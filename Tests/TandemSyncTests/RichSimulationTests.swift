@@ -241,22 +241,8 @@ struct RichSimulationTests {
     }
 
     static func run(seeds: [UInt64], planted: Plant, stopAtFirst: Bool) async throws -> [String] {
-        let storage = MemoryServerStorage()
-        let user = try await storage.addUser(name: "sim", now: 0)
-        let token = try await TokenIssuer.issue(for: user, in: storage)
-        var configuration = ServerConfiguration()
-        configuration.requestsPerSecond = 0
-        let app = Application(router: buildRouter(ServerDependencies(storage: storage, configuration: configuration)),
-                              logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() }))
-        return try await app.test(.router) { client in
-            var failures: [String] = []
-            for seed in seeds {
-                if let failure = try await history(seed: seed, client: client, token: token, planted: planted) {
-                    failures.append(failure)
-                    if stopAtFirst { break }
-                }
-            }
-            return failures
+        try await ConvergenceSimulationTests.histories(seeds: seeds, stopAtFirst: stopAtFirst) { seed, client, token in
+            try await history(seed: seed, client: client, token: token, planted: planted)
         }
     }
 
