@@ -62,8 +62,8 @@ struct ServerOptions: ParsableArguments {
             case "clientWins": policy = .clientWins
             default: throw CLIError("\(path): conflictPolicies.\(key) is '\(name)'; use lastWriterWins, serverWins or clientWins")
             }
-            let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
-            guard let entity = container.schema.entity(named: parts[0]) else {
+            let parts = key.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard !key.isEmpty, let entity = container.schema.entity(named: parts[0]) else {
                 throw CLIError("\(path): conflictPolicies names entity '\(parts[0])', which the store's schema does not have (it has \(container.schema.entities.map(\.name).sorted().joined(separator: ", ")))")
             }
             if parts.count == 2, !entity.columns.contains(where: { $0.name == parts[1] }) {

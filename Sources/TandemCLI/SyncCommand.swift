@@ -173,6 +173,9 @@ enum ConflictText {
             what = "a local change the server refused, replaced by a later edit: \(conflict.localValue ?? "-")"
         case "dropped":
             what = "dropped from the quarantine by hand: \(conflict.localValue ?? conflict.remoteValue ?? "-")"
+        case "deleteWins":
+            what = conflict.winner == .local ? "deleted here, and the delete wins: the pulled value lost: \(remote)"
+                                             : "deleted elsewhere, and the delete wins: this store's value lost: \(local)"
         default:
             switch conflict.winner {
             case .local: what = "this store's value kept by \(conflict.rule): kept \(local); lost \(remote)"

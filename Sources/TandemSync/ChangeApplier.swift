@@ -100,6 +100,8 @@ struct ChangeApplier {
     private let sql: [String: EntitySQL]
     /// Entities with a unique attribute: their records can be merged into others.
     private let uniqueEntities: Set<String>
+    /// Entity → the join tables (and their column) holding its records' ids.
+    private let joinColumns: [String: [(table: String, column: String)]]
     /// Whether the store has merged any record: until then no change is looked up in the
     /// merge map (a query per pulled change of a bulk pull otherwise).
     let merges = MergeFlag()
@@ -160,6 +162,17 @@ struct ChangeApplier {
             if !targets.isEmpty { mergeable[entity] = targets.sorted { $0.column < $1.column } }
         }
         mergeableReferences = mergeable
+        var joins: [String: [(table: String, column: String)]] = [:]
+        var seen: Set<String> = []
+        for entity in schema.entities {
+            for relationship in entity.relationships {
+                guard case .joinTable(let table, let owner, let member) = schema.storage(of: relationship, in: entity) else { continue }
+                for (name, column) in [(entity.name, owner), (relationship.destination, member)] where seen.insert("\(name) \(table) \(column)").inserted {
+                    joins[name, default: []].append((table, column))
+                }
+            }
+        }
+        joinColumns = joins
     }
 
     static func insertSQL(table: String, columns: [String]) -> String {
@@ -201,8 +214,18 @@ struct ChangeApplier {
         var values = change.values
         if !change.kind.isLink, !values.keys.allSatisfy({ known[$0] != nil }) {
             let unknown = change.values.keys.filter { known[$0] == nil }.sorted()
-            try quarantine("columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied")
+            // Only the unknown values wait (as an update): the known ones are applied now, and
+            // a retry must not apply them again over later edits, or re-insert the record.
+            var waiting = change
+            waiting.kind = .update
+            waiting.values = change.values.filter { known[$0.key] == nil }
+            waiting.stamps = change.stamps.filter { $0.key == "*" || known[$0.key] == nil }
+            try SyncStore.quarantine(WireJSON.data { $0.append(waiting) }.utf8Text, position: entry.position,
+                                     reason: "columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied",
+                                     at: now, record: change.record, schemaVersion: entry.schemaVersion, db)
+            outcome.quarantined += 1
             values = values.filter { known[$0.key] != nil }
+            if values.isEmpty { return }
         }
         // A record merged into another (both held a unique value): its later inserts and
         // updates go to the survivor, and references to it point at the survivor.
@@ -310,6 +333,11 @@ struct ChangeApplier {
                 }
             }
             try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
+            // Its many-to-many links go with it (the deleting replica's own unlinks are not
+            // pushed: they are the delete's).
+            for join in joinColumns[change.entity] ?? [] {
+                try db.cachedStatement(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?").execute(arguments: [uuid])
+            }
             outcome.applied += 1
             // A record an unpushed edit brings back (`updateWinsOverDelete`) keeps what
             // points at it.
@@ -548,6 +576,9 @@ struct ChangeApplier {
             let table = q(candidate.entity)
             if reference.rule == .cascade {
                 try db.execute(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [candidate.id])
+                for join in joinColumns[candidate.entity] ?? [] {   // its links go with it, as in a save
+                    try db.execute(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [candidate.id])
+                }
                 deleted.insert(candidate.id)
                 queue += try holders(of: candidate.id, candidate.entity, db).reversed()
             } else {
@@ -577,6 +608,17 @@ struct ChangeApplier {
         }
         let field = name + "#" + target
         let linked = change.kind == .link
+        // A link to a record this store does not have: links are pushed after the inserts of
+        // their records, so it was deleted here, and the delete wins.
+        if linked {
+            let source = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(q(entity.name)) WHERE \(Self.idColumn) = ?"), arguments: [uuid]) ?? false
+            let member = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(q(relationship.destination)) WHERE \(Self.idColumn) = ?"), arguments: [target]) ?? false
+            guard source, member else {
+                try conflict(change.record, field, local: nil, localStamp: nil, remote: .bool(true), remoteStamp: stamp, winner: .local,
+                             rule: ConflictRule.deleteWins.rawValue, db, &outcome)
+                return nil
+            }
+        }
         let present = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(q(table)) WHERE source = ? AND target = ?"), arguments: [uuid, target]) ?? false
         if let local = pending.isEmpty ? nil : pending[change.record]?[field] {
             if local > stamp {
@@ -668,6 +710,11 @@ struct ChangeApplier {
                 try db.execute(sql: "UPDATE \(q(referrer.entity)) SET \(q(referrer.column)) = ?, \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
                                arguments: [survivor, text, row[0] as String])
             }
+        }
+        // Its many-to-many links move to the survivor (one the survivor has already stays one).
+        for join in joinColumns[entity] ?? [] {
+            try db.execute(sql: "UPDATE OR IGNORE \(q(join.table)) SET \(join.column) = ? WHERE \(join.column) = ?", arguments: [survivor, loser])
+            try db.execute(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [loser])
         }
         var writer = WireJSON()
         writer.object(values) { $0.append($1) }

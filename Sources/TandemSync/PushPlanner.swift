@@ -31,7 +31,16 @@ enum PushPlanner {
             }
         }
         plan.changes.reserveCapacity(order.count)
-        for uri in order { plan.changes += segments[uri] ?? [] }
+        // Links and unlinks after every record change: a link is sent after the inserts of
+        // both its records, so a replica that lacks one of them when the link arrives knows
+        // it was deleted (the applier then leaves the link out).
+        var links: [WireChange] = []
+        for uri in order {
+            for change in segments[uri] ?? [] {
+                if change.kind.isLink { links.append(change) } else { plan.changes.append(change) }
+            }
+        }
+        plan.changes += links
         return plan
     }
 

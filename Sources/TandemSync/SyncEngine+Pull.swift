@@ -177,6 +177,8 @@ extension SyncEngine {
             let stamps = change.stamps.compactMapValues { HLCTimestamp($0) }
             if change.kind == .delete {
                 pending[change.record] = ["*": stamps["*"] ?? .zero]
+            } else if let field = change.linkField {
+                pending[change.record, default: [:]][field] = stamps["*"] ?? stamps.values.first
             } else {
                 for column in change.values.keys { pending[change.record, default: [:]][column] = stamps[column] ?? stamps["*"] }
             }

@@ -49,7 +49,7 @@ extension SyncEngine {
         let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
         // The same waiting changes are the same push (a retry after a lost answer replays);
         // stamped again, or with others, they are another.
-        let key = "\(clientID):v\(schemaVersion):quarantine:\(Self.fingerprint(waiting.map(\.change)))"
+        let key = "\(clientID):v\(schemaVersion):quarantine:\(Self.fingerprint(changes.map { change in WireJSON.data { $0.append(change) }.utf8Text }))"
         logger.info("sending local changes the server refused again", metadata: ["changes": "\(changes.count)"])
         var result = try await send(PushPlanner.Batch(changes), key: key, schemaVersion: schemaVersion)
         result.echoes = []

@@ -126,7 +126,7 @@ public actor SyncEngine {
             try repairClock(after: error)
             pushed = try await retryQuarantined(schemaVersion: summary.schemaVersion)
         }
-        pushed.add(try await announceMerges(schemaVersion: summary.schemaVersion))
+        pushed.add(try await announceMergesRepairingClock(schemaVersion: summary.schemaVersion))
         do {
             pushed.add(try await push(schemaVersion: summary.schemaVersion))
         } catch let error as SyncError where error.code == .clockSkew {
@@ -138,7 +138,7 @@ public actor SyncEngine {
         after.applied += retried.applied
         after.conflicts += retried.conflicts
         // Merges this pull decided, announced now rather than at the next sync.
-        pushed.add(try await announceMerges(schemaVersion: summary.schemaVersion))
+        pushed.add(try await announceMergesRepairingClock(schemaVersion: summary.schemaVersion))
         do {
             try acknowledgePulled(after: try container.syncAcknowledged())
         } catch {
@@ -214,8 +214,12 @@ public actor SyncEngine {
         var headers = headers
         headers["Authorization"] = "Bearer \(bearer)"
         if body != nil { headers["Content-Type"] = "application/json" }
+        let sent = ContinuousClock.now
         let response = try await transport.send(TransportRequest(method: method, path: path, headers: headers, body: body))
-        if let text = response.headers["tandem-server-time"], let serverTime = Int64(text) { learn(serverTime: serverTime) }
+        if let text = response.headers["tandem-server-time"], let serverTime = Int64(text) {
+            let roundTrip = ContinuousClock.now - sent
+            learn(serverTime: serverTime, roundTripMilliseconds: roundTrip.components.seconds * 1000 + roundTrip.components.attoseconds / 1_000_000_000_000_000)
+        }
         switch response.status {
         case 200..<300: return response
         default: throw Self.error(for: response, method: method, path: path)
@@ -249,12 +253,22 @@ public actor SyncEngine {
     /// Remembers the server's time from an answer (the journal stamps with it from then on),
     /// and what it says of this machine's clock. A store that cannot record it goes on
     /// stamping with its own clock: the sync itself is not at stake.
-    nonisolated func learn(serverTime: Int64) {
+    nonisolated func learn(serverTime: Int64, roundTripMilliseconds: Int64 = 0) {
         do {
-            let reading = try container.recordServerTime(serverTime)
+            let reading = try container.recordServerTime(serverTime, roundTripMilliseconds: roundTripMilliseconds)
             clockOffset.withLock { $0 = reading.offset }
         } catch {
             logger.warning("could not record the server's time", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// ``announceMerges(schemaVersion:)``, stamped again and sent again after a `clock_skew`.
+    func announceMergesRepairingClock(schemaVersion: Int) async throws -> PushResult {
+        do {
+            return try await announceMerges(schemaVersion: schemaVersion)
+        } catch let error as SyncError where error.code == .clockSkew {
+            try repairClock(after: error)
+            return try await announceMerges(schemaVersion: schemaVersion)
         }
     }
 

@@ -118,4 +118,18 @@ struct CLIStoreTests {
         func add(_ message: String) { lock.withLock { stored.append(message) } }
         var messages: [String] { lock.withLock { stored } }
     }
+
+    @Test func aConfigFileWithAnEmptyPolicyKeyIsAnErrorNotACrash() throws {
+        let workspace = try Workspace()
+        let schema = try workspace.release("s", note("var title: String = \"\""))
+        let store = workspace.path("c.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", schema).status == 0)
+        let token = try workspace.write("token", "t")
+        let config = try workspace.write("config.json", #"{"server": "http://127.0.0.1:9", "tokenFile": "\#(token)", "conflictPolicies": {"": "serverWins"}}"#)
+        var run = try workspace.run("sync", "--store", store, "--config", config)
+        #expect(run.status == 2 && run.error.contains("conflictPolicies"), "\(run.status) \(run.error)")
+        let misspelt = try workspace.write("config2.json", #"{"server": "http://127.0.0.1:9", "tokenFile": "\#(token)", "conflictPolicies": {"Note.titel": "serverWins"}}"#)
+        run = try workspace.run("sync", "--store", store, "--config", misspelt)
+        #expect(run.status == 2 && run.error.contains("no column 'titel'"), "\(run.status) \(run.error)")
+    }
 }

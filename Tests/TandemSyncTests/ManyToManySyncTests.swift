@@ -85,3 +85,40 @@ struct ManyToManySyncTests {
         #expect(try SyncStatus(of: a).quarantined == 0 && SyncStatus(of: b).quarantined == 0)
     }
 }
+
+extension ManyToManySyncTests {
+    @Test func aPulledDeleteTakesTheRecordsLinksWithIt() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try Self.tag(w.a, 10, "home")
+            try Self.link(w.a, tag: 10, todo: 1)
+            try await Self.round([w.syncA, w.syncB])
+            #expect(try Self.links(w.b).count == 1)
+            // Deleted as a model save does: the record, then its join rows (unlinks that are
+            // the delete's own, never pushed).
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: ##"DELETE FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(10)])
+                try db.execute(sql: #"DELETE FROM "Tag.todos" WHERE source = ?"#, arguments: [SyncFixtures.id(10)])
+            }
+            try await Self.round([w.syncA, w.syncB])
+            #expect(try Self.links(w.b).isEmpty, "no join row left pointing at the deleted tag")
+        }
+    }
+
+    @Test func aUniqueMergeMovesTheLosersLinksToTheSurvivor() async throws {
+        var schema = Self.schema
+        let tag = schema.entities.firstIndex { $0.name == "Tag" }!
+        schema.entities[tag].attributes[0].options = [.unique]
+        try await ConflictTableTests.world(schema: schema) { w in
+            try SyncFixtures.insert(w.a, 2, title: "two")
+            try await Self.round([w.syncA, w.syncB])
+            try Self.tag(w.a, 10, "swift")
+            try Self.link(w.a, tag: 10, todo: 1)
+            try Self.tag(w.b, 20, "swift")
+            try Self.link(w.b, tag: 20, todo: 2)
+            try await Self.round([w.syncA, w.syncB])
+            let expected = ["\(SyncFixtures.id(10))>\(SyncFixtures.id(1))", "\(SyncFixtures.id(10))>\(SyncFixtures.id(2))"]
+            #expect(try Self.links(w.a) == expected)
+            #expect(try Self.links(w.b) == expected)
+        }
+    }
+}

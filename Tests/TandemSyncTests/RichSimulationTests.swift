@@ -65,6 +65,14 @@ struct RichSimulationTests {
         }
     }
 
+    /// Deletes todos as a model save does: the records and their links, in one transaction.
+    static func deleteTodos(_ store: ModelContainer, _ condition: String, _ argument: String) throws {
+        try store.write(author: "app") { db in
+            try db.execute(sql: ##"DELETE FROM "Tag.todos" WHERE target IN (SELECT "#id" FROM Todo "## + condition + ")", arguments: [argument])
+            try db.execute(sql: "DELETE FROM Todo " + condition, arguments: [argument])
+        }
+    }
+
     enum Plant { case none, noClockRepair }
 
     static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Plant) async throws -> String? {
@@ -130,7 +138,7 @@ struct RichSimulationTests {
                     log.append("r\(r) \(column) \(n)=\(value)")
                 }
             case 3:
-                if exists { try SyncFixtures.delete(store, n); deletes.append((step, todo)); log.append("r\(r) delete \(n)") }
+                if exists { try Self.deleteTodos(store, ##"WHERE "#id" = ?"##, SyncFixtures.id(n)); deletes.append((step, todo)); log.append("r\(r) delete \(n)") }
             case 4:
                 // Unique names collide across replicas: a name this replica has free.
                 let name = names[pick(names.count)]
@@ -155,7 +163,15 @@ struct RichSimulationTests {
                     log.append("r\(r) move \(n) to \(target.map(String.init) ?? "none")")
                 }
             case 7:
-                if projectExists { try SyncFixtures.deleteProject(store, p); projectDeletes.append(step); deletes.append((step, project)); log.append("r\(r) delete project \(p)") }
+                if projectExists {
+                    // As a model save deletes: the project, then its todos (cascade) with their links.
+                    try store.write(author: "app") { db in
+                        try db.execute(sql: ##"DELETE FROM Project WHERE "#id" = ?"##, arguments: [SyncFixtures.id(p)])
+                        try db.execute(sql: ##"DELETE FROM "Tag.todos" WHERE target IN (SELECT "#id" FROM Todo WHERE project = ?)"##, arguments: [SyncFixtures.id(p)])
+                        try db.execute(sql: "DELETE FROM Todo WHERE project = ?", arguments: [SyncFixtures.id(p)])
+                    }
+                    projectDeletes.append(step); deletes.append((step, project)); log.append("r\(r) delete project \(p)")
+                }
             case 8:
                 let tag = 200 + pick(2)
                 let tagExists = try store.read { db in try Bool.fetchOne(db, sql: ##"SELECT 1 FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(tag)]) ?? false }

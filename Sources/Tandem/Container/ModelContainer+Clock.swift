@@ -17,10 +17,19 @@ extension ModelContainer {
     /// ```
     ///
     /// - Throws: ``StoreError`` when the store cannot be written.
+    ///
+    /// `roundTripMilliseconds`: how long the exchange the time came from took. The server's
+    /// time is matched with the middle of it; a reading from an exchange slower than a second
+    /// is ignored unless the clocks are more than a minute apart (then a second does not
+    /// matter, and the reading is what keeps edits from being refused or lost).
     @discardableResult
-    public func recordServerTime(_ serverMilliseconds: Int64) throws -> ServerClockReading {
+    public func recordServerTime(_ serverMilliseconds: Int64, roundTripMilliseconds: Int64 = 0) throws -> ServerClockReading {
         let clock = journal.clock
-        let reading = ServerClockReading(serverMilliseconds: serverMilliseconds, wallMilliseconds: clock.milliseconds, boot: clock.monotonic?())
+        let half = max(0, roundTripMilliseconds) / 2
+        var boot = clock.monotonic?()
+        boot?.milliseconds -= half
+        let reading = ServerClockReading(serverMilliseconds: serverMilliseconds, wallMilliseconds: clock.milliseconds - half, boot: boot)
+        if roundTripMilliseconds > 1_000, abs(reading.offset) < 60_000, let known = try serverClock() { return known }
         if let known = try serverClock(),
            abs(known.estimate(wall: reading.wallMilliseconds, boot: reading.boot) - serverMilliseconds) <= 250,
            known.boot?.bootID == reading.boot?.bootID {
@@ -105,6 +114,10 @@ extension ModelContainer {
                 var kept = HLCTimestamp(physical: UInt64(max(0, Journal.now(clock, server: server))), counter: 0, node: node)
                 func see(_ text: String) {
                     if text > limit { bad.insert(text) } else if let stamp = HLCTimestamp(text), stamp > kept { kept = stamp }
+                }
+                // Stamps already pushed (links, deletes: in no row) stay below the new ones.
+                if let pushed = try String.fetchOne(db, sql: "SELECT max(stamp) FROM tandem_history_transaction WHERE stamp <= ?", arguments: [limit]) {
+                    see(pushed)
                 }
                 let transactions = try Row.fetchAll(db, sql: "SELECT token, stamp FROM tandem_history_transaction WHERE token > ?", arguments: [acknowledged.rawValue])
                 for row in transactions { see(row[1]) }

@@ -18,13 +18,28 @@ public struct PersistentState {
 
     private var storedUUID: UUID?
     public internal(set) var dataset: String?
-    public internal(set) var status: Status = .transient
-    /// Strong: an object keeps the context it came from, so its relationships load for as
-    /// long as the object lives (`ModelContext(container).fetch(d).first?.articles`). The
-    /// context holds its objects weakly, so this makes no cycle.
-    var context: ModelContext?
+    public internal(set) var status: Status = .transient { didSet { retainContext() } }
+    /// The context the object belongs to. A saved or fetched object without unsaved changes
+    /// keeps it alive, so its relationships load for as long as the object lives
+    /// (`ModelContext(container).fetch(d).first?.articles`): the context holds such objects
+    /// weakly, so that makes no cycle. Inserted, changed and deleted objects, which the
+    /// context holds strongly until save, refer to it weakly.
+    var context: ModelContext? {
+        get { strongContext ?? weakContext }
+        set {
+            weakContext = newValue
+            strongContext = nil
+            retainContext()
+        }
+    }
+    private weak var weakContext: ModelContext?
+    private var strongContext: ModelContext?
     /// The persisted properties set since the last save or fetch.
-    var changes = ChangeSet()
+    var changes = ChangeSet() { didSet { retainContext() } }
+
+    private mutating func retainContext() {
+        strongContext = status == .registered && changes.isEmpty ? strongContext ?? weakContext : nil
+    }
     /// The destination UUID of each to-one relationship, by property index, as stored or set
     /// (`nil` until a model has one, so plain models copy no reference).
     var storedForeignKeys: [Int: UUID]?
