@@ -60,6 +60,10 @@ struct ChangeApplier {
         var uuid: String
         var values: [String: WireValue]
         var reinsert = false
+        /// The values' own stamps, kept (a merge carrying this store's values over): the edit
+        /// is pushed, but a later edit elsewhere still wins. `nil`: fresh stamps (a policy's
+        /// decision, which must win everywhere).
+        var stamps: [String: HLCTimestamp]? = nil
     }
 
     /// A to-one relationship pointing at an entity, and what deleting its target does to the
@@ -661,13 +665,14 @@ struct ChangeApplier {
     /// makes the same record. Values this store stamped go as new local edits instead (after
     /// the page, pushed): the server may never have logged them (an edit of the loser that
     /// reached it after the merge lost to the merge's delete), so only this store can bring
-    /// them. Each survivor value replaced is logged (rule `uniqueMerge`).
+    /// them, with their own stamps (so an edit made later elsewhere still wins). Each survivor
+    /// value replaced is logged (rule `uniqueMerge`).
     private func carry(_ loser: RowState, over survivor: RowState, to id: String, _ entity: String, _ db: Database, _ outcome: inout Outcome) throws {
-        var mine: [String: WireValue] = [:]
+        var mine: [String: (WireValue, HLCTimestamp)] = [:]
         var theirs: [String: (WireValue, HLCTimestamp)] = [:]
         for (column, value) in loser.values.sorted(by: { $0.key < $1.key }) where survivor.values[column] != value && loser.stamp(column) > survivor.stamp(column) {
             let stamp = loser.stamp(column)
-            if stamp.node == node { mine[column] = value } else { theirs[column] = (value, stamp) }
+            if stamp.node == node { mine[column] = (value, stamp) } else { theirs[column] = (value, stamp) }
             try SyncStore.recordConflict(SyncConflict(at: now, record: "tandem://\(dataset)/\(entity)/\(id)", attribute: column,
                                                       localValue: survivor.values[column]?.jsonText, localStamp: survivor.stamp(column).description,
                                                       remoteValue: value.jsonText, remoteStamp: stamp.description, winner: .remote, rule: ConflictRule.uniqueMerge.rawValue), db)
@@ -684,7 +689,9 @@ struct ChangeApplier {
                 // A carried unique value held by a third record: the survivor keeps its own.
             }
         }
-        if !mine.isEmpty { outcome.resolutions.append(Resolution(entity: entity, uuid: id, values: mine)) }
+        if !mine.isEmpty {
+            outcome.resolutions.append(Resolution(entity: entity, uuid: id, values: mine.mapValues(\.0), stamps: mine.mapValues(\.1)))
+        }
     }
 
     /// Merges record `loser` into `survivor` (both held the same unique value): remembers it

@@ -145,6 +145,18 @@ extension SyncEngine {
                             if resolution.reinsert {
                                 try db.execute(sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
                                                arguments: StatementArguments([resolution.uuid.databaseValue] + arguments))
+                            } else if let stamps = resolution.stamps {
+                                // The values' own stamps, written with them (the journal keeps
+                                // them, so the push carries them), and only over older ones: a
+                                // value pulled meanwhile that is newer stays.
+                                let current = try String.fetchOne(db, sql: "SELECT \"#hlc\" FROM \(table) WHERE \"#id\" = ?", arguments: [resolution.uuid])
+                                var merged = current.flatMap(ChangeApplier.stamps) ?? [:]
+                                let newer = names.filter { name in stamps[name].map { $0 > (merged[name] ?? merged["*"] ?? .zero) } ?? false }
+                                guard !newer.isEmpty else { return .commit }
+                                for name in newer { merged[name] = stamps[name] }
+                                try db.execute(sql: "UPDATE \(table) SET \(newer.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")), \"#hlc\" = ? WHERE \"#id\" = ?",
+                                               arguments: StatementArguments(newer.map { resolution.values[$0]!.databaseValue }
+                                                                             + [ChangeApplier.json(merged.mapValues(\.description)).databaseValue, resolution.uuid.databaseValue]))
                             } else {
                                 try db.execute(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
                                                arguments: StatementArguments(arguments + [resolution.uuid.databaseValue]))
@@ -173,7 +185,7 @@ extension SyncEngine {
         do { transactions = try container.fetchHistory(container.unpushedHistory()) } catch let error as SyncError { throw error } catch { throw SyncError(.store, "the store failed: \(error)") }
         var pending: [String: [String: HLCTimestamp]] = [:]
         for entry in try read({ db in try SyncStore.quarantined(pulled: false, db) }) {
-            guard let change = try? WireJSONReader.change(Data(entry.change.utf8)) else { continue }
+            guard let change = entry.wireChange else { continue }
             let stamps = change.stamps.compactMapValues { HLCTimestamp($0) }
             if change.kind == .delete {
                 pending[change.record] = ["*": stamps["*"] ?? .zero]

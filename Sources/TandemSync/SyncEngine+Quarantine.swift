@@ -23,7 +23,7 @@ extension SyncEngine {
         var ids: [Int64] = []
         var superseded: [(id: Int64, change: String, record: String)] = []
         for entry in waiting {
-            guard var change = try? WireJSONReader.change(Data(entry.change.utf8)) else { continue }   // unreadable: listed, never sent
+            guard var change = entry.wireChange else { continue }   // unreadable: listed, never sent
             // Values a later edit of the same record replaced (here, or pulled) need not reach
             // the server any more: the later one is what the record holds.
             guard let current = try read({ db in try Self.unsuperseded(change, db) }) else {
@@ -124,7 +124,7 @@ extension SyncEngine {
         let outcome = try store { db in
             var outcome = ChangeApplier.Outcome()
             for entry in waiting {
-                guard let position = entry.position, let change = try? WireJSONReader.change(Data(entry.change.utf8)) else { continue }
+                guard let position = entry.position, let change = entry.wireChange else { continue }
                 try SyncStore.unquarantine([entry.id], db)
                 try applier.apply(LogEntry(position: position, change: change, schemaVersion: entry.schemaVersion ?? 0), db, into: &outcome)
             }
@@ -137,7 +137,7 @@ extension SyncEngine {
                 throw SyncError(.store, "the store failed: \(error)")
             }
         }
-        let still = try read { db in try SyncStore.quarantined(pulled: true, db).count }
+        let still = try read { db in try SyncStore.quarantineCount(pulled: true, db) }
         if waiting.count > still {
             logger.info("applied quarantined pulled changes whose cause is gone", metadata: ["changes": "\(waiting.count - still)"])
         }
@@ -155,12 +155,7 @@ extension SyncEngine {
     /// - Throws: ``SyncError``.
     public func retryQuarantined() async throws -> Int {
         let version = try await handshake()
-        do {
-            _ = try await retryQuarantined(schemaVersion: version)
-        } catch let error as SyncError where error.code == .clockSkew {
-            try repairClock(after: error)
-            _ = try await retryQuarantined(schemaVersion: version)
-        }
+        _ = try await repairingClock { try await self.retryQuarantined(schemaVersion: version) }
         _ = try retryPulledQuarantine()
         return try read { db in try SyncStore.count("tandem_sync_quarantine", db) }
     }
@@ -205,7 +200,7 @@ extension SyncEngine {
         let text = Dictionary(uniqueKeysWithValues: replaced.map { ($0.key.description, $0.value.description) })
         try store { db in
             for entry in try SyncStore.quarantined(pulled: false, db) {
-                guard var change = try? WireJSONReader.change(Data(entry.change.utf8)) else { continue }
+                guard var change = entry.wireChange else { continue }
                 change.stamps = change.stamps.mapValues { text[$0] ?? $0 }
                 try db.execute(sql: "UPDATE tandem_sync_quarantine SET change = ? WHERE id = ?",
                                arguments: [WireJSON.data { $0.append(change) }.utf8Text, entry.id])
@@ -217,7 +212,7 @@ extension SyncEngine {
     func quarantinedStamps() throws -> Set<HLCTimestamp> {
         try read { db in
             Set(try SyncStore.quarantined(pulled: false, db).flatMap { entry in
-                ((try? WireJSONReader.change(Data(entry.change.utf8)))?.stamps.values).map { $0.compactMap { HLCTimestamp($0) } } ?? []
+                (entry.wireChange?.stamps.values).map { $0.compactMap { HLCTimestamp($0) } } ?? []
             })
         }
     }

@@ -119,26 +119,22 @@ public actor SyncEngine {
         // Local changes the server refused before go first; then the journal's. A refusal of
         // stamps ahead of the server's clock: stamped again with the server's time and
         // pushed again (a second refusal means the repair did not help: thrown).
-        var pushed: PushResult
-        do {
-            pushed = try await retryQuarantined(schemaVersion: summary.schemaVersion)
-        } catch let error as SyncError where error.code == .clockSkew {
-            try repairClock(after: error)
-            pushed = try await retryQuarantined(schemaVersion: summary.schemaVersion)
-        }
-        pushed.add(try await announceMergesRepairingClock(schemaVersion: summary.schemaVersion))
-        do {
-            pushed.add(try await push(schemaVersion: summary.schemaVersion))
-        } catch let error as SyncError where error.code == .clockSkew {
-            try repairClock(after: error)
-            pushed.add(try await push(schemaVersion: summary.schemaVersion))
-        }
+        let version = summary.schemaVersion
+        var pushed = try await repairingClock { try await self.retryQuarantined(schemaVersion: version) }
+        pushed.add(try await repairingClock { try await self.announceMerges(schemaVersion: version) })
+        pushed.add(try await repairingClock { try await self.push(schemaVersion: version) })
+        let beforePull = try historyToken()
         var after = try await pull()
         let retried = try retryPulledQuarantine()
         after.applied += retried.applied
         after.conflicts += retried.conflicts
         // Merges this pull decided, announced now rather than at the next sync.
-        pushed.add(try await announceMergesRepairingClock(schemaVersion: summary.schemaVersion))
+        pushed.add(try await repairingClock { try await self.announceMerges(schemaVersion: version) })
+        // Edits the pull itself decided (a policy's, a delete rule's, a merge's carried
+        // values): pushed now, so a sync that returns has every local change on the server.
+        if after.applied + after.conflicts + retried.applied > 0, hasLocalChanges(after: beforePull) {
+            pushed.add(try await repairingClock { try await self.push(schemaVersion: version) })
+        }
         do {
             try acknowledgePulled(after: try container.syncAcknowledged())
         } catch {
@@ -153,7 +149,7 @@ public actor SyncEngine {
         summary.pulled = pulled.applied
         summary.quarantined = pulled.quarantined + pushed.quarantined
         (summary.waitingLocal, summary.waitingPulled) = try read { db in
-            (try SyncStore.quarantined(pulled: false, db).count, try SyncStore.quarantined(pulled: true, db).count)
+            (try SyncStore.quarantineCount(pulled: false, db), try SyncStore.quarantineCount(pulled: true, db))
         }
         summary.clockOffset = clockOffset.withLock { $0 }
         if let offset = summary.clockOffset, abs(offset) >= Self.clockWarningMilliseconds {
@@ -262,13 +258,15 @@ public actor SyncEngine {
         }
     }
 
-    /// ``announceMerges(schemaVersion:)``, stamped again and sent again after a `clock_skew`.
-    func announceMergesRepairingClock(schemaVersion: Int) async throws -> PushResult {
+    /// Runs `send` (a push of local changes); when the server refuses stamps ahead of its
+    /// clock, repairs them (``repairClock(after:)``) and runs it once more: a second refusal
+    /// means the repair did not help, and is thrown.
+    func repairingClock<T>(_ send: () async throws -> T) async throws -> T {
         do {
-            return try await announceMerges(schemaVersion: schemaVersion)
+            return try await send()
         } catch let error as SyncError where error.code == .clockSkew {
             try repairClock(after: error)
-            return try await announceMerges(schemaVersion: schemaVersion)
+            return try await send()
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import TandemSchema
+import TandemWire
 
 /// The sync engine's own tables in the store file (format 2, kept in `tandem_sync_state`
 /// under `formatVersion`; format 1 lacked the tombstones and is upgraded in place):
@@ -99,6 +100,16 @@ enum SyncStore {
         var position: Int64?
         var change: String
         var schemaVersion: Int?
+
+        /// The change read back; `nil` when its text is unreadable (listed, never sent or applied).
+        var wireChange: WireChange? { try? WireJSONReader.change(Data(change.utf8)) }
+    }
+
+    /// How many changes wait in the quarantine: local ones the server refused (`pulled:
+    /// false`) or pulled ones.
+    static func quarantineCount(pulled: Bool, _ db: Database) throws -> Int {
+        guard try db.tableExists("tandem_sync_quarantine") else { return 0 }
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM tandem_sync_quarantine WHERE position IS \(pulled ? "NOT NULL" : "NULL")") ?? 0
     }
 
     /// Quarantined local changes (`pulled: false`, the server refused them) or pulled ones,

@@ -113,4 +113,41 @@ struct UniqueValueReplicaTests {
             #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0)
         }
     }
+
+    /// A third replica merges first and then edits the survivor; the loser's maker merges
+    /// later: its carried value keeps its own, older stamp, so the later edit stays everywhere,
+    /// and the sync that merged has pushed what it wrote when it returns.
+    @Test func anEditOfTheSurvivorMadeAfterTheMergeIsNotOverwrittenByALaterMerge() async throws {
+        try await ConflictTableTests.world { w in
+            let schema = UniqueMergeTests.schema
+            let stores = try (0..<3).map { _ in try ModelContainer(schema: schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: "tags")) }
+            let engines = stores.map { SyncEngine(container: $0, transport: w.transport, configuration: SyncConfiguration(token: { w.token })) }
+            func put(_ store: ModelContainer, _ id: String, _ label: String) throws {
+                try store.write(author: "app") { db in
+                    try db.execute(sql: ##"INSERT INTO Tag ("#id", code, label) VALUES (?, 'x', ?) ON CONFLICT("#id") DO UPDATE SET label = excluded.label"##, arguments: [id, label])
+                }
+            }
+            func labels(_ store: ModelContainer) throws -> [String] {
+                try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag"##).map { "\($0[0] as String) \($0[1] as String)" } }
+            }
+            let survivor = "aaaaaaaa-0000-0000-0000-000000000001", loser = "bbbbbbbb-0000-0000-0000-000000000001"
+            _ = try await engines[0].sync()   // set up, nothing to move yet
+            try put(stores[1], survivor, "from 1")
+            _ = try await engines[1].sync()
+            try await ConflictTableTests.tick()
+            try put(stores[0], loser, "from 0")   // newer than the survivor's label
+            _ = try await engines[0].push(schemaVersion: try await engines[0].handshake())   // pushed, not pulled yet
+            _ = try await engines[2].sync()        // store 2 merges first
+            try await ConflictTableTests.tick()
+            try put(stores[2], survivor, "edited on 2")
+            _ = try await engines[2].sync()
+            let merging = try await engines[0].sync()   // store 0 merges now
+            let pending = try SyncStatus(of: stores[0]).pendingChanges
+            #expect(merging.isComplete && pending == 0, "the merge's own writes are pushed by the sync that made them")
+            for _ in 0..<2 { for engine in engines { _ = try await engine.sync() } }
+            for store in stores {
+                #expect(try labels(store) == ["\(survivor) edited on 2"], "the later edit stays")
+            }
+        }
+    }
 }
