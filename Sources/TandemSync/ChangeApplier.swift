@@ -295,24 +295,22 @@ struct ChangeApplier {
         switch change.kind {
         case .delete:
             guard let delete = stamps[WireChange.deleteStampKey] else { return try quarantine("a delete without its '*' stamp") }
-            // Pulled changes of the record still waiting in the quarantine lose to its delete.
-            try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
-            // Merged into another record by a replica that saw both hold a unique value: its
-            // newer values go over to the survivor, and its references point there.
+            // Merged into another record by the server (both held a unique value): its
+            // references point at the survivor, which the log already gave its values.
             if let target = change.mergedInto.flatMap(RecordURI.init), target.entity == change.entity, target.dataset == dataset {
                 let survivor = try SyncStore.survivor(entity: change.entity, id: target.id, db) ?? target.id
                 if survivor != uuid {
-                    if exists, let loser = try rowState(change.entity, uuid, db) {
-                        if let kept = try rowState(change.entity, survivor, db) {
-                            try carry(loser, over: kept, to: survivor, change.entity, db, &outcome)
-                        }
-                        try merge(change.entity, loser: uuid, values: loser.values, into: survivor, loserIsLocal: true, announce: false, at: delete, db, &outcome)
-                    } else {
-                        try SyncStore.setMerged(entity: change.entity, loser: uuid, survivor: survivor, announced: true, stamp: delete, db)
-                        merges.any = true
+                    try dropQuarantined(of: change.record, deletedAt: delete, survivor: "tandem://\(dataset)/\(change.entity)/\(survivor)", db, &outcome)
+                    try merge(change.entity, loser: uuid, values: exists ? try rowState(change.entity, uuid, db)?.values : nil, into: survivor, at: delete, db, &outcome)
+                    if exists {
+                        try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
+                        outcome.applied += 1
                     }
+                    return
                 }
             }
+            // Pulled changes of the record still waiting in the quarantine lose to its delete.
+            try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
             guard exists else {
                 // Deleted here already (this store's own delete coming back, or a delete
                 // pulled twice): references that arrived meanwhile still get the rule.
@@ -357,6 +355,9 @@ struct ChangeApplier {
                     // Its insert waits in the quarantine (a unique value taken here): so does
                     // the update, applied after it once its cause is gone.
                     if try SyncStore.hasQuarantinedPulled(record: change.record, db) {
+                        // Folded into the waiting insert when there is one: this update may be
+                        // what frees the value the insert waits for.
+                        if try foldIntoQuarantinedInsert(change.record, values: values, stamps: stamps, db) { return }
                         return try quarantine("the record's insert is waiting in the quarantine; this update is applied after it")
                     }
                     let newest = values.keys.compactMap(remoteStamp).max()
@@ -385,31 +386,14 @@ struct ChangeApplier {
                 do {
                     try db.cachedStatement(sql: sql).executeBound(bindInsert)
                 } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                    // Two replicas inserted the same `.unique` value under different ids:
-                    // merge them into one record, the same one everywhere.
-                    guard let existing = try Self.uniqueHolder(of: change.entity, values: values, except: uuid, schema: schema, db) else {
-                        if pendingDelete != nil { return }   // part of a record: the delete's answer brings all of it
+                    if pendingDelete != nil { return }   // part of a record: the delete's answer brings all of it
+                    // A unique value another record holds here: the server merges the two
+                    // when both hold it there (its decision follows in the log), or a later
+                    // change frees it. Until then the insert waits.
+                    guard let holder = try Self.uniqueHolder(of: change.entity, values: values, except: uuid, schema: schema, db) else {
                         return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
                     }
-                    // The smaller id survives, on every replica; the other's newer values
-                    // carry over to it, and its references point at it.
-                    let pulled = RowState(values: values, stamps: Dictionary(uniqueKeysWithValues: values.keys.map { ($0, remoteStamp($0) ?? created) }))
-                    let kept = try rowState(change.entity, existing, db)
-                    let mergedAt = max(created, kept?.stamps["*"] ?? .zero)
-                    guard uuid < existing else {
-                        if let kept { try carry(pulled, over: kept, to: existing, change.entity, db, &outcome) }
-                        try merge(change.entity, loser: uuid, values: values, into: existing, loserIsLocal: false, announce: true, at: mergedAt, db, &outcome)
-                        return
-                    }
-                    let loser = kept
-                    try merge(change.entity, loser: existing, values: loser?.values ?? [:], into: uuid, loserIsLocal: true, announce: true, at: mergedAt, db, &outcome)
-                    try db.cachedStatement(sql: statements.delete).executeBound { $0.text(existing) }
-                    do {
-                        try db.cachedStatement(sql: sql).executeBound(bindInsert)
-                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                        return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
-                    }
-                    if let loser { try carry(loser, over: pulled, to: uuid, change.entity, db, &outcome) }
+                    return try quarantine("a unique value of this record is held here by record \(holder); the insert waits until the server merges the two or the value is freed")
                 }
                 return try inserted()
             }
@@ -484,32 +468,13 @@ struct ChangeApplier {
             do {
                 try update()
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                // Two records updated to the same unique value: merged as two inserts of it
-                // would be (the smaller id survives).
+                // Updated to a unique value another record holds here: as for an insert, the
+                // update waits for the server's merge or for the value to be freed.
                 guard let current = try rowState(change.entity, uuid, db),
-                      let holder = try Self.uniqueHolder(of: change.entity, values: current.values.merging(assigned) { $1 }, except: uuid, schema: schema, db),
-                      let other = try rowState(change.entity, holder, db) else {
+                      let holder = try Self.uniqueHolder(of: change.entity, values: current.values.merging(assigned) { $1 }, except: uuid, schema: schema, db) else {
                     return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
                 }
-                var updated = current
-                for (column, value) in assigned {
-                    updated.values[column] = value
-                    updated.stamps[column] = merged[column]
-                }
-                let mergedAt = max(updated.stamps.values.max() ?? .zero, other.stamps.values.max() ?? .zero)
-                if uuid < holder {
-                    try merge(change.entity, loser: holder, values: other.values, into: uuid, loserIsLocal: true, announce: true, at: mergedAt, db, &outcome)
-                    try db.cachedStatement(sql: statements.delete).executeBound { $0.text(holder) }
-                    do { try update() } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                        return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
-                    }
-                    try carry(other, over: updated, to: uuid, change.entity, db, &outcome)
-                } else {
-                    try carry(updated, over: other, to: holder, change.entity, db, &outcome)
-                    try merge(change.entity, loser: uuid, values: updated.values, into: holder, loserIsLocal: false, announce: true, at: mergedAt, db, &outcome)
-                    try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
-                    return
-                }
+                return try quarantine("a unique value this update sets is held here by record \(holder); the update waits until the server merges the two or the value is freed")
             }
             outcome.applied += 1
             try checkReferences(assigned, of: change.entity, uuid, db, &outcome)
@@ -612,6 +577,11 @@ struct ChangeApplier {
         }
         let field = name + "#" + target
         let linked = change.kind == .link
+        // An endpoint whose insert waits in the quarantine (a unique value taken here): the
+        // link waits too, and is applied after it.
+        for waiting in [change.record, "tandem://\(dataset)/\(relationship.destination)/\(target)"] where try SyncStore.hasQuarantinedInsert(record: waiting, db) {
+            return "\(waiting) waits in the quarantine; this \(change.kind.rawValue) is applied after it"
+        }
         // A link to a record this store does not have: links are pushed after the inserts of
         // their records, so it was deleted here, and the delete wins.
         if linked {
@@ -660,48 +630,14 @@ struct ChangeApplier {
         return RowState(values: values, stamps: (row[0] as String?).flatMap(Self.stamps) ?? [:])
     }
 
-    /// The loser's values newer than the survivor's (and different) go over to the survivor
-    /// with their own stamps, so every replica that merges at the same point of the log
-    /// makes the same record. Values this store stamped go as new local edits instead (after
-    /// the page, pushed): the server may never have logged them (an edit of the loser that
-    /// reached it after the merge lost to the merge's delete), so only this store can bring
-    /// them, with their own stamps (so an edit made later elsewhere still wins). Each survivor
-    /// value replaced is logged (rule `uniqueMerge`).
-    private func carry(_ loser: RowState, over survivor: RowState, to id: String, _ entity: String, _ db: Database, _ outcome: inout Outcome) throws {
-        var mine: [String: (WireValue, HLCTimestamp)] = [:]
-        var theirs: [String: (WireValue, HLCTimestamp)] = [:]
-        for (column, value) in loser.values.sorted(by: { $0.key < $1.key }) where survivor.values[column] != value && loser.stamp(column) > survivor.stamp(column) {
-            let stamp = loser.stamp(column)
-            if stamp.node == node { mine[column] = (value, stamp) } else { theirs[column] = (value, stamp) }
-            try SyncStore.recordConflict(SyncConflict(at: now, record: "tandem://\(dataset)/\(entity)/\(id)", attribute: column,
-                                                      localValue: survivor.values[column]?.jsonText, localStamp: survivor.stamp(column).description,
-                                                      remoteValue: value.jsonText, remoteStamp: stamp.description, winner: .remote, rule: ConflictRule.uniqueMerge.rawValue), db)
-            outcome.conflicts += 1
-        }
-        if !theirs.isEmpty, let current = try rowState(entity, id, db) {
-            var stamps = current.stamps
-            for (column, (_, stamp)) in theirs { stamps[column] = stamp }
-            let names = theirs.keys.sorted()
-            do {
-                try db.execute(sql: "UPDATE \(q(entity)) SET \(names.map { q($0) + " = ?" }.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
-                               arguments: StatementArguments(names.map { theirs[$0]!.0.databaseValue } + [Self.json(stamps.mapValues(\.description)), id]))
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                // A carried unique value held by a third record: the survivor keeps its own.
-            }
-        }
-        if !mine.isEmpty {
-            outcome.resolutions.append(Resolution(entity: entity, uuid: id, values: mine.mapValues(\.0), stamps: mine.mapValues(\.1)))
-        }
-    }
-
-    /// Merges record `loser` into `survivor` (both held the same unique value): remembers it
-    /// (later changes of the loser and references to it go to the survivor; `announce`: this
-    /// store decided it, and pushes it as a delete of the loser with `mergedInto`), points the
-    /// references to the loser at the survivor keeping their stamps, and logs the loser's
-    /// values with the survivor named. The caller deletes the loser's row.
-    private func merge(_ entity: String, loser: String, values: [String: WireValue], into survivor: String, loserIsLocal: Bool, announce: Bool,
+    /// Follows the server's merge of record `loser` into `survivor` (both held a unique
+    /// value): remembers it (pulled changes of the loser still waiting go to the survivor),
+    /// points the references to the loser at the survivor keeping their stamps, moves its
+    /// many-to-many links, and logs the loser's `values` (`nil` when this store did not have
+    /// it) with the survivor named. The caller deletes the loser's row.
+    private func merge(_ entity: String, loser: String, values: [String: WireValue]?, into survivor: String,
                        at stamp: HLCTimestamp, _ db: Database, _ outcome: inout Outcome) throws {
-        try SyncStore.setMerged(entity: entity, loser: loser, survivor: survivor, announced: !announce, stamp: stamp, db)
+        try SyncStore.setMerged(entity: entity, loser: loser, survivor: survivor, stamp: stamp, db)
         merges.any = true
         for referrer in referrers[entity] ?? [] {
             let rows = try Row.fetchAll(db, sql: "SELECT \(Self.idColumn), \(Self.stampColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ?",
@@ -723,25 +659,49 @@ struct ChangeApplier {
             try db.execute(sql: "UPDATE OR IGNORE \(q(join.table)) SET \(join.column) = ? WHERE \(join.column) = ?", arguments: [survivor, loser])
             try db.execute(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [loser])
         }
+        guard let values else { return }
         var writer = WireJSON()
         writer.object(values) { $0.append($1) }
         try SyncStore.recordConflict(SyncConflict(at: now, record: "tandem://\(dataset)/\(entity)/\(loser)", attribute: "*",
-                                                  localValue: loserIsLocal ? writer.text : nil, localStamp: nil,
-                                                  remoteValue: loserIsLocal ? nil : writer.text, remoteStamp: nil,
-                                                  winner: loserIsLocal ? .remote : .local, rule: ConflictRule.uniqueMerge.rawValue,
+                                                  localValue: writer.text, localStamp: nil, remoteValue: nil, remoteStamp: stamp.description,
+                                                  winner: .remote, rule: ConflictRule.uniqueMerge.rawValue,
                                                   survivor: "tandem://\(dataset)/\(entity)/\(survivor)"), db)
         outcome.conflicts += 1
     }
 
+    /// Folds a pulled update of `record` into its insert waiting in the quarantine, value by
+    /// value (the newer stamp wins); `false` when no insert of it waits. The insert may wait
+    /// for a unique value that this very update changes: applied apart, neither could go.
+    private func foldIntoQuarantinedInsert(_ record: String, values: [String: WireValue], stamps: [String: HLCTimestamp], _ db: Database) throws -> Bool {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL ORDER BY id DESC"),
+                                    arguments: [record])
+        for row in rows {
+            guard var insert = try? WireJSONReader.change(Data((row[1] as String).utf8)), insert.kind == .insert else { continue }
+            for (column, value) in values {
+                guard let stamp = stamps[column] ?? stamps["*"] else { continue }
+                let current = insert.stamps[column].flatMap { HLCTimestamp($0) } ?? insert.stamps["*"].flatMap { HLCTimestamp($0) } ?? .zero
+                guard stamp > current else { continue }
+                insert.values[column] = value
+                insert.stamps[column] = stamp.description
+            }
+            try db.cachedStatement(sql: "UPDATE tandem_sync_quarantine SET change = ? WHERE id = ?")
+                .execute(arguments: [WireJSON.data { $0.append(insert) }.utf8Text, row[0] as Int64])
+            return true
+        }
+        return false
+    }
+
     /// Drops the pulled changes of `record` waiting in the quarantine: a later delete of the
-    /// record won over them. Each is logged (`deleteWins`), so none leaves without a trace.
-    private func dropQuarantined(of record: String, deletedAt delete: HLCTimestamp, _ db: Database, _ outcome: inout Outcome) throws {
+    /// record won over them, or the server merged it into `survivor` (their values went over
+    /// with the merge). Each is logged (`deleteWins`, `uniqueMerge`), so none leaves without a trace.
+    private func dropQuarantined(of record: String, deletedAt delete: HLCTimestamp, survivor: String? = nil, _ db: Database, _ outcome: inout Outcome) throws {
         let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL ORDER BY id"),
                                     arguments: [record])
         for row in rows {
             try SyncStore.unquarantine([row[0] as Int64], db)
             try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: "*", localValue: nil, localStamp: delete.description,
-                                                      remoteValue: row[1], remoteStamp: nil, winner: .local, rule: ConflictRule.deleteWins.rawValue), db)
+                                                      remoteValue: row[1], remoteStamp: nil, winner: .local,
+                                                      rule: (survivor == nil ? ConflictRule.deleteWins : .uniqueMerge).rawValue, survivor: survivor), db)
             outcome.conflicts += 1
         }
     }

@@ -85,34 +85,6 @@ extension SyncEngine {
         return kept.values.isEmpty ? nil : kept
     }
 
-    /// Pushes the merges this store decided (two records holding one unique value: the
-    /// larger id merged into the smaller) as deletes of the losers with `mergedInto`, so a
-    /// replica that never saw both records, or renamed its own before it could, still merges
-    /// them (see docs/sync.md). Sent once each; a refused one waits in the quarantine.
-    func announceMerges(schemaVersion: Int) async throws -> PushResult {
-        let merges = try read { db in try SyncStore.unannouncedMerges(db) }
-        guard !merges.isEmpty else { return PushResult() }
-        var changes: [WireChange] = []
-        for merge in merges {
-            let stamp: HLCTimestamp
-            do { stamp = try container.nextStamp() } catch { throw SyncError(.store, "the store failed: \(error)") }
-            changes.append(WireChange(record: "tandem://\(dataset)/\(merge.entity)/\(merge.loser)", entity: merge.entity, kind: .delete,
-                                      stamps: [WireChange.deleteStampKey: stamp.description],
-                                      mergedInto: "tandem://\(dataset)/\(merge.entity)/\(merge.survivor)"))
-        }
-        let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
-        let key = "\(clientID):v\(schemaVersion):merges:\(Self.fingerprint(changes.map { change in WireJSON.data { $0.append(change) }.utf8Text }))"
-        var result = try await send(PushPlanner.Batch(changes), key: key, schemaVersion: schemaVersion)
-        result.echoes = []
-        try store { db in
-            for merge in merges {
-                try db.execute(sql: "UPDATE tandem_sync_merged SET announced = 1 WHERE entity = ? AND loser = ?", arguments: [merge.entity, merge.loser])
-            }
-            try result.save(db)
-        }
-        return result
-    }
-
     /// Applies the pulled changes waiting in the quarantine again, oldest first: those whose
     /// cause is gone (a unique value freed, their record's insert applied) leave it; the
     /// others go back with the reason of this try.

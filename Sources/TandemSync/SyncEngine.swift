@@ -121,15 +121,12 @@ public actor SyncEngine {
         // pushed again (a second refusal means the repair did not help: thrown).
         let version = summary.schemaVersion
         var pushed = try await repairingClock { try await self.retryQuarantined(schemaVersion: version) }
-        pushed.add(try await repairingClock { try await self.announceMerges(schemaVersion: version) })
         pushed.add(try await repairingClock { try await self.push(schemaVersion: version) })
         let beforePull = try historyToken()
         var after = try await pull()
         let retried = try retryPulledQuarantine()
         after.applied += retried.applied
         after.conflicts += retried.conflicts
-        // Merges this pull decided, announced now rather than at the next sync.
-        pushed.add(try await repairingClock { try await self.announceMerges(schemaVersion: version) })
         // Edits the pull itself decided (a policy's, a delete rule's, a merge's carried
         // values): pushed now, so a sync that returns has every local change on the server.
         if after.applied + after.conflicts + retried.applied > 0, hasLocalChanges(after: beforePull) {

@@ -22,9 +22,9 @@ import TandemWire
 ///   to-one) that a pulled delete removed, so a reference to one that arrives later gets
 ///   the delete rule instead of pointing nowhere. A pulled re-insert removes it.
 ///
-/// - `tandem_sync_merged(entity, loser, survivor, announced)`: records merged into another
-///   because both held the same unique value: later changes of the loser and references to
-///   it go to the survivor.
+/// - `tandem_sync_merged(entity, loser, survivor, stamp)`: records the server merged into
+///   another because both held the same unique value (a pulled delete with `mergedInto`):
+///   references to the loser and pulled changes of it still waiting go to the survivor.
 ///
 /// Local changes still to push are the journal's transactions after the `sync` history
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
@@ -46,7 +46,7 @@ enum SyncStore {
                 record TEXT, schema_version INTEGER);
             CREATE TABLE IF NOT EXISTS tandem_sync_tombstone (entity TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (entity, id)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS tandem_sync_merged (
-                entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, announced INTEGER NOT NULL, stamp TEXT NOT NULL,
+                entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL,
                 PRIMARY KEY (entity, loser)) WITHOUT ROWID;
             """)
         if try !db.columns(in: "tandem_sync_conflict").contains(where: { $0.name == "survivor" }) {
@@ -123,6 +123,12 @@ enum SyncStore {
     }
 
     /// Whether a pulled change of `record` waits in the quarantine.
+    /// Whether a pulled insert of `record` waits in the quarantine.
+    static func hasQuarantinedInsert(record: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: #"SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL AND change LIKE '%"kind":"insert"%' LIMIT 1"#),
+                          arguments: [record]) ?? false
+    }
+
     static func hasQuarantinedPulled(record: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL LIMIT 1"),
                           arguments: [record]) ?? false
@@ -168,20 +174,16 @@ enum SyncStore {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_sync_tombstone WHERE entity = ? AND id = ?"), arguments: [entity, id]) ?? false
     }
 
-    /// Records that `loser` was merged into `survivor` (both held a unique value); `announced`
-    /// once the server has it (a merge this store decided is pushed as a delete of the loser
-    /// with `mergedInto`).
-    /// `stamp`: when the merge happened in HLC terms (the newer of the two records'
-    /// creations, or the merge's delete): an insert of the loser newer than it is a re-insert.
-    static func setMerged(entity: String, loser: String, survivor: String, announced: Bool, stamp: HLCTimestamp, _ db: Database) throws {
+    /// Records that the server merged `loser` into `survivor` (both held a unique value) with
+    /// a delete stamped `stamp`: a pulled insert of the loser newer than it is a re-insert.
+    static func setMerged(entity: String, loser: String, survivor: String, stamp: HLCTimestamp, _ db: Database) throws {
         try db.cachedStatement(sql: """
-            INSERT INTO tandem_sync_merged (entity, loser, survivor, announced, stamp) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT(entity, loser) DO UPDATE SET survivor = excluded.survivor, announced = max(announced, excluded.announced),
-                stamp = max(stamp, excluded.stamp)
-            """).execute(arguments: [entity, loser, survivor, announced, stamp.description])
+            INSERT INTO tandem_sync_merged (entity, loser, survivor, stamp) VALUES (?, ?, ?, ?)
+            ON CONFLICT(entity, loser) DO UPDATE SET survivor = excluded.survivor, stamp = max(stamp, excluded.stamp)
+            """).execute(arguments: [entity, loser, survivor, stamp.description])
     }
 
-    /// When `loser` was merged (see ``setMerged(entity:loser:survivor:announced:stamp:_:)``).
+    /// When `loser` was merged (see ``setMerged(entity:loser:survivor:stamp:_:)``).
     static func mergeStamp(entity: String, loser: String, _ db: Database) throws -> HLCTimestamp? {
         try String.fetchOne(db.cachedStatement(sql: "SELECT stamp FROM tandem_sync_merged WHERE entity = ? AND loser = ?"), arguments: [entity, loser])
             .flatMap { HLCTimestamp($0) }
@@ -201,13 +203,6 @@ enum SyncStore {
             current = next
         }
         return current == id ? nil : current
-    }
-
-    /// Merges this store decided and the server does not have yet.
-    static func unannouncedMerges(_ db: Database) throws -> [(entity: String, loser: String, survivor: String)] {
-        guard try db.tableExists("tandem_sync_merged") else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT entity, loser, survivor FROM tandem_sync_merged WHERE announced = 0 ORDER BY entity, loser")
-            .map { ($0[0], $0[1], $0[2]) }
     }
 
     static func count(_ table: String, _ db: Database) throws -> Int {

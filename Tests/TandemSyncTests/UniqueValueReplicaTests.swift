@@ -77,18 +77,19 @@ struct UniqueValueReplicaTests {
         }
     }
 
-    @Test func aMergedAwayRecordRenamedByItsMakerBeforeItSawTheMergeConverges() async throws {
+    @Test func aMergedAwayRecordRenamedByItsMakerBeforeItSawTheMergeComesBackUnderItsNewName() async throws {
         try await ConflictTableTests.world(schema: Self.schema) { w in
             // A's project reaches the server first; B holds the same name under a smaller id.
             try SyncFixtures.insertProject(w.a, 200, name: "home")
             _ = try await w.syncA.sync()
             try SyncFixtures.insertProject(w.b, 100, name: "home")
-            _ = try await w.syncB.sync()   // B merges A's project into its own, and says so
-            // A renames its project before it hears of the merge: the name is freed.
+            _ = try await w.syncB.sync()   // the server merges A's project into B's
+            // A renames its project before it hears of the merge: the name is freed, and the
+            // project lives again, as if the rename had reached the server first.
             try Self.rename(w.a, 200, "away")
             try await Self.round(w)
             #expect(try Self.projects(w.a) == Self.projects(w.b))
-            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) away"], "one record: the survivor, with the later name")
+            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) home", "\(SyncFixtures.id(200)) away"], "two records again, each with its own name")
             #expect(try SyncStatus(of: w.a).pendingChanges == 0 && SyncStatus(of: w.b).pendingChanges == 0)
         }
     }

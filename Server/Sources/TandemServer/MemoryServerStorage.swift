@@ -1,5 +1,6 @@
 public import Foundation
 public import TandemWire
+import TandemSchema
 
 /// ``ServerStorage`` in memory: the twin of ``SQLiteServerStorage`` for tests and
 /// experiments. A push works on a copy of the state and commits it only when it succeeds.
@@ -10,6 +11,10 @@ public actor MemoryServerStorage: ServerStorage {
         var info: DatasetInfo
         var schemas: [SchemaVersionInfo] = []
         var records: [String: RecordState] = [:]
+        /// `entity \0 key` → the record holding that unique value.
+        var unique: [String: String] = [:]
+        /// Merged record → its survivor and the merge's stamp.
+        var merged: [String: MergedRecord] = [:]
         var idempotent: [String: (hash: String, response: Data, at: Int64)] = [:]
     }
 
@@ -146,5 +151,23 @@ public actor MemoryServerStorage: ServerStorage {
         }
 
         func lastLogPosition() -> Int64 { state.logs[dataset]?.last?.position ?? 0 }
+
+        mutating func claimUnique(entity: String, key: String, record uri: String) -> String? {
+            let slot = entity + "\0" + key
+            if let holder = state.datasets[dataset]?.unique[slot] { return holder == uri ? nil : holder }
+            state.datasets[dataset]?.unique[slot] = uri
+            return nil
+        }
+
+        mutating func releaseUnique(entity: String, key: String, record uri: String) {
+            let slot = entity + "\0" + key
+            if state.datasets[dataset]?.unique[slot] == uri { state.datasets[dataset]?.unique[slot] = nil }
+        }
+
+        mutating func setMerged(_ loser: String, into survivor: String?, at stamp: HLCTimestamp, state record: RecordState?) {
+            state.datasets[dataset]?.merged[loser] = survivor.map { MergedRecord(survivor: $0, stamp: stamp, state: record) }
+        }
+
+        func mergedInto(_ uri: String) -> MergedRecord? { state.datasets[dataset]?.merged[uri] }
     }
 }

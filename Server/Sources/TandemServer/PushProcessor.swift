@@ -1,4 +1,5 @@
 import Foundation
+import TandemConflicts
 import TandemSchema
 import TandemWire
 
@@ -82,11 +83,8 @@ struct PushProcessor: Sendable {
             guard change.values.isEmpty, stamps[WireChange.deleteStampKey] != nil else {
                 throw APIError.invalid("invalid_change", "\(item): a delete has no values and one stamp under \"*\"")
             }
-            if let survivor = change.mergedInto {
-                guard let target = RecordURI(survivor), target.dataset == datasetName, target.entity == change.entity, target.id != uri.id else {
-                    throw APIError.invalid("invalid_change", "\(item).mergedInto '\(survivor)' must be the URI of another '\(change.entity)' record of dataset '\(datasetName)'")
-                }
-                if !target.wasCanonical { change.mergedInto = target.text }
+            guard change.mergedInto == nil else {
+                throw APIError.invalid("invalid_change", "\(item).mergedInto is written by the server when it merges two records holding one unique value; send a plain delete")
             }
         case .link, .unlink:
             let sides = schema.entity(named: change.entity).map { entity in
@@ -182,27 +180,82 @@ struct PushProcessor: Sendable {
         let before = try transaction.lastLogPosition()
         var last = before
         var isEcho = true
-        for (index, (change, changeStamps)) in zip(changes, stamps).enumerated() {
-            // A link or an unlink: one field of its record, `<relationship>#<member>`, true
-            // while linked, merged by stamp like any value (the later wins).
-            if let field = change.linkField, let stamp = changeStamps.values.first {
-                var state = try transaction.record(change.record)
-                if let existing = state, existing.entity != change.entity {
-                    throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
+        let unique = UniqueMerge(schema: schema)
+        // Each merge needs two live records holding one value, so a push's merges are few;
+        // the bound only keeps a cascade of carried values finite.
+        var mergesLeft = 64
+
+        /// Record `uri` now holds the unique values `new` instead of `old`: frees the ones it
+        /// gave up and claims the others (all of `new` with `claimAll`); a value another live
+        /// record holds merges the two.
+        func settle(_ uri: String, _ entity: String, old: [String], new: [String], claimAll: Bool = false) throws {
+            for key in old where !new.contains(key) { try transaction.releaseUnique(entity: entity, key: key, record: uri) }
+            for key in new where claimAll || !old.contains(key) {
+                guard let holder = try transaction.claimUnique(entity: entity, key: key, record: uri) else { continue }
+                guard let held = try transaction.record(holder), held.entity == entity, unique.keys(of: held).contains(key) else {
+                    // The holder no longer holds it (the index is kept with every change, so
+                    // only a damaged index gets here): the value is free.
+                    try transaction.releaseUnique(entity: entity, key: key, record: holder)
+                    _ = try transaction.claimUnique(entity: entity, key: key, record: uri)
+                    continue
                 }
-                let before = state
-                let merged = RecordMerge.apply(WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(change.kind == .link)]),
-                                               stamps: [field: stamp], to: &state)
-                if let state, state != before { try transaction.setRecord(change.record, state) }
+                guard mergesLeft > 0 else { continue }
+                mergesLeft -= 1
+                try merge(uri, holder, entity)
+                return   // the merge settled both records' values
+            }
+        }
+
+        /// Merges records `a` and `b` (one entity, both holding a unique value) as
+        /// ``UniqueMerge`` says, and logs it: the loser's values and links as an update and
+        /// links of the survivor, then the loser's delete with `mergedInto`.
+        func merge(_ a: String, _ b: String, _ entity: String) throws {
+            isEcho = false
+            let survivor = UniqueMerge.survivor(of: a, and: b)
+            let loser = survivor == a ? b : a
+            guard let loserState = try transaction.record(loser), let survivorBefore = try transaction.record(survivor) else { return }
+            for key in unique.keys(of: loserState) { try transaction.releaseUnique(entity: entity, key: key, record: loser) }
+            var survivorState: RecordState? = survivorBefore
+            // Values the survivor holds already keep the survivor's stamp: the replica that wrote
+            // them still sees its own edit, and logs it if a later one replaces it.
+            let values = loserState.values.filter { survivorBefore.fields[$0.key]?.value != $0.value.value }
+            if !values.isEmpty {
+                let carried = RecordMerge.apply(WireChange(record: survivor, entity: entity, kind: .update, values: values.mapValues(\.value)),
+                                                stamps: values.mapValues(\.stamp), to: &survivorState)
                 var position: Int64?
-                if !merged.applied.isEmpty {
-                    position = try log(change, whole: true, index: index, sent: change, created: nil, canonical: canonical, to: &transaction)
+                if !carried.applied.isEmpty {
+                    let applied = WireChange(record: survivor, entity: entity, kind: .update, values: carried.applied.mapValues(\.value),
+                                             stamps: carried.applied.mapValues(\.stamp.description)).compacted()
+                    position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
                     last = position!
                 }
-                for lost in merged.lost { try transaction.recordLost(lost, record: change.record, position: position, at: now) }
-                outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
-                continue
+                for lost in carried.lost { try transaction.recordLost(lost, record: survivor, position: position, at: now) }
+                result.lost += carried.lost.count
             }
+            for (field, link) in loserState.fields.sorted(by: { $0.key < $1.key }) {
+                guard let hash = field.firstIndex(of: "#") else { continue }
+                let carried = RecordMerge.apply(WireChange(record: survivor, entity: entity, kind: .update, values: [field: link.value]),
+                                                stamps: [field: link.stamp], to: &survivorState)
+                guard !carried.applied.isEmpty else { continue }
+                let member = String(field[field.index(after: hash)...])
+                last = try transaction.appendLog(WireChange(record: survivor, entity: entity, kind: link.value == .bool(true) ? .link : .unlink,
+                                                            values: [String(field[..<hash]): .text(member)],
+                                                            stamps: [WireChange.deleteStampKey: link.stamp.description]), schemaVersion: schemaVersion)
+            }
+            if let survivorState, survivorState != survivorBefore { try transaction.setRecord(survivor, survivorState) }
+            let stamp = UniqueMerge.mergeStamp(loser: loserState, now: now)
+            var deleted: RecordState? = loserState
+            _ = RecordMerge.apply(WireChange(record: loser, entity: entity, kind: .delete), stamps: [WireChange.deleteStampKey: stamp], to: &deleted)
+            if let deleted { try transaction.setRecord(loser, deleted) }
+            last = try transaction.appendLog(WireChange(record: loser, entity: entity, kind: .delete, stamps: [WireChange.deleteStampKey: stamp.description],
+                                                        mergedInto: survivor), schemaVersion: schemaVersion)
+            try transaction.setMerged(loser, into: survivor, at: stamp, state: loserState)
+            // The survivor holds its values, the carried ones too (which may meet a third record).
+            try settle(survivor, entity, old: unique.keys(of: survivorBefore), new: unique.keys(of: survivorState), claimAll: true)
+        }
+
+        for (index, (sent, changeStamps)) in zip(changes, stamps).enumerated() {
+            var change = sent
             // A record the server has never seen, made by an insert: everything it sent is
             // applied, and it was created by its newest stamp (what RecordMerge decides,
             // without building the merge's dictionaries). Tried before the record is looked up.
@@ -213,6 +266,102 @@ struct PushProcessor: Sendable {
                 let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position
                 outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
+                if unique.hasUniqueValues(change.entity) {
+                    try settle(change.record, change.entity, old: [], new: unique.keys(of: change.entity, values: change.values))
+                }
+                continue
+            }
+            // A record merged into another: its later changes are the survivor's. An insert
+            // newer than the merge makes it a record of its own again.
+            var redirected = false
+            if unique.hasUniqueValues(change.entity), change.kind != .delete, var merged = try transaction.mergedInto(change.record) {
+                let reinserted = change.kind == .insert && (changeStamps.values.max().map { $0 > merged.stamp } ?? false)
+                if reinserted {
+                    try transaction.setMerged(change.record, into: nil, at: merged.stamp, state: nil)
+                } else if change.kind == .update, let loser = merged.state {
+                    // An edit made before its maker learned of the merge that changes the
+                    // unique value the two records shared frees it: the loser lives again,
+                    // as it was with the edit, as if the edit had reached the server first.
+                    var edited: RecordState? = loser
+                    let applied = RecordMerge.apply(change, stamps: changeStamps, to: &edited)
+                    if var revived = edited, !applied.applied.isEmpty, unique.keys(of: revived) != unique.keys(of: loser) {
+                        let current = try transaction.record(change.record) ?? loser
+                        let stamp = UniqueMerge.mergeStamp(loser: current, now: now)
+                        revived.created = stamp
+                        revived.deleted = nil
+                        try transaction.setRecord(change.record, revived)
+                        try transaction.setMerged(change.record, into: nil, at: merged.stamp, state: nil)
+                        var insert = WireChange(record: change.record, entity: change.entity, kind: .insert, values: revived.values.mapValues(\.value),
+                                                stamps: revived.values.mapValues(\.stamp.description))
+                        insert.setCreationStamp(stamp.description)
+                        let position = try transaction.appendLog(insert, schemaVersion: schemaVersion)
+                        last = position
+                        isEcho = false
+                        outcome(index, position: position, applied: applied.applied.keys.sorted(), lost: applied.lost)
+                        try settle(change.record, change.entity, old: [], new: unique.keys(of: revived))
+                        continue
+                    }
+                }
+                if !reinserted {
+                    var hops = 0
+                    while hops < 16, let next = try transaction.mergedInto(merged.survivor) {
+                        merged = next
+                        hops += 1
+                    }
+                    change.record = merged.survivor
+                    if change.kind == .insert { change.kind = .update }
+                    redirected = true
+                    isEcho = false
+                }
+            }
+            // A link or an unlink: one field of its record, `<relationship>#<member>`, true
+            // while linked, merged by stamp like any value (the later wins).
+            if var field = change.linkField, let stamp = changeStamps.values.first {
+                var state = try transaction.record(change.record)
+                if let existing = state, existing.entity != change.entity {
+                    throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
+                }
+                // The member: a record merged into another is linked as its survivor.
+                guard let (relationship, member) = change.values.first, case .text(var id) = member,
+                      let destination = schema.entity(named: change.entity)?.relationship(named: relationship)?.destination else { continue }
+                var memberURI = "tandem://\(datasetName)/\(destination)/\(id)"
+                if unique.hasUniqueValues(destination), var merged = try transaction.mergedInto(memberURI) {
+                    var hops = 0
+                    while hops < 16, let next = try transaction.mergedInto(merged.survivor) {
+                        merged = next
+                        hops += 1
+                    }
+                    memberURI = merged.survivor
+                    id = RecordURI(memberURI)?.id ?? id
+                    change.values = [relationship: .text(id)]
+                    field = relationship + "#" + id
+                    redirected = true
+                    isEcho = false
+                }
+                // A link to a record deleted here (or never pushed) loses to the delete, as an
+                // update of it would: replicas clear a record's links when they apply its
+                // delete, so the link would live only where it was made.
+                if change.kind == .link {
+                    let endpoints = [state, try transaction.record(memberURI)]
+                    if let gone = endpoints.first(where: { $0?.isDeleted ?? true }) {
+                        let lost = LostValue(attribute: field, value: .bool(true), stamp: stamp.description,
+                                             winningValue: .null, winningStamp: gone?.deleted?.description ?? "")
+                        try transaction.recordLost(lost, record: change.record, position: nil, at: now)
+                        outcome(index, position: nil, applied: [], lost: [lost])
+                        continue
+                    }
+                }
+                let before = state
+                let merged = RecordMerge.apply(WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(change.kind == .link)]),
+                                               stamps: [field: stamp], to: &state)
+                if let state, state != before { try transaction.setRecord(change.record, state) }
+                var position: Int64?
+                if !merged.applied.isEmpty {
+                    position = try log(change, whole: !redirected, index: index, sent: sent, created: nil, canonical: canonical, to: &transaction)
+                    last = position!
+                }
+                for lost in merged.lost { try transaction.recordLost(lost, record: change.record, position: position, at: now) }
+                outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
                 continue
             }
             var state = try transaction.record(change.record)
@@ -237,7 +386,7 @@ struct PushProcessor: Sendable {
                 var applied = change
                 // Everything it sent applied: the change itself (a stamp's text is canonical,
                 // the only form the reader accepts), logged from the push's own text.
-                let whole = sentOnly && merged.applied.count == max(change.values.count, 1)
+                let whole = sentOnly && merged.applied.count == max(change.values.count, 1) && !redirected
                 if !whole {
                     applied.values = change.kind == .delete ? [:] : merged.applied.mapValues(\.value)
                     applied.stamps = merged.applied.mapValues(\.stamp.description)
@@ -264,6 +413,9 @@ struct PushProcessor: Sendable {
                 try transaction.recordLost(lost, record: change.record, position: position, at: now)
             }
             outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
+            if unique.hasUniqueValues(change.entity) {
+                try settle(change.record, change.entity, old: unique.keys(of: before), new: unique.keys(of: state))
+            }
         }
         // Position 0 is the start, which clients hold as the empty cursor (as `after=`).
         let cursor = { (position: Int64) in position == 0 ? "" : Cursor(dataset: datasetID, position: position).text }

@@ -25,7 +25,18 @@ public final class SQLiteServerStorage: ServerStorage {
     ///   dataset: one B-tree insert per entry, where format 3 also updated an index and
     ///   `sqlite_sequence`. Earlier logs are copied over with their positions, so cursors
     ///   stay valid; a dataset's next position is its last plus one.
-    public static let formatVersion = 4
+    /// - 5: `unique_values` (which live record holds each unique value) and `merged_records`
+    ///   (records merged into another because both held one): the server decides unique-value
+    ///   merges. Added empty to a format 4 file.
+    public static let formatVersion = 5
+
+    /// The tables format 5 added.
+    private static let uniqueTablesSQL = """
+        CREATE TABLE IF NOT EXISTS unique_values(dataset_id INTEGER NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, uri TEXT NOT NULL,
+                                   PRIMARY KEY(dataset_id, entity, key)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS merged_records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL, state BLOB,
+                                    PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID
+        """
 
     /// The log's layout since format 4.
     private static let logTableSQL = """
@@ -97,6 +108,10 @@ public final class SQLiteServerStorage: ServerStorage {
             throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion). Upgrade tandem-server.")
         }
         guard version < formatVersion else { return }
+        if version == 4 {
+            try db.execute(sql: "\(uniqueTablesSQL); PRAGMA user_version = \(formatVersion);")
+            return
+        }
         if (1...3).contains(version) {
             // JSON states are still read, and rewritten as binary when a push changes them;
             // log entries with a stamp per value are still served. The log is copied into
@@ -107,6 +122,7 @@ public final class SQLiteServerStorage: ServerStorage {
                 INSERT INTO log(dataset_id, position, schema_version, change)
                     SELECT dataset_id, position, schema_version, change FROM log_format3 ORDER BY dataset_id, position;
                 DROP TABLE log_format3;
+                \(uniqueTablesSQL);
                 PRAGMA user_version = \(formatVersion);
                 """)
             if try db.tableExists("sqlite_sequence") {
@@ -128,6 +144,7 @@ public final class SQLiteServerStorage: ServerStorage {
                                      lost BLOB NOT NULL, at INTEGER NOT NULL);
             CREATE TABLE idempotency(dataset_id INTEGER NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL,
                                      response BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, key)) WITHOUT ROWID;
+            \(uniqueTablesSQL);
             PRAGMA user_version = \(formatVersion);
             """)
     }
@@ -362,6 +379,37 @@ public final class SQLiteServerStorage: ServerStorage {
         mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws {
             try db.cachedStatement(sql: "INSERT INTO lost_values(dataset_id, uri, position, lost, at) VALUES (?, ?, ?, ?, ?)")
                 .execute(arguments: [dataset, uri, position, WireJSON.data { $0.append(lost) }, now])
+        }
+
+        mutating func claimUnique(entity: String, key: String, record uri: String) throws -> String? {
+            try db.cachedStatement(sql: "INSERT INTO unique_values(dataset_id, entity, key, uri) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
+                .execute(arguments: [dataset, entity, key, uri])
+            if db.changesCount > 0 { return nil }
+            let holder = try String.fetchOne(db.cachedStatement(sql: "SELECT uri FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ?"),
+                                             arguments: [dataset, entity, key])
+            return holder == uri ? nil : holder
+        }
+
+        mutating func releaseUnique(entity: String, key: String, record uri: String) throws {
+            try db.cachedStatement(sql: "DELETE FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ? AND uri = ?")
+                .execute(arguments: [dataset, entity, key, uri])
+        }
+
+        mutating func setMerged(_ loser: String, into survivor: String?, at stamp: HLCTimestamp, state: RecordState?) throws {
+            if let survivor {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO merged_records(dataset_id, uri, survivor, stamp, state) VALUES (?, ?, ?, ?, ?)")
+                    .execute(arguments: [dataset, loser, survivor, stamp.description, state.map { Data($0.binaryBytes()) }])
+            } else {
+                try db.cachedStatement(sql: "DELETE FROM merged_records WHERE dataset_id = ? AND uri = ?").execute(arguments: [dataset, loser])
+            }
+        }
+
+        func mergedInto(_ uri: String) throws -> MergedRecord? {
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT survivor, stamp, state FROM merged_records WHERE dataset_id = ? AND uri = ?"),
+                                             arguments: [dataset, uri]),
+                  let stamp = HLCTimestamp(row[1] as String) else { return nil }
+            let state = try (row[2] as Data?).map { try RecordState(stored: $0) }
+            return MergedRecord(survivor: row[0], stamp: stamp, state: state)
         }
     }
 }

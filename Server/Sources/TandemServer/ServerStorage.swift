@@ -95,6 +95,22 @@ extension ServerStorage {
     }
 }
 
+/// A record merged into another because both held one unique value.
+public struct MergedRecord: Sendable {
+    public var survivor: String
+    /// The stamp of the loser's delete.
+    public var stamp: HLCTimestamp
+    /// The loser as it was before the merge: what it comes back with when a change made
+    /// before its maker learned of the merge frees the value.
+    public var state: RecordState?
+
+    public init(survivor: String, stamp: HLCTimestamp, state: RecordState?) {
+        self.survivor = survivor
+        self.stamp = stamp
+        self.state = state
+    }
+}
+
 /// What a push reads and writes inside its transaction.
 public protocol PushTransaction {
     func record(_ uri: String) throws -> RecordState?
@@ -115,6 +131,18 @@ public protocol PushTransaction {
     /// record up or building the state.
     mutating func insertNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
                                   created: HLCTimestamp) throws -> Bool
+
+    /// Claims the unique value `key` of `entity` (see ``UniqueKeys``) for record `uri`:
+    /// `nil` when it is now `uri`'s (or was already), the record holding it otherwise.
+    mutating func claimUnique(entity: String, key: String, record uri: String) throws -> String?
+    /// Frees the unique value `key` of `entity` when record `uri` holds it.
+    mutating func releaseUnique(entity: String, key: String, record uri: String) throws
+    /// Remembers that record `loser`, in state `state`, was merged into `survivor` at `stamp`
+    /// (both held one unique value); `survivor` `nil` forgets it (the loser lives again).
+    mutating func setMerged(_ loser: String, into survivor: String?, at stamp: HLCTimestamp, state: RecordState?) throws
+    /// The record `uri` was merged into, when, and the loser's state before the merge; `nil`
+    /// when it was not merged.
+    func mergedInto(_ uri: String) throws -> MergedRecord?
 }
 
 extension PushTransaction {

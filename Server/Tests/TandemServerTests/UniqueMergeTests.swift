@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+import TandemSchema
+@testable import TandemServer
+import TandemWire
+
+/// The server decides unique-value merges, in log order, and logs each decision for the
+/// replicas to follow.
+@Suite("Unique-value merges on the server")
+struct UniqueMergeTests {
+    /// `ServerHarness.schema` with `Todo.title` unique.
+    static let schema: Schema = {
+        var schema = ServerHarness.schema
+        schema.entities[0].attributes[0].options = [.unique]
+        return schema
+    }()
+
+    static func insert(_ n: Int, title: String, name: String, at stamp: String) -> WireChange {
+        WireChange(record: ServerHarness.uri("todos", n), entity: "Todo", kind: .insert,
+                   values: ["title": .text(title), "people.name": .text(name), "people.age": .integer(31)], stamps: ["*": stamp])
+    }
+
+    static func update(_ n: Int, _ values: [String: WireValue], at stamp: String) -> WireChange {
+        WireChange(record: ServerHarness.uri("todos", n), entity: "Todo", kind: .update, values: values, stamps: ["*": stamp])
+    }
+
+    static func json(_ value: WireValue) -> String {
+        var json = WireJSON()
+        json.append(value)
+        return json.text
+    }
+
+    static func describe(_ entry: LogEntry) -> String {
+        let id = entry.change.record.suffix(1)
+        let values = entry.change.values.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.json($0.value))" }.joined(separator: ",")
+        let merged = entry.change.mergedInto.map { " into " + $0.suffix(1) } ?? ""
+        return "\(entry.change.kind.rawValue) \(id)\(values.isEmpty ? "" : " " + values)\(merged)"
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func twoRecordsHoldingOneUniqueValueMergeIntoTheSmallerIdWithTheLosersNewerValues(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann, schema: Self.schema)
+            let (older, newer) = (ServerHarness.stamp(1_800_000_000_000), ServerHarness.stamp(1_800_000_000_005))
+            #expect(try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [Self.insert(2, title: "x", name: "Bob", at: newer)])).status == .ok)
+            let second = try await client.push("todos", token: harness.ann, key: "b", PushRequest(schemaVersion: 1, changes: [Self.insert(1, title: "x", name: "Ann", at: older)]))
+            #expect(second.status == .ok)
+            #expect(try second.decode(PushResponse.self).echo == nil, "the log holds more than the push sent")
+            let log = try await client.pullAll("todos", token: harness.ann, limit: 100)
+            #expect(log.map(Self.describe) == [
+                "insert 2 people.age=31,people.name=\"Bob\",title=\"x\"",
+                "insert 1 people.age=31,people.name=\"Ann\",title=\"x\"",
+                "update 1 people.name=\"Bob\"",   // the loser's newer value, with its own stamp
+                "delete 2 into 1",
+            ])
+            #expect(log[2].change.stamps["people.name"] ?? log[2].change.stamps["*"] == newer)
+            let delete = try #require(log.last.flatMap { HLCTimestamp($0.change.stamps["*"] ?? "") })
+            #expect(delete > HLCTimestamp(newer)!, "the merge's delete is newer than everything the loser held")
+            // The value is the survivor's now: a third record taking it merges into record 1.
+            #expect(try await client.push("todos", token: harness.ann, key: "c", PushRequest(schemaVersion: 1, changes: [Self.insert(3, title: "x", name: "Cy", at: older)])).status == .ok)
+            let after = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(log.count)
+            #expect(after.map(Self.describe) == ["insert 3 people.age=31,people.name=\"Cy\",title=\"x\"", "delete 3 into 1"])
+        }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func anEditOfTheLoserGoesToTheSurvivorUnlessItFreesTheValue(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann, schema: Self.schema)
+            let stamp = ServerHarness.stamp(1_800_000_000_000)
+            let merge = [Self.insert(1, title: "x", name: "Ann", at: stamp), Self.insert(2, title: "x", name: "Ann", at: stamp)]
+            #expect(try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: merge)).status == .ok)
+            let merged = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            // Made before its maker heard of the merge: it edits the one record there is now.
+            let edit = Self.update(2, ["rank": .integer(5)], at: ServerHarness.stamp(1_800_000_000_001))
+            #expect(try await client.push("todos", token: harness.ann, key: "b", PushRequest(schemaVersion: 1, changes: [edit])).status == .ok)
+            // A rename away from the shared value frees it: record 2 lives again, renamed.
+            let rename = Self.update(2, ["title": .text("y")], at: ServerHarness.stamp(1_800_000_000_002))
+            #expect(try await client.push("todos", token: harness.ann, key: "c", PushRequest(schemaVersion: 1, changes: [rename])).status == .ok)
+            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(merged)
+            #expect(log.map(Self.describe) == ["update 1 rank=5", "insert 2 people.age=31,people.name=\"Ann\",title=\"y\""])
+            let revived = try #require(log.last.flatMap { HLCTimestamp($0.change.stamps["*"] ?? "") })
+            let mergeStamp = try #require(try await client.pullAll("todos", token: harness.ann, limit: 100)[merged - 1].change.stamps["*"].flatMap { HLCTimestamp($0) })
+            #expect(revived > mergeStamp, "replicas that applied the merge take it as a re-insert")
+            // Its new value is held: another record taking it merges with it.
+            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [Self.insert(3, title: "y", name: "Cy", at: stamp)])).status == .ok)
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 100).last.map(Self.describe) == "delete 3 into 2")
+        }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func aClientCannotSendAMerge(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann, schema: Self.schema)
+            let delete = WireChange(record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .delete, stamps: ["*": ServerHarness.stamp()],
+                                    mergedInto: ServerHarness.uri("todos", 1))
+            let answer = try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [delete]))
+            #expect(answer.status == .unprocessableContent)
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("mergedInto is written by the server"))
+        }
+    }
+}
