@@ -103,7 +103,7 @@ struct ChangeApplier {
     }
     private let sql: [String: EntitySQL]
     /// Entities with a unique attribute: their records can be merged into others.
-    private let uniqueEntities: Set<String>
+    let uniqueEntities: Set<String>
     /// Entity → the join tables (and their column) holding its records' ids.
     private let joinColumns: [String: [(table: String, column: String)]]
     /// Whether the store has merged any record: until then no change is looked up in the

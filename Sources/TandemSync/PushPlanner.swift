@@ -44,6 +44,33 @@ enum PushPlanner {
         return plan
     }
 
+    /// `changes` (a plan's: each record's changes side by side, links last) with the records
+    /// whose unique values they set or give up moved to the front, in their order; the rest
+    /// keep theirs. Pure, as ``plan(_:)`` is.
+    ///
+    /// ```swift
+    /// PushPlanner.uniqueValuesFirst(plan.changes, uniqueColumns: ["Project": ["name"]])
+    /// ```
+    static func uniqueValuesFirst(_ changes: [WireChange], uniqueColumns: [String: Set<String>]) -> [WireChange] {
+        var first: [WireChange] = [], rest: [WireChange] = [], links: [WireChange] = []
+        var index = 0
+        while index < changes.count {
+            var end = index + 1
+            while end < changes.count, changes[end].record == changes[index].record, changes[end].kind.isLink == changes[index].kind.isLink { end += 1 }
+            let segment = changes[index..<end]
+            if changes[index].kind.isLink {
+                links += segment
+            } else if let columns = uniqueColumns[changes[index].entity],
+                      segment.contains(where: { $0.kind == .delete || $0.values.keys.contains(where: columns.contains) }) {
+                first += segment
+            } else {
+                rest += segment
+            }
+            index = end
+        }
+        return first + rest + links
+    }
+
     /// Changes to send in one push, with their wire JSON array, written once while the
     /// batches were cut (measuring a batch needs it anyway).
     struct Batch: Sendable {

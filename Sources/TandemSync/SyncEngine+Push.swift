@@ -421,7 +421,15 @@ extension SyncEngine {
     /// Plans and cuts `range` into batches (pure: off the engine's queue when read ahead).
     nonisolated func prepare(_ range: Range?, acknowledged: HistoryToken) -> PreparedRange {
         guard let range else { return PreparedRange(range: nil, acknowledged: acknowledged, afterChange: 0) }
-        let plan = PushPlanner.plan(range.transactions)
+        var plan = PushPlanner.plan(range.transactions)
+        // A range that can free a unique value sends the records whose unique values it
+        // changes first, so they share the first push: the server settles a push's unique
+        // values once every change is applied, and a value swapped between two records (or
+        // freed by one and taken by another) must not meet itself across two pushes.
+        let unique = uniqueColumns
+        if !unique.isEmpty, freesUniqueValues(plan.changes) {
+            plan.changes = PushPlanner.uniqueValuesFirst(plan.changes, uniqueColumns: unique)
+        }
         let batches = PushPlanner.chunks(plan.changes, count: range.shape.count, bytes: range.shape.bytes)
         return PreparedRange(range: range, acknowledged: acknowledged, afterChange: range.afterChange, plan: plan, batches: batches)
     }

@@ -100,6 +100,10 @@ extension SyncEngine {
                 try SyncStore.unquarantine([entry.id], db)
                 try applier.apply(LogEntry(position: position, change: change, schemaVersion: entry.schemaVersion ?? 0), db, into: &outcome)
             }
+            // Changes still waiting for one another's unique values (records that swapped
+            // them elsewhere): applied together.
+            let left = try SyncStore.quarantined(pulled: true, db, limit: Self.quarantineRetryLimit)
+            if left.count > 1 { try applier.applyUniqueRings(left, db, into: &outcome) }
             if let newest = outcome.newestStamp { try ModelContainer.advanceClock(past: newest, in: db) }
             return outcome
         }

@@ -121,4 +121,23 @@ extension ManyToManySyncTests {
             #expect(try Self.links(w.b) == expected)
         }
     }
+
+    /// A link made while its record was deleted elsewhere loses on the server, so it is on no
+    /// replica even where the record came back before the link arrived.
+    @Test func aLinkToARecordDeletedElsewhereLosesEverywhereEvenWhereTheRecordComesBack() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try Self.tag(w.a, 10, "home")
+            try await Self.round([w.syncA, w.syncB])
+            try w.b.write(author: "app") { db in try db.execute(sql: ##"DELETE FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) }
+            _ = try await w.syncB.sync()
+            try await ConflictTableTests.tick()
+            try Self.link(w.a, tag: 10, todo: 1)   // A has not heard of the delete
+            try await ConflictTableTests.tick()
+            try SyncFixtures.insert(w.b, 1, title: "back")   // B brings the record back before the link reaches it
+            try await Self.round([w.syncA, w.syncB])
+            #expect(try Self.links(w.a) == Self.links(w.b))
+            #expect(try Self.links(w.b).isEmpty)
+            #expect(try SyncStatus.conflicts(of: w.a, limit: 100).contains { $0.attribute == "todos#\(SyncFixtures.id(1))" }, "the lost link is logged where it was made")
+        }
+    }
 }

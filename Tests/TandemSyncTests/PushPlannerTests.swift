@@ -28,6 +28,21 @@ struct PushPlannerTests {
         #expect(changes[0].record == "tandem://todos/Todo/\(SyncFixtures.id(1))")
     }
 
+    @Test func recordsChangingUniqueValuesGoFirstWithTheirWholeSegmentAndLinksStayLast() {
+        func change(_ n: Int, _ entity: String, _ kind: WireChange.Kind, _ values: [String: WireValue] = [:]) -> WireChange {
+            WireChange(record: "tandem://todos/\(entity)/\(SyncFixtures.id(n))", entity: entity, kind: kind, values: values, stamps: [:])
+        }
+        let changes = [
+            change(1, "Todo", .update, ["title": .text("t")]),
+            change(2, "Project", .update, ["color": .text("red")]),
+            change(3, "Project", .delete), change(3, "Project", .insert, ["name": .text("n")]),
+            change(4, "Project", .update, ["name": .text("m")]),
+            change(4, "Project", .link, ["tags": .text(SyncFixtures.id(9))]),
+        ]
+        let ordered = PushPlanner.uniqueValuesFirst(changes, uniqueColumns: ["Project": ["name"]])
+        #expect(ordered.map { "\($0.record.suffix(1))\($0.kind.rawValue)" } == ["3delete", "3insert", "4update", "1update", "2update", "4link"])
+    }
+
     @Test func aDeleteReplacesTheEditsBeforeItAndAReinsertIsItsOwnChange() throws {
         let changes = try plan { store in
             try SyncFixtures.insert(store, 1, title: "a")

@@ -115,7 +115,7 @@ struct RichSimulationTests {
             func nameFree(_ name: String) throws -> Bool {
                 try store.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM Project WHERE name = ?", arguments: [name]) == nil }
             }
-            switch pick(14) {
+            switch pick(15) {
             case 0:
                 if !exists {
                     try store.write(author: "app") { db in
@@ -187,6 +187,23 @@ struct RichSimulationTests {
                 let offset = offsets[pick(offsets.count)]
                 clocks[r].offset.withLock { $0 = offset }
                 log.append("r\(r) clock \(offset) s")
+            case 10:
+                // Two projects swap their names in one save (through a third name): a swap,
+                // never a collision.
+                let other = 100 + pick(3)
+                let names = try store.read { db in
+                    try [p, other].map { try String.fetchOne(db, sql: ##"SELECT name FROM Project WHERE "#id" = ?"##, arguments: [SyncFixtures.id($0)]) }
+                }
+                if other != p, let mine = names[0], let theirs = names[1] {
+                    try store.write(author: "app") { db in
+                        try db.execute(sql: ##"UPDATE Project SET name = ? WHERE "#id" = ?"##, arguments: ["swap\(step)", SyncFixtures.id(p)])
+                        try db.execute(sql: ##"UPDATE Project SET name = ? WHERE "#id" = ?"##, arguments: [mine, SyncFixtures.id(other)])
+                        try db.execute(sql: ##"UPDATE Project SET name = ? WHERE "#id" = ?"##, arguments: [theirs, SyncFixtures.id(p)])
+                    }
+                    write(project, "name", .text(theirs))
+                    write("Project/\(SyncFixtures.id(other))", "name", .text(mine))
+                    log.append("r\(r) swap names of projects \(p) '\(mine)' and \(other) '\(theirs)'")
+                }
             default:
                 await sync(r)
             }

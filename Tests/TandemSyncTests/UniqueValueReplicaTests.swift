@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GRDB
+import Logging
 import Tandem
 import TandemSchema
 @testable import TandemSync
@@ -112,6 +113,85 @@ struct UniqueValueReplicaTests {
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
             #expect(try SyncFixtures.dangling(w.a).isEmpty && SyncFixtures.dangling(w.b).isEmpty)
             #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0)
+        }
+    }
+
+    /// Two records that swap their unique values in one save are two records everywhere:
+    /// the server sees the save's end state, never a moment when both hold one value.
+    @Test func twoRecordsSwappingTheirValuesInOneSaveStayTwoRecordsEverywhere() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try SyncFixtures.insertProject(w.a, 100, name: "p")
+            try SyncFixtures.insertProject(w.a, 200, name: "q")
+            try SyncFixtures.insert(w.a, 5, title: "in q")
+            try SyncFixtures.move(w.a, 5, to: 200)
+            try await Self.round(w)
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: ##"UPDATE Project SET name = 'tmp' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(100)])
+                try db.execute(sql: ##"UPDATE Project SET name = 'p' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(200)])
+                try db.execute(sql: ##"UPDATE Project SET name = 'q' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(100)])
+            }
+            try await Self.round(w)
+            let expected = ["\(SyncFixtures.id(100)) q", "\(SyncFixtures.id(200)) p"]
+            #expect(try Self.projects(w.a) == expected)
+            #expect(try Self.projects(w.b) == expected)
+            #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0)
+            #expect(try !SyncStatus.conflicts(of: w.b).contains { $0.rule == "uniqueMerge" }, "a swap is not a merge")
+            #expect(try SyncFixtures.state(w.b).contains("todo \(SyncFixtures.id(5)) in q nil in \(SyncFixtures.id(200))"), "references stay with their record")
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+        }
+    }
+
+    /// The same swap made over three saves (one record renamed out of the way first): the
+    /// push coalesces each record's edits, so it must not look like a collision either.
+    @Test func aSwapOverThreeSavesStaysTwoRecordsEverywhere() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try SyncFixtures.insertProject(w.a, 100, name: "p")
+            try SyncFixtures.insertProject(w.a, 200, name: "q")
+            try await Self.round(w)
+            try SyncFixtures.insert(w.a, 5, title: "in q")
+            try SyncFixtures.move(w.a, 5, to: 200)
+            try Self.rename(w.a, 100, "tmp")
+            try Self.rename(w.a, 200, "p")
+            try Self.rename(w.a, 100, "q")
+            try await Self.round(w)
+            let expected = ["\(SyncFixtures.id(100)) q", "\(SyncFixtures.id(200)) p"]
+            #expect(try Self.projects(w.a) == expected)
+            #expect(try Self.projects(w.b) == expected)
+            #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0)
+            #expect(try SyncFixtures.state(w.b).contains("todo \(SyncFixtures.id(5)) in q nil in \(SyncFixtures.id(200))"), "references stay with their record")
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+        }
+    }
+
+    /// A swap whose two records lie in different batches of one push range (other records'
+    /// changes between them): the records changing unique values go first, in one push.
+    @Test func aSwapWhoseRecordsFallInDifferentBatchesStaysTwoRecords() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            var small = SyncConfiguration(token: { w.token })
+            small.pushBatchSize = 2
+            small.pushesInFlight = 8   // a first range of 16 changes: every edit below in one range
+            let syncA = SyncEngine(container: w.a, transport: w.transport, configuration: small,
+                                   logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            try SyncFixtures.insertProject(w.a, 100, name: "p")
+            try SyncFixtures.insertProject(w.a, 200, name: "q")
+            try SyncFixtures.insert(w.a, 5, title: "in q")
+            try SyncFixtures.move(w.a, 5, to: 200)
+            _ = try await syncA.sync()
+            _ = try await w.syncB.sync()
+            try Self.rename(w.a, 100, "tmp")
+            for n in 10..<13 { try SyncFixtures.insert(w.a, n, title: "between") }
+            try Self.rename(w.a, 200, "p")
+            try Self.rename(w.a, 100, "q")
+            for _ in 0..<2 {
+                _ = try await syncA.sync()
+                _ = try await w.syncB.sync()
+            }
+            let expected = ["\(SyncFixtures.id(100)) q", "\(SyncFixtures.id(200)) p"]
+            #expect(try Self.projects(w.a) == expected)
+            #expect(try Self.projects(w.b) == expected)
+            #expect(try !SyncStatus.conflicts(of: w.b).contains { $0.rule == "uniqueMerge" }, "a swap is not a merge")
+            #expect(try SyncFixtures.state(w.b).contains("todo \(SyncFixtures.id(5)) in q nil in \(SyncFixtures.id(200))"), "references stay with their record")
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
         }
     }
 

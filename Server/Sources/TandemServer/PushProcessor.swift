@@ -206,6 +206,19 @@ struct PushProcessor: Sendable {
             }
         }
 
+        /// Records of unique entities this push changed, in the order it first touched them,
+        /// with the unique values each held before: settled when every change is applied.
+        /// A push holds a replica's records as they are after its last save (each record's
+        /// edits coalesced), so values swapped between two records, or freed by one record and
+        /// taken by another in a later save, never meet: only a value another replica's record
+        /// holds is a collision.
+        var touched: [(uri: String, entity: String, old: [String])] = []
+        var touchedIndex: Set<String> = []
+        func touch(_ uri: String, _ entity: String, old: [String]) {
+            guard touchedIndex.insert(uri).inserted else { return }
+            touched.append((uri, entity, old))
+        }
+
         /// Merges records `a` and `b` (one entity, both holding a unique value) as
         /// ``UniqueMerge`` says, and logs it: the loser's values and links as an update and
         /// links of the survivor, then the loser's delete with `mergedInto`.
@@ -266,9 +279,7 @@ struct PushProcessor: Sendable {
                 let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position
                 outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
-                if unique.hasUniqueValues(change.entity) {
-                    try settle(change.record, change.entity, old: [], new: unique.keys(of: change.entity, values: change.values))
-                }
+                if unique.hasUniqueValues(change.entity) { touch(change.record, change.entity, old: []) }
                 continue
             }
             // A record merged into another: its later changes are the survivor's. An insert
@@ -298,7 +309,7 @@ struct PushProcessor: Sendable {
                         last = position
                         isEcho = false
                         outcome(index, position: position, applied: applied.applied.keys.sorted(), lost: applied.lost)
-                        try settle(change.record, change.entity, old: [], new: unique.keys(of: revived))
+                        touch(change.record, change.entity, old: [])
                         continue
                     }
                 }
@@ -413,9 +424,19 @@ struct PushProcessor: Sendable {
                 try transaction.recordLost(lost, record: change.record, position: position, at: now)
             }
             outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
-            if unique.hasUniqueValues(change.entity) {
-                try settle(change.record, change.entity, old: unique.keys(of: before), new: unique.keys(of: state))
-            }
+            if unique.hasUniqueValues(change.entity) { touch(change.record, change.entity, old: unique.keys(of: before)) }
+        }
+        // Every value the push's records gave up is free before any is claimed.
+        var current: [String: [String]] = [:]
+        for record in touched {
+            let new = unique.keys(of: try transaction.record(record.uri))
+            current[record.uri] = new
+            for key in record.old where !new.contains(key) { try transaction.releaseUnique(entity: record.entity, key: key, record: record.uri) }
+        }
+        for record in touched {
+            // A merge earlier in this loop may have changed or deleted it: read it again.
+            let new = unique.keys(of: try transaction.record(record.uri))
+            try settle(record.uri, record.entity, old: current[record.uri] == new ? record.old : [], new: new)
         }
         // Position 0 is the start, which clients hold as the empty cursor (as `after=`).
         let cursor = { (position: Int64) in position == 0 ? "" : Cursor(dataset: datasetID, position: position).text }
