@@ -212,18 +212,25 @@ struct PushProcessor: Sendable {
         /// edits coalesced), so values swapped between two records, or freed by one record and
         /// taken by another in a later save, never meet: only a value another replica's record
         /// holds is a collision.
-        var touched: [(uri: String, entity: String, old: [String])] = []
-        var touchedIndex: Set<String> = []
-        func touch(_ uri: String, _ entity: String, old: [String]) {
-            guard touchedIndex.insert(uri).inserted else { return }
-            touched.append((uri, entity, old))
+        /// `new`: the values it holds after its last change in the push.
+        var touched: [(uri: String, entity: String, old: [String], new: [String])] = []
+        var touchedIndex: [String: Int] = [:]
+        func touch(_ uri: String, _ entity: String, old: [String], new: [String]) {
+            if let index = touchedIndex[uri] {
+                touched[index].new = new
+                return
+            }
+            touchedIndex[uri] = touched.count
+            touched.append((uri, entity, old, new))
         }
+        var merged = false
 
         /// Merges records `a` and `b` (one entity, both holding a unique value) as
         /// ``UniqueMerge`` says, and logs it: the loser's values and links as an update and
         /// links of the survivor, then the loser's delete with `mergedInto`.
         func merge(_ a: String, _ b: String, _ entity: String) throws {
             isEcho = false
+            merged = true
             let survivor = UniqueMerge.survivor(of: a, and: b)
             let loser = survivor == a ? b : a
             guard let loserState = try transaction.record(loser), let survivorBefore = try transaction.record(survivor) else { return }
@@ -279,7 +286,9 @@ struct PushProcessor: Sendable {
                 let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position
                 outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
-                if unique.hasUniqueValues(change.entity) { touch(change.record, change.entity, old: []) }
+                if unique.hasUniqueValues(change.entity) {
+                    touch(change.record, change.entity, old: [], new: unique.keys(of: change.entity, values: change.values))
+                }
                 continue
             }
             // A record merged into another: its later changes are the survivor's. An insert
@@ -309,7 +318,7 @@ struct PushProcessor: Sendable {
                         last = position
                         isEcho = false
                         outcome(index, position: position, applied: applied.applied.keys.sorted(), lost: applied.lost)
-                        touch(change.record, change.entity, old: [])
+                        touch(change.record, change.entity, old: [], new: unique.keys(of: revived))
                         continue
                     }
                 }
@@ -424,19 +433,22 @@ struct PushProcessor: Sendable {
                 try transaction.recordLost(lost, record: change.record, position: position, at: now)
             }
             outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
-            if unique.hasUniqueValues(change.entity) { touch(change.record, change.entity, old: unique.keys(of: before)) }
+            if unique.hasUniqueValues(change.entity) {
+                touch(change.record, change.entity, old: unique.keys(of: before), new: unique.keys(of: state))
+            }
         }
         // Every value the push's records gave up is free before any is claimed.
-        var current: [String: [String]] = [:]
         for record in touched {
-            let new = unique.keys(of: try transaction.record(record.uri))
-            current[record.uri] = new
-            for key in record.old where !new.contains(key) { try transaction.releaseUnique(entity: record.entity, key: key, record: record.uri) }
+            for key in record.old where !record.new.contains(key) { try transaction.releaseUnique(entity: record.entity, key: key, record: record.uri) }
         }
         for record in touched {
-            // A merge earlier in this loop may have changed or deleted it: read it again.
-            let new = unique.keys(of: try transaction.record(record.uri))
-            try settle(record.uri, record.entity, old: current[record.uri] == new ? record.old : [], new: new)
+            // A merge earlier in this loop may have changed or deleted it: then it is read
+            // again, and claims all it holds.
+            if merged {
+                try settle(record.uri, record.entity, old: [], new: unique.keys(of: try transaction.record(record.uri)))
+            } else {
+                try settle(record.uri, record.entity, old: record.old, new: record.new)
+            }
         }
         // Position 0 is the start, which clients hold as the empty cursor (as `after=`).
         let cursor = { (position: Int64) in position == 0 ? "" : Cursor(dataset: datasetID, position: position).text }
