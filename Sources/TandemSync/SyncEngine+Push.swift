@@ -190,7 +190,7 @@ extension SyncEngine {
             // Only a range that can free a value needs it: a delete of such a record, or an
             // update of a unique column. Inserts alone free nothing (a bulk import of a seed
             // model with a unique attribute goes at full speed).
-            let inFlight = freesUniqueValues(plan.changes) ? 1 : max(configuration.pushesInFlight, 1)
+            let inFlight = prepared.freesUniqueValues ? 1 : max(configuration.pushesInFlight, 1)
             try await withThrowingTaskGroup(of: (Int, PushResult).self) { group in
                 var next = range.chunk
                 var answeredThrough = range.chunk
@@ -395,8 +395,7 @@ extension SyncEngine {
 
     /// Whether `changes` may free a unique value (a delete of a record with one, or an update
     /// of a unique column): their batches then go one at a time, in order.
-    nonisolated func freesUniqueValues(_ changes: [WireChange]) -> Bool {
-        let unique = uniqueColumns
+    nonisolated func freesUniqueValues(_ changes: [WireChange], uniqueColumns unique: [String: Set<String>]) -> Bool {
         guard !unique.isEmpty else { return false }
         return changes.contains { change in
             guard let columns = unique[change.entity] else { return false }
@@ -416,6 +415,9 @@ extension SyncEngine {
         var afterChange: Int64
         var plan = PushPlanner.Plan()
         var batches: [PushPlanner.Batch] = []
+        /// Whether the plan can free a unique value (``freesUniqueValues(_:uniqueColumns:)``):
+        /// its batches then go one at a time.
+        var freesUniqueValues = false
     }
 
     /// Plans and cuts `range` into batches (pure: off the engine's queue when read ahead).
@@ -427,11 +429,11 @@ extension SyncEngine {
         // values once every change is applied, and a value swapped between two records (or
         // freed by one and taken by another) must not meet itself across two pushes.
         let unique = uniqueColumns
-        if !unique.isEmpty, freesUniqueValues(plan.changes) {
-            plan.changes = PushPlanner.uniqueValuesFirst(plan.changes, uniqueColumns: unique)
-        }
+        let freesUnique = freesUniqueValues(plan.changes, uniqueColumns: unique)
+        if freesUnique { plan.changes = PushPlanner.uniqueValuesFirst(plan.changes, uniqueColumns: unique) }
         let batches = PushPlanner.chunks(plan.changes, count: range.shape.count, bytes: range.shape.bytes)
-        return PreparedRange(range: range, acknowledged: acknowledged, afterChange: range.afterChange, plan: plan, batches: batches)
+        return PreparedRange(range: range, acknowledged: acknowledged, afterChange: range.afterChange, plan: plan, batches: batches,
+                             freesUniqueValues: freesUnique)
     }
 
     /// The saved range when it is still the one to send, else the next one (saved): the

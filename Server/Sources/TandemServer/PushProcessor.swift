@@ -211,8 +211,7 @@ struct PushProcessor: Sendable {
         /// A push holds a replica's records as they are after its last save (each record's
         /// edits coalesced), so values swapped between two records, or freed by one record and
         /// taken by another in a later save, never meet: only a value another replica's record
-        /// holds is a collision.
-        /// `new`: the values it holds after its last change in the push.
+        /// holds is a collision. `new`: the values it holds after its last change in the push.
         var touched: [(uri: String, entity: String, old: [String], new: [String])] = []
         var touchedIndex: [String: Int] = [:]
         func touch(_ uri: String, _ entity: String, old: [String], new: [String]) {
@@ -223,14 +222,15 @@ struct PushProcessor: Sendable {
             touchedIndex[uri] = touched.count
             touched.append((uri, entity, old, new))
         }
-        var merged = false
+        /// Whether this push merged two records (records settled after it are read again).
+        var anyMerge = false
 
         /// Merges records `a` and `b` (one entity, both holding a unique value) as
         /// ``UniqueMerge`` says, and logs it: the loser's values and links as an update and
         /// links of the survivor, then the loser's delete with `mergedInto`.
         func merge(_ a: String, _ b: String, _ entity: String) throws {
             isEcho = false
-            merged = true
+            anyMerge = true
             let survivor = UniqueMerge.survivor(of: a, and: b)
             let loser = survivor == a ? b : a
             guard let loserState = try transaction.record(loser), let survivorBefore = try transaction.record(survivor) else { return }
@@ -444,7 +444,7 @@ struct PushProcessor: Sendable {
         for record in touched {
             // A merge earlier in this loop may have changed or deleted it: then it is read
             // again, and claims all it holds.
-            if merged {
+            if anyMerge {
                 try settle(record.uri, record.entity, old: [], new: unique.keys(of: try transaction.record(record.uri)))
             } else {
                 try settle(record.uri, record.entity, old: record.old, new: record.new)
