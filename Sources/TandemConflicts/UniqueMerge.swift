@@ -38,12 +38,23 @@ public struct UniqueMerge: Sendable {
     /// `<attribute>=<JSON of each column's value>`.
     public func keys(of entity: String, values: [String: WireValue]) -> [String] {
         guard let unique = attributes[entity] else { return [] }
+        return keys(unique) { values[$0] }
+    }
+
+    /// The unique values a live record holds (none for a deleted one). Reads the columns it
+    /// needs from the record's fields, building nothing else: the server asks twice per change.
+    public func keys(of state: RecordState?) -> [String] {
+        guard let state, !state.isDeleted, let unique = attributes[state.entity] else { return [] }
+        return keys(unique) { state.fields[$0]?.value }
+    }
+
+    private func keys(_ unique: [(name: String, columns: [String])], value: (String) -> WireValue?) -> [String] {
         var keys: [String] = []
         for (name, columns) in unique {
             var key = name + "="
             var complete = true
             for (index, column) in columns.enumerated() {
-                guard let value = values[column], value != .null else { complete = false; break }
+                guard let value = value(column), value != .null else { complete = false; break }
                 if index > 0 { key += "," }
                 var json = WireJSON()
                 json.append(value)
@@ -52,12 +63,6 @@ public struct UniqueMerge: Sendable {
             if complete { keys.append(key) }
         }
         return keys
-    }
-
-    /// The unique values of a record's state: none while it is deleted.
-    public func keys(of state: RecordState?) -> [String] {
-        guard let state, !state.isDeleted else { return [] }
-        return keys(of: state.entity, values: state.values.mapValues(\.value))
     }
 
     /// The record that survives a merge of records `a` and `b` (URIs of one entity): the one

@@ -91,6 +91,29 @@ struct UniqueMergeTests {
     }
 
     @Test(arguments: StorageKind.allCases)
+    func aBulkPushClaimsEveryValueAndMergesOnlyTheOneTakenElsewhere(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann, schema: Self.schema)
+            let stamp = ServerHarness.stamp(1_800_000_000_000)
+            #expect(try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [Self.insert(9_000, title: "t520", name: "Ann", at: stamp)])).status == .ok)
+            // More records than one claiming statement holds; one value is taken already.
+            let bulk = (1...600).map { Self.insert($0, title: "t\($0)", name: "Bob", at: stamp) }
+            #expect(try await client.push("todos", token: harness.ann, key: "b", PushRequest(schemaVersion: 1, changes: bulk)).status == .ok)
+            let log = try await client.pullAll("todos", token: harness.ann, limit: 5_000)
+            let merges = { (entries: ArraySlice<LogEntry>) in
+                entries.compactMap { entry in entry.change.mergedInto.map { "\(Int(entry.change.record.suffix(12))!) into \(Int($0.suffix(12))!)" } }
+            }
+            #expect(merges(log[...]) == ["9000 into 520"])
+            // Every other value is held: records taking the first and the last merge too.
+            let late = [Self.insert(7_001, title: "t1", name: "Cy", at: stamp), Self.insert(7_600, title: "t600", name: "Cy", at: stamp)]
+            #expect(try await client.push("todos", token: harness.ann, key: "c", PushRequest(schemaVersion: 1, changes: late)).status == .ok)
+            let after = try await client.pullAll("todos", token: harness.ann, limit: 5_000).dropFirst(log.count)
+            #expect(merges(after) == ["7001 into 1", "7600 into 600"])
+        }
+    }
+
+    @Test(arguments: StorageKind.allCases)
     func aClientCannotSendAMerge(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind)
         try await harness.run { client in
