@@ -15,6 +15,8 @@ public actor MemoryServerStorage: ServerStorage {
         var unique: [String: String] = [:]
         /// Merged record → its survivor and the merge's stamp.
         var merged: [String: MergedRecord] = [:]
+        /// Member record → `owner \0 field` of the link fields that have named it.
+        var linkOwners: [String: Set<String>] = [:]
         var idempotent: [String: (hash: String, response: Data, at: Int64)] = [:]
     }
 
@@ -169,5 +171,16 @@ public actor MemoryServerStorage: ServerStorage {
         }
 
         func mergedInto(_ uri: String) -> MergedRecord? { state.datasets[dataset]?.merged[uri] }
+
+        mutating func addLinkOwner(_ owner: String, field: String, member: String) {
+            state.datasets[dataset]?.linkOwners[member, default: []].insert(owner + "\0" + field)
+        }
+
+        func linkOwners(of member: String) -> [(owner: String, field: String)] {
+            (state.datasets[dataset]?.linkOwners[member] ?? []).sorted().map { entry in
+                let parts = entry.split(separator: "\0", maxSplits: 1, omittingEmptySubsequences: false)
+                return (String(parts[0]), String(parts[1]))
+            }
+        }
     }
 }

@@ -225,6 +225,73 @@ struct PushProcessor: Sendable {
         /// Whether this push merged two records (records settled after it are read again).
         var anyMerge = false
 
+        // Many-to-many links: a link is a field of its owner, `<relationship>#<member id>`.
+        // Replicas drop a record's join rows when they apply its delete, whatever the links'
+        // stamps; the server says what becomes of each link that names the record, in log
+        // order after the delete or the revival, so every replica ends with the same rows.
+        var linkOwnerEntities: Set<String> = []
+        var linkMemberEntities: Set<String> = []
+        for entity in schema.entities {
+            for relationship in entity.relationships {
+                guard case .joinTable(_, "source", _) = schema.storage(of: relationship, in: entity) else { continue }
+                linkOwnerEntities.insert(entity.name)
+                linkMemberEntities.insert(relationship.destination)
+            }
+        }
+        /// The member a link field of an `entity` record names.
+        func linkMember(_ entity: String, _ field: String) -> String? {
+            guard let hash = field.firstIndex(of: "#"),
+                  let destination = schema.entity(named: entity)?.relationship(named: String(field[..<hash]))?.destination else { return nil }
+            return "tandem://\(datasetName)/\(destination)/\(field[field.index(after: hash)...])"
+        }
+        func logLink(_ owner: String, _ entity: String, field: String, linked: Bool, stamp: HLCTimestamp) throws {
+            guard let hash = field.firstIndex(of: "#") else { return }
+            last = try transaction.appendLog(WireChange(record: owner, entity: entity, kind: linked ? .link : .unlink,
+                                                        values: [String(field[..<hash]): .text(String(field[field.index(after: hash)...]))],
+                                                        stamps: [WireChange.deleteStampKey: stamp.description]), schemaVersion: schemaVersion)
+            isEcho = false
+        }
+        /// Record `uri` has a newer delete, stamped `deleted`: links older than it go (a link
+        /// newer than the delete stays, as any value does, and comes back with the record).
+        /// Each is logged as an unlink for the replicas that pull the link after applying the
+        /// delete (the replica that made the delete, say, when it had not seen the link).
+        func linksDied(_ uri: String, _ entity: String, before: RecordState?, deleted: HLCTimestamp) throws {
+            if linkOwnerEntities.contains(entity), let before {
+                // Its own link fields: the merge dropped those older than the delete.
+                for (field, link) in before.fields.sorted(by: { $0.key < $1.key })
+                where field.contains("#") && link.value == .bool(true) && link.stamp < deleted {
+                    try logLink(uri, entity, field: field, linked: false, stamp: deleted)
+                }
+            }
+            guard linkMemberEntities.contains(entity) else { return }
+            for (owner, field) in try transaction.linkOwners(of: uri) {
+                guard let ownerState = try transaction.record(owner), let link = ownerState.fields[field],
+                      link.value == .bool(true), link.stamp < deleted else { continue }
+                var state: RecordState? = ownerState
+                let unlinked = RecordMerge.apply(WireChange(record: owner, entity: ownerState.entity, kind: .update, values: [field: .bool(false)]),
+                                                 stamps: [field: deleted], to: &state)
+                if let state, state != ownerState { try transaction.setRecord(owner, state) }
+                if !unlinked.applied.isEmpty { try logLink(owner, ownerState.entity, field: field, linked: false, stamp: deleted) }
+            }
+        }
+        /// Record `uri` lives again (re-inserted after its delete, or restored because a
+        /// delete lost to a newer insert): replicas that applied the delete dropped its links,
+        /// so those that still hold (both ends live) are logged again.
+        func linksRevived(_ uri: String, _ entity: String, state: RecordState) throws {
+            if linkOwnerEntities.contains(entity) {
+                for (field, link) in state.fields.sorted(by: { $0.key < $1.key }) where field.contains("#") && link.value == .bool(true) {
+                    guard let member = linkMember(entity, field), let memberState = try transaction.record(member), !memberState.isDeleted else { continue }
+                    try logLink(uri, entity, field: field, linked: true, stamp: link.stamp)
+                }
+            }
+            guard linkMemberEntities.contains(entity) else { return }
+            for (owner, field) in try transaction.linkOwners(of: uri) {
+                guard let ownerState = try transaction.record(owner), !ownerState.isDeleted, let link = ownerState.fields[field],
+                      link.value == .bool(true) else { continue }
+                try logLink(owner, ownerState.entity, field: field, linked: true, stamp: link.stamp)
+            }
+        }
+
         /// Merges records `a` and `b` (one entity, both holding a unique value) as
         /// ``UniqueMerge`` says, and logs it: the loser's values and links as an update and
         /// links of the survivor, then the loser's delete with `mergedInto`.
@@ -257,6 +324,7 @@ struct PushProcessor: Sendable {
                 let carried = RecordMerge.apply(WireChange(record: survivor, entity: entity, kind: .update, values: [field: link.value]),
                                                 stamps: [field: link.stamp], to: &survivorState)
                 guard !carried.applied.isEmpty else { continue }
+                if let memberURI = linkMember(entity, field) { try transaction.addLinkOwner(survivor, field: field, member: memberURI) }
                 let member = String(field[field.index(after: hash)...])
                 last = try transaction.appendLog(WireChange(record: survivor, entity: entity, kind: link.value == .bool(true) ? .link : .unlink,
                                                             values: [String(field[..<hash]): .text(member)],
@@ -361,11 +429,19 @@ struct PushProcessor: Sendable {
                 // A link to a record deleted here (or never pushed) loses to the delete, as an
                 // update of it would: replicas clear a record's links when they apply its
                 // delete, so the link would live only where it was made.
+                // So does a link older than the member's newest delete, though the member lives
+                // again: replicas dropped the link with the delete.
                 if change.kind == .link {
-                    let endpoints = [state, try transaction.record(memberURI)]
-                    if let gone = endpoints.first(where: { $0?.isDeleted ?? true }) {
+                    let memberState = try transaction.record(memberURI)
+                    var losesTo: String?   // the winning delete's stamp
+                    if let gone = [state, memberState].first(where: { $0?.isDeleted ?? true }) {
+                        losesTo = gone?.deleted?.description ?? ""
+                    } else if let deleted = memberState?.deleted, deleted >= stamp {
+                        losesTo = deleted.description
+                    }
+                    if let losesTo {
                         let lost = LostValue(attribute: field, value: .bool(true), stamp: stamp.description,
-                                             winningValue: .null, winningStamp: gone?.deleted?.description ?? "")
+                                             winningValue: .null, winningStamp: losesTo)
                         try transaction.recordLost(lost, record: change.record, position: nil, at: now)
                         outcome(index, position: nil, applied: [], lost: [lost])
                         continue
@@ -379,6 +455,7 @@ struct PushProcessor: Sendable {
                 if !merged.applied.isEmpty {
                     position = try log(change, whole: !redirected, index: index, sent: sent, created: nil, canonical: canonical, to: &transaction)
                     last = position!
+                    if change.kind == .link { try transaction.addLinkOwner(change.record, field: field, member: memberURI) }
                 }
                 for lost in merged.lost { try transaction.recordLost(lost, record: change.record, position: position, at: now) }
                 outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
@@ -428,6 +505,14 @@ struct PushProcessor: Sendable {
                 if let created = state?.created { restored.setCreationStamp(created.description) }
                 last = try transaction.appendLog(restored, schemaVersion: schemaVersion)
                 isEcho = false
+            }
+            if let after = state, linkOwnerEntities.contains(change.entity) || linkMemberEntities.contains(change.entity) {
+                if let deleted = after.deleted, deleted != before?.deleted {
+                    try linksDied(change.record, change.entity, before: before, deleted: deleted)
+                }
+                if !after.isDeleted, before?.isDeleted == true || merged.restore != nil {
+                    try linksRevived(change.record, change.entity, state: after)
+                }
             }
             for lost in merged.lost {
                 try transaction.recordLost(lost, record: change.record, position: position, at: now)

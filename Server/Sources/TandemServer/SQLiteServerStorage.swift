@@ -28,14 +28,20 @@ public final class SQLiteServerStorage: ServerStorage {
     /// - 5: `unique_values` (which live record holds each unique value) and `merged_records`
     ///   (records merged into another because both held one): the server decides unique-value
     ///   merges. Added empty to a format 4 file.
-    public static let formatVersion = 5
+    /// - 6: `link_members` (which records' link fields have named each member), so a delete
+    ///   or a revival of a record settles the links that name it. Added empty to a format 4
+    ///   or 5 file (links made before it are not in it: a delete of their member does not
+    ///   see them).
+    public static let formatVersion = 6
 
-    /// The tables format 5 added.
+    /// The tables formats 5 and 6 added.
     private static let uniqueTablesSQL = """
         CREATE TABLE IF NOT EXISTS unique_values(dataset_id INTEGER NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, uri TEXT NOT NULL,
                                    PRIMARY KEY(dataset_id, entity, key)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS merged_records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL, state BLOB,
-                                    PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID
+                                    PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS link_members(dataset_id INTEGER NOT NULL, member TEXT NOT NULL, owner TEXT NOT NULL, field TEXT NOT NULL,
+                                  PRIMARY KEY(dataset_id, member, owner, field)) WITHOUT ROWID
         """
 
     /// The log's layout since format 4.
@@ -108,7 +114,7 @@ public final class SQLiteServerStorage: ServerStorage {
             throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion). Upgrade tandem-server.")
         }
         guard version < formatVersion else { return }
-        if version == 4 {
+        if version == 4 || version == 5 {
             try db.execute(sql: "\(uniqueTablesSQL); PRAGMA user_version = \(formatVersion);")
             return
         }
@@ -402,6 +408,16 @@ public final class SQLiteServerStorage: ServerStorage {
             } else {
                 try db.cachedStatement(sql: "DELETE FROM merged_records WHERE dataset_id = ? AND uri = ?").execute(arguments: [dataset, loser])
             }
+        }
+
+        mutating func addLinkOwner(_ owner: String, field: String, member: String) throws {
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO link_members(dataset_id, member, owner, field) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [dataset, member, owner, field])
+        }
+
+        func linkOwners(of member: String) throws -> [(owner: String, field: String)] {
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT owner, field FROM link_members WHERE dataset_id = ? AND member = ? ORDER BY owner, field"),
+                             arguments: [dataset, member]).map { ($0[0], $0[1]) }
         }
 
         func mergedInto(_ uri: String) throws -> MergedRecord? {

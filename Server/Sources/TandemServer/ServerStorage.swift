@@ -143,6 +143,13 @@ public protocol PushTransaction {
     /// The record `uri` was merged into, when, and the loser's state before the merge; `nil`
     /// when it was not merged.
     func mergedInto(_ uri: String) throws -> MergedRecord?
+    /// Remembers that record `owner`'s link field `field` (`<relationship>#<member id>`) names
+    /// record `member`, for ``linkOwners(of:)``. Kept when the link goes: the owner's state
+    /// says whether it holds.
+    mutating func addLinkOwner(_ owner: String, field: String, member: String) throws
+    /// The records whose link fields have named record `member`, with each field, in a
+    /// stable order: what a delete or a revival of `member` looks at.
+    func linkOwners(of member: String) throws -> [(owner: String, field: String)]
 }
 
 extension PushTransaction {

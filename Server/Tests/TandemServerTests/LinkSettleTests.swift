@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import TandemSchema
+@testable import TandemServer
+import TandemWire
+
+/// A delete or a revival of a record settles the many-to-many links that name it, in the
+/// log, so replicas (which drop a record's join rows with its delete) end with the same rows.
+@Suite("Links settled by deletes and revivals")
+struct LinkSettleTests {
+    /// `ServerHarness.schema` with tags linking todos (the tag's side stores the links).
+    static let schema: Schema = {
+        var schema = ServerHarness.schema
+        schema.entities.append(Schema.Entity(name: "Tag", attributes: [Schema.Attribute(name: "label", type: .scalar(.string))], relationships: [
+            Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: "tags"),
+        ]))
+        schema.entities[0].relationships.append(Schema.Relationship(name: "tags", destination: "Tag", cardinality: .toMany, inverse: "todos"))
+        return schema
+    }()
+
+    static let tag = "tandem://todos/Tag/00000000-0000-0000-0000-000000000010"
+    static let todoID = "00000000-0000-0000-0000-000000000001"
+
+    static func describe(_ entry: LogEntry) -> String {
+        guard entry.change.kind.isLink, case .text(let member) = entry.change.values["todos"] else { return "\(entry.change.kind.rawValue) \(entry.change.entity)" }
+        return "\(entry.change.kind.rawValue) \(entry.change.entity) \(member)"
+    }
+
+    static func link(at stamp: String) -> WireChange {
+        WireChange(record: tag, entity: "Tag", kind: .link, values: ["todos": .text(todoID)], stamps: ["*": stamp])
+    }
+
+    static func setUp(_ client: ServerHarness.Client, _ harness: ServerHarness) async throws {
+        try await client.setUp("todos", token: harness.ann, schema: Self.schema)
+        let made = [WireChange(record: tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
+                    ServerHarness.insert("todos", 1, at: ServerHarness.stamp(1_800_000_000_000))]
+        #expect(try await client.push("todos", token: harness.ann, key: "made", PushRequest(schemaVersion: 1, changes: made)).status == .ok)
+    }
+
+    static func delete(at stamp: String) -> WireChange {
+        WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .delete, stamps: ["*": stamp])
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func aDeleteNewerThanALinkLogsItsUnlinkAndTheRevivalLeavesItOut(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await Self.setUp(client, harness)
+            #expect(try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [Self.link(at: ServerHarness.stamp(1_800_000_000_001))])).status == .ok)
+            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            let again = ServerHarness.insert("todos", 1, title: "again", at: ServerHarness.stamp(1_800_000_000_003))
+            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [Self.delete(at: ServerHarness.stamp(1_800_000_000_002)), again])).status == .ok)
+            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(log.map(Self.describe) == ["delete Todo", "unlink Tag \(Self.todoID)", "insert Todo"])
+            // Made before the delete, a link that reaches the server after it loses.
+            let late = Self.link(at: ServerHarness.stamp(1_800_000_000_001, counter: 1))
+            #expect(try await client.push("todos", token: harness.ann, key: "late", PushRequest(schemaVersion: 1, changes: [late])).status == .ok)
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 100).count == before + 3)
+        }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func aLinkNewerThanTheDeleteIsLoggedAgainAfterTheRevival(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await Self.setUp(client, harness)
+            #expect(try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [Self.link(at: ServerHarness.stamp(1_800_000_000_002))])).status == .ok)
+            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            let again = ServerHarness.insert("todos", 1, title: "again", at: ServerHarness.stamp(1_800_000_000_003))
+            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [Self.delete(at: ServerHarness.stamp(1_800_000_000_001)), again])).status == .ok)
+            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(log.map(Self.describe) == ["delete Todo", "insert Todo", "link Tag \(Self.todoID)"])
+            #expect((log.last?.change.stamps["*"] ?? log.last?.change.stamps["todos"]) == ServerHarness.stamp(1_800_000_000_002), "logged again with its own stamp")
+        }
+    }
+}
