@@ -39,6 +39,19 @@ struct ChangeApplier {
         var newestStamp: HLCTimestamp?
         /// Values a conflict policy decided, to write as new local edits after the page.
         var resolutions: [Resolution] = []
+
+        /// Forgets an earlier policy decision about `column` of record `uuid` (a newer pulled
+        /// value of it came): a decision against a value the server has since replaced would
+        /// overwrite the newer one everywhere.
+        mutating func supersede(_ entity: String, _ uuid: String, _ column: String) {
+            guard !resolutions.isEmpty else { return }
+            for index in resolutions.indices.reversed()
+            where !resolutions[index].reinsert && resolutions[index].uuid == uuid && resolutions[index].entity == entity {
+                resolutions[index].values[column] = nil
+                resolutions[index].stamps?[column] = nil
+                if resolutions[index].values.isEmpty { resolutions.remove(at: index) }
+            }
+        }
         /// References to records a pulled delete removed, decided once the pull is caught
         /// up (see ``ChangeApplier/resolveDangling(_:_:)``).
         var dangling: [Dangling] = []
@@ -416,6 +429,9 @@ struct ChangeApplier {
                 guard let remote = remoteStamp(column) else { continue }
                 let localStamp = local[column] ?? local["*"] ?? .zero
                 if remote == localStamp { continue }   // the same write: nothing to decide
+                // A later entry of the log holds the server's newer value of the column: a
+                // policy's decision about an earlier one in the page no longer stands.
+                outcome.supersede(change.entity, uuid, column)
                 let localValue = try readLocal(at: index)
                 let remoteValue = values[column]!
                 // An unpushed local edit against a different pulled value: the policy decides;

@@ -557,6 +557,33 @@ struct ConflictPolicyTests {
         }
     }
 
+    @Test func serverWinsKeepsTheServersNewestValueNotAnOlderOneFromTheSamePull() async throws {
+        try await ConflictTableTests.world { w in
+            let c = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            _ = try await syncC.sync()
+            // Edits of one title in this order: A, B (unpushed), C; the server ends with C's.
+            try SyncFixtures.update(w.a, 1, "title", "A")
+            try await ConflictTableTests.tick()
+            try SyncFixtures.update(w.b, 1, "title", "B")
+            try await ConflictTableTests.tick()
+            try SyncFixtures.update(c, 1, "title", "C")
+            _ = try await w.syncA.sync()
+            _ = try await syncC.sync()
+            // B pulls A's and C's values in one page: the server's value is C's.
+            let b = Self.engine(w, w.b) { $0.conflictPolicies["Todo.title"] = .serverWins }
+            for _ in 0..<2 {
+                _ = try await b.sync()
+                _ = try await w.syncA.sync()
+                _ = try await syncC.sync()
+            }
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(1)]?.first == "C")
+            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)]?.first == "C")
+            #expect(try SyncFixtures.rows(c)[SyncFixtures.id(1)]?.first == "C")
+        }
+    }
+
     @Test func clientWinsKeepsAnOlderLocalEditEverywhere() async throws {
         try await ConflictTableTests.world { w in
             try SyncFixtures.update(w.b, 1, "title", "older local")
