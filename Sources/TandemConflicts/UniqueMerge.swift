@@ -76,7 +76,13 @@ public struct UniqueMerge: Sendable {
     /// The stamp of the loser's delete: newer than every stamp the loser holds and not older
     /// than `now` (milliseconds since 1970). Node 0 is the server's.
     public static func mergeStamp(loser: RecordState, now: Int64) -> HLCTimestamp {
-        let newest = ([loser.created, loser.deleted].compactMap { $0 } + loser.fields.values.map(\.stamp)).max() ?? .zero
+        stamp(after: ([loser.created, loser.deleted].compactMap { $0 } + loser.fields.values.map(\.stamp)).max() ?? .zero, now: now)
+    }
+
+    /// A server stamp (node 0) newer than `newest` and not older than `now`: for a value
+    /// the server rewrites (a reference to a merged record, pointed at the survivor), so the
+    /// replica that wrote the old one takes the new one.
+    public static func stamp(after newest: HLCTimestamp, now: Int64) -> HLCTimestamp {
         let physical = UInt64(max(now, 0))
         if physical > newest.physical { return HLCTimestamp(physical: physical, counter: 0, node: 0) }
         if newest.counter == .max { return HLCTimestamp(physical: newest.physical + 1, counter: 0, node: 0) }

@@ -191,6 +191,10 @@ extension SyncEngine {
             // update of a unique column. Inserts alone free nothing (a bulk import of a seed
             // model with a unique attribute goes at full speed).
             let inFlight = prepared.freesUniqueValues ? 1 : max(configuration.pushesInFlight, 1)
+            // Records this store merged away and then made again: the server takes such an
+            // insert (newer than the merge) as a record of its own again; so does this store
+            // once it is sent, or it would still send later changes of it to the survivor.
+            let mergedAway = try read { db in try SyncStore.count("tandem_sync_merged", db) } > 0
             try await withThrowingTaskGroup(of: (Int, PushResult).self) { group in
                 var next = range.chunk
                 var answeredThrough = range.chunk
@@ -217,8 +221,10 @@ extension SyncEngine {
                         let chunk = answeredThrough
                         let checkingPulledChanges = echoSkipChecksPulledChanges
                         let echoes = unmatchedEchoes + answered.echoes
+                        let sentBatches = batches[from..<answeredThrough]
                         let (skipped, unmatched) = try store { db in
                             try answered.save(db)
+                            if mergedAway { try Self.unmergeReinserted(sentBatches.flatMap(\.changes), db) }
                             try SyncStore.set("inflight", range.saved(chunk: chunk), db)
                             return try Self.skipEchoes(echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
                         }
@@ -382,6 +388,16 @@ extension SyncEngine {
     /// Reads and cuts the next push range (blocking SQLite and JSON work, kept off both the
     /// engine's queue and Swift's cooperative pool).
     private static let rangeReader = DispatchQueue(label: "tandem.sync.ranges")
+
+    /// Forgets the merges of records `changes` insert again after them (see
+    /// ``SyncStore/unmerge(entity:loser:_:)``).
+    nonisolated static func unmergeReinserted(_ changes: [WireChange], _ db: Database) throws {
+        for change in changes where change.kind == .insert {
+            guard let id = RecordURI(change.record)?.id, let merged = try SyncStore.mergeStamp(entity: change.entity, loser: id, db),
+                  let newest = change.stamps.values.compactMap(HLCTimestamp.init).max(), newest > merged else { continue }
+            try SyncStore.unmerge(entity: change.entity, loser: id, db)
+        }
+    }
 
     /// Entity → the columns of its unique attributes (for the entities that have one).
     nonisolated var uniqueColumns: [String: Set<String>] {

@@ -342,8 +342,40 @@ struct PushProcessor: Sendable {
             try settle(survivor, entity, old: unique.keys(of: survivorBefore), new: unique.keys(of: survivorState), claimAll: true)
         }
 
-        for (index, (sent, changeStamps)) in zip(changes, stamps).enumerated() {
+        // References to records of unique entities, which a merge may have taken away.
+        var mergeableReferences: [String: [(column: String, destination: String)]] = [:]
+        if !unique.attributes.isEmpty {
+            for entity in schema.entities {
+                let targets = entity.relationships.filter { !$0.isToMany && unique.hasUniqueValues($0.destination) }.map { (column: $0.name, destination: $0.destination) }
+                if !targets.isEmpty { mergeableReferences[entity.name] = targets }
+            }
+        }
+
+        for (index, (sent, sentStamps)) in zip(changes, stamps).enumerated() {
             var change = sent
+            var changeStamps = sentStamps
+            // A reference to a record merged into another points at the survivor, with a
+            // server stamp newer than the one sent: every replica, the one that wrote it
+            // too (its store holds the loser's id), takes the survivor's.
+            var referencesRewritten = false
+            if change.kind == .insert || change.kind == .update, let targets = mergeableReferences[change.entity] {
+                for (column, destination) in targets {
+                    guard case .text(let id)? = change.values[column], let sentStamp = changeStamps[column],
+                          var merged = try transaction.mergedInto("tandem://\(datasetName)/\(destination)/\(id)") else { continue }
+                    var hops = 0
+                    while hops < 16, let next = try transaction.mergedInto(merged.survivor) {
+                        merged = next
+                        hops += 1
+                    }
+                    guard let survivor = RecordURI(merged.survivor)?.id, survivor != id else { continue }
+                    let stamp = UniqueMerge.stamp(after: max(sentStamp, merged.stamp), now: now)
+                    change.values[column] = .text(survivor)
+                    changeStamps[column] = stamp
+                    change.stamps[column] = stamp.description
+                    referencesRewritten = true
+                    isEcho = false
+                }
+            }
             // A record the server has never seen, made by an insert: everything it sent is
             // applied, and it was created by its newest stamp (what RecordMerge decides,
             // without building the merge's dictionaries). Tried before the record is looked up.
@@ -351,7 +383,7 @@ struct PushProcessor: Sendable {
                try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) {
                 var applied = change
                 applied.setCreationStamp(created.description)
-                let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
+                let position = try log(applied, whole: !referencesRewritten, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position
                 outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
                 if unique.hasUniqueValues(change.entity) {
@@ -361,7 +393,7 @@ struct PushProcessor: Sendable {
             }
             // A record merged into another: its later changes are the survivor's. An insert
             // newer than the merge makes it a record of its own again.
-            var redirected = false
+            var redirected = referencesRewritten
             if unique.hasUniqueValues(change.entity), change.kind != .delete, var merged = try transaction.mergedInto(change.record) {
                 let reinserted = change.kind == .insert && (changeStamps.values.max().map { $0 > merged.stamp } ?? false)
                 if reinserted {
