@@ -47,7 +47,7 @@ struct DaemonCommand: AsyncParsableCommand {
         await engine.run(every: .milliseconds(Int64(interval * 1000)), backoff: Backoff(maximum: .milliseconds(Int64(maxBackoff * 1000))),
                          shouldStop: { stopping.flag.load(ordering: .relaxed) }) { result in
             if case .success(let summary) = result, summary.pushed + summary.pulled + summary.conflicts + summary.quarantined + summary.waitingLocal > 0 {
-                log.info(summary.isComplete ? "synced" : "synced, but local changes the server refused are waiting in the quarantine (tandem quarantine list)",
+                log.info(summary.isComplete ? "synced" : "synced, but changes wait in the quarantine: local ones the server refused, or pulled ones not applied here (tandem quarantine list)",
                          metadata: ["summary": "\(summary)"])
             }
         }

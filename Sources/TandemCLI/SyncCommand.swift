@@ -38,7 +38,13 @@ struct SyncCommand: AsyncParsableCommand {
             }
             if json { try printJSON(summary, pretty: false) } else { print(summary.isComplete ? "synced: \(summary)" : "not synced: \(summary)") }
             if !summary.isComplete {
-                FileHandle.standardError.write(Data("tandem: \(summary.waitingLocal) local change(s) the server refused are not on the server; they are sent again on every sync. See tandem quarantine list --store \(try store.path)\n".utf8))
+                let path = try store.path
+                if summary.waitingLocal > 0 {
+                    FileHandle.standardError.write(Data("tandem: \(summary.waitingLocal) local change(s) the server refused are not on the server; they are sent again on every sync. See tandem quarantine list --store \(path)\n".utf8))
+                }
+                if summary.waitingPulled > 0 {
+                    FileHandle.standardError.write(Data("tandem: \(summary.waitingPulled) pulled change(s) could not be applied here; this store differs from the server until they are (tried again on every sync). See tandem quarantine list --store \(path)\n".utf8))
+                }
                 throw CheckFailed(exitCode: 1)
             }
         } catch let error as SyncError {

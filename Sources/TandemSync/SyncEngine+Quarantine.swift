@@ -87,7 +87,9 @@ extension SyncEngine {
 
     /// Applies the pulled changes waiting in the quarantine again, oldest first: those whose
     /// cause is gone (a unique value freed, their record's insert applied) leave it; the
-    /// others go back with the reason of this try.
+    /// others go back with the reason of this try. Passes are repeated while one lets a
+    /// change out: a change applied late in a pass may free what an earlier one waits for
+    /// (an insert waiting for a value that a later rename in the same pull frees).
     func retryPulledQuarantine() throws -> ChangeApplier.Outcome {
         let waiting = try read { db in try SyncStore.quarantined(pulled: true, db, limit: Self.quarantineRetryLimit) }
         guard !waiting.isEmpty else { return ChangeApplier.Outcome() }
@@ -95,15 +97,24 @@ extension SyncEngine {
         applier.now = clock()
         let outcome = try store { db in
             var outcome = ChangeApplier.Outcome()
-            for entry in waiting {
-                guard let position = entry.position, let change = entry.wireChange else { continue }
-                try SyncStore.unquarantine([entry.id], db)
-                try applier.apply(LogEntry(position: position, change: change, schemaVersion: entry.schemaVersion ?? 0), db, into: &outcome)
+            var pass = waiting
+            while !pass.isEmpty {
+                for entry in pass {
+                    guard let position = entry.position, let change = entry.wireChange else { continue }
+                    try SyncStore.unquarantine([entry.id], db)
+                    try applier.apply(LogEntry(position: position, change: change, schemaVersion: entry.schemaVersion ?? 0), db, into: &outcome)
+                }
+                // Changes still waiting for one another's unique values (records that swapped
+                // them elsewhere): applied together.
+                var left = try SyncStore.quarantined(pulled: true, db, limit: Self.quarantineRetryLimit)
+                if left.count > 1 {
+                    try applier.applyUniqueRings(left, db, into: &outcome)
+                    left = try SyncStore.quarantined(pulled: true, db, limit: Self.quarantineRetryLimit)
+                }
+                // Each pass that goes on let at least one change out: at most as many passes
+                // as changes.
+                pass = left.count < pass.count ? left : []
             }
-            // Changes still waiting for one another's unique values (records that swapped
-            // them elsewhere): applied together.
-            let left = try SyncStore.quarantined(pulled: true, db, limit: Self.quarantineRetryLimit)
-            if left.count > 1 { try applier.applyUniqueRings(left, db, into: &outcome) }
             if let newest = outcome.newestStamp { try ModelContainer.advanceClock(past: newest, in: db) }
             return outcome
         }

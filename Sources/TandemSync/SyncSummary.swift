@@ -18,14 +18,16 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The server's clock minus this machine's (ms), from the sync's last answer.
     public var clockOffset: Int64?
 
-    /// Whether every local change is on the server (none waits in the quarantine): a sync
-    /// that returns without this pushed and pulled what it could, but did not finish.
-    public var isComplete: Bool { waitingLocal == 0 }
+    /// Whether every local change is on the server and every pulled one in the store (none
+    /// waits in the quarantine): a sync that returns without this pushed and pulled what it
+    /// could, but did not finish.
+    public var isComplete: Bool { waitingLocal == 0 && waitingPulled == 0 }
 
     public init() {}
 
     public var description: String {
         "pushed \(pushed), pulled \(pulled), conflicts \(conflicts), quarantined \(quarantined)"
             + (waitingLocal > 0 ? ", \(waitingLocal) local changes refused by the server waiting" : "")
+            + (waitingPulled > 0 ? ", \(waitingPulled) pulled changes not applied waiting" : "")
     }
 }
