@@ -68,7 +68,7 @@ struct RecordsCommand: ParsableCommand {
             let container = try store.open()
             let entity = try RecordsCommand.entity(entity, in: container)
             let text = json == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : json
-            let values: [String: WireValue]
+            var values: [String: WireValue]
             do { values = try JSONDecoder().decode([String: WireValue].self, from: Data(text.utf8)) } catch {
                 throw CLIError("the values are not a JSON object of column values: \(error)")
             }
@@ -81,6 +81,18 @@ struct RecordsCommand: ParsableCommand {
             for (name, value) in values.sorted(by: { $0.key < $1.key }) where !value.fits(known[name]!) {
                 throw CLIError("\(name): \(value) does not fit column '\(name)' (\(known[name]!.sqlType.rawValue)\(known[name]!.isNullable ? ", nullable" : ""))")
             }
+            for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+                guard case .text(let text) = value else { continue }
+                // SQLite keeps text up to its first NUL: the rest would be lost without a word.
+                if text.utf8.contains(0) {
+                    throw CLIError("\(name): the text holds a NUL character (\\u0000), which the store cannot keep; remove it")
+                }
+                // A reference is its record's UUID, lowercase, as the store writes it (a delete
+                // rule looks it up as such); a record URI of the destination is taken too.
+                if known[name]!.role == .foreignKey, let relationship = entity.relationship(named: name) {
+                    values[name] = .text(try RecordsCommand.referencedID(text, column: name, destination: relationship.destination, dataset: container.dataset))
+                }
+            }
             let uuid: String
             if let id {
                 guard let parsed = UUID(uuidString: id) else { throw CLIError("'\(id)' is not a UUID") }
@@ -88,12 +100,28 @@ struct RecordsCommand: ParsableCommand {
             } else {
                 uuid = UUID().uuidString.lowercased()
             }
-            let names = values.keys.sorted()
             let table = SQLName.quote(entity.name)
             do {
                 try container.write(author: "tandem") { db in
                     let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(table) WHERE \"#id\" = ?", arguments: [uuid]) ?? false
-                    let arguments = names.map { values[$0]!.databaseValue }
+                    var given = values.mapValues(\.databaseValue)
+                    if !exists {
+                        // A new record: attributes left out take their schema defaults; one
+                        // that has none and cannot be null is named.
+                        for attribute in entity.attributes {
+                            for column in attribute.columns where given[column.name] == nil {
+                                if let text = attribute.defaultValue, attribute.columns.count == 1, let literal = column.defaultLiteral(text) {
+                                    given[column.name] = literal
+                                }
+                            }
+                        }
+                        let missing = RecordsCommand.columns(of: entity).filter { !$0.isNullable && given[$0.name] == nil }.map(\.name)
+                        if !missing.isEmpty {
+                            throw CLIError("no \(entity.name) \(uuid) in the store to update; to create it, give \(missing.joined(separator: ", ")) too (they have no default and cannot be null)")
+                        }
+                    }
+                    let names = given.keys.sorted()
+                    let arguments = names.map { given[$0]! }
                     if exists {
                         guard !names.isEmpty else { return }
                         try db.execute(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
@@ -108,6 +136,18 @@ struct RecordsCommand: ParsableCommand {
             }
             print("tandem://\(container.dataset)/\(entity.name)/\(uuid)")
         }
+    }
+
+    /// The lowercase UUID a reference value names: a UUID, or a record URI of `destination`.
+    static func referencedID(_ text: String, column: String, destination: String, dataset: String) throws -> String {
+        if let uuid = UUID(uuidString: text) { return uuid.uuidString.lowercased() }
+        if let url = URL(string: text), let id = try? PersistentIdentifier(uriRepresentation: url) {
+            guard id.entityName == destination, id.dataset == dataset else {
+                throw CLIError("\(column): '\(text)' is a \(id.entityName) of dataset '\(id.dataset)'; \(column) refers to a \(destination) of '\(dataset)'")
+            }
+            return id.uuid.uuidString.lowercased()
+        }
+        throw CLIError("\(column): '\(text)' is not a \(destination)'s UUID (or its tandem:// URI)")
     }
 
     struct Get: ParsableCommand {

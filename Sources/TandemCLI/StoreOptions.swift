@@ -94,8 +94,9 @@ struct ServerOptions: ParsableArguments {
         guard let server = server ?? environment["TANDEM_SERVER"] ?? file.server else {
             throw CLIError("no server: pass --server URL, set TANDEM_SERVER, or put \"server\" in the config file")
         }
-        let tokenPath = tokenFile ?? environment["TANDEM_TOKEN_FILE"] ?? file.tokenFile
-        let inline = environment["TANDEM_TOKEN"]
+        // An empty setting is no setting (`TANDEM_TOKEN_FILE=` in a unit file, say).
+        let tokenPath = [tokenFile, environment["TANDEM_TOKEN_FILE"], file.tokenFile].lazy.compactMap { $0 }.first { !$0.isEmpty }
+        let inline = environment["TANDEM_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         guard tokenPath != nil || inline != nil else {
             throw CLIError("no token: pass --token-file FILE, set TANDEM_TOKEN_FILE or TANDEM_TOKEN (create one with tandem-server tokens create NAME)")
         }
@@ -104,7 +105,11 @@ struct ServerOptions: ParsableArguments {
                 guard let data = FileManager.default.contents(atPath: tokenPath) else {
                     throw CLIError("\(tokenPath): the token file cannot be read")
                 }
-                return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !token.isEmpty else {
+                    throw CLIError("\(tokenPath): the token file is empty (create a token with tandem-server tokens create NAME)")
+                }
+                return token
             }
             return inline ?? ""
         }

@@ -82,7 +82,10 @@ struct CheckFailed: Error {
 }
 
 /// Bad input: exit 2 with a message that says what to fix.
-struct CLIError: Error {
+struct CLIError: Error, CustomStringConvertible {
     var message: String
     init(_ message: String) { self.message = message }
+    /// The message alone: where a caller prints the error (the sync engine wraps a failing
+    /// token closure's error in its own message), the user reads what to fix.
+    var description: String { message }
 }

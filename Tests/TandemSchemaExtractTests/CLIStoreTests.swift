@@ -92,6 +92,33 @@ struct CLIStoreTests {
         #expect(todos.output.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || !todos.output.contains("title"), "\(todos.output)")
     }
 
+    @Test func recordsPutTakesReferencesAsUUIDsOrURIsFillsDefaultsAndRefusesWhatItCannotKeep() throws {
+        let workspace = try Workspace()
+        let schema = try workspace.release("s", Self.projects)
+        let store = workspace.path("p.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", schema).status == 0)
+        let project = try workspace.run("records", "put", "--store", store, "--entity", "Project", #"{"name": "p"}"#).output
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = String(project.split(separator: "/").last!)
+        // An upper-case UUID and the record's URI both name it; the store keeps the lowercase UUID.
+        for reference in [id.uppercased(), project] {
+            let run = try workspace.run("records", "put", "--store", store, "--entity", "Todo", #"{"title": "t", "project": "\#(reference)"}"#)
+            #expect(run.status == 0, "\(run.error)")
+            let todo = try workspace.run("records", "get", "--store", store, run.output.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(todo.output.contains(#""project" : "\#(id)""#), "\(todo.output)")
+        }
+        let bad = try workspace.run("records", "put", "--store", store, "--entity", "Todo", #"{"title": "t", "project": "not-a-uuid"}"#)
+        #expect(bad.status == 2 && bad.error.contains("is not a Project's UUID"), "\(bad.error)")
+        let nul = try workspace.run("records", "put", "--store", store, "--entity", "Todo", #"{"title": "before\u0000after"}"#)
+        #expect(nul.status == 2 && nul.error.contains("NUL"), "\(nul.error)")
+        // The title is left out: its default ("") is written.
+        let defaulted = try workspace.run("records", "put", "--store", store, "--entity", "Todo", #"{"project": null}"#)
+        #expect(defaulted.status == 0, "\(defaulted.error)")
+        // The delete rule reaches both todos (their references are the project's UUID).
+        let deleted = try workspace.run("records", "delete", "--store", store, project)
+        #expect(deleted.output.contains("2 Todo"), "\(deleted.output) \(deleted.error)")
+    }
+
     @Test func twoWritersAtOnceBothSucceed() throws {
         let workspace = try Workspace()
         let schema = try workspace.release("s", note("var title: String = \"\""))
