@@ -428,7 +428,18 @@ struct ChangeApplier {
             for (index, column) in sortedColumns.enumerated() {
                 guard let remote = remoteStamp(column) else { continue }
                 let localStamp = local[column] ?? local["*"] ?? .zero
-                if remote == localStamp { continue }   // the same write: nothing to decide
+                if remote == localStamp {
+                    // The same write: nothing to decide. Unless this store has pointed it
+                    // elsewhere since: applying a merge re-points references to the merged-
+                    // away record keeping their stamps, and the log may hold the write after
+                    // that record came back (its maker's write, pulled back): as logged.
+                    guard let references = mergeableReferences[change.entity], references.contains(where: { $0.column == column }),
+                          let remoteValue = values[column], try readLocal(at: index) != remoteValue else { continue }
+                    assignments.append(q(column) + " = ?")
+                    assigned[column] = remoteValue
+                    arguments.append(remoteValue)
+                    continue
+                }
                 // A later entry of the log holds the server's newer value of the column: a
                 // policy's decision about an earlier one in the page no longer stands.
                 outcome.supersede(change.entity, uuid, column)
