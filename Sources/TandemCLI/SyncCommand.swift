@@ -175,6 +175,9 @@ enum ConflictText {
             } ?? false
             what = exists ? "reference cleared: its \(parent) \(target) was deleted elsewhere"
                           : "record deleted (cascade from \(parent)/\(target), deleted elsewhere)"
+        case "insertAfterDelete":
+            what = conflict.winner == .local ? "deleted elsewhere, but this store made the record again later: it stays"
+                                             : "this store's delete lost to a later insert of the record: it is back"
         case "superseded":
             what = "a local change the server refused, replaced by a later edit: \(conflict.localValue ?? "-")"
         case "dropped":

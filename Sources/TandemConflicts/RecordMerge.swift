@@ -78,14 +78,17 @@ public enum RecordMerge {
                 guard let stamp = stamps[column] else { continue }
                 if let delete = record.deleted, stamp <= delete {
                     result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
-                                                 winningValue: .null, winningStamp: delete.description))
+                                                 winningValue: .null, winningStamp: delete.description, toDelete: true))
                     continue
                 }
                 if let current = record.fields[column] {
                     if current.stamp == stamp { continue }
                     if !incomingWins(stamp, current.stamp) {
-                        result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
-                                                     winningValue: current.value, winningStamp: current.stamp.description))
+                        // The same value under an older stamp lost nothing: not reported.
+                        if current.value != value {
+                            result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
+                                                         winningValue: current.value, winningStamp: current.stamp.description))
+                        }
                         continue
                     }
                 }
@@ -93,7 +96,7 @@ public enum RecordMerge {
                 record.fields[column] = field
                 if deleted {
                     result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
-                                                 winningValue: .null, winningStamp: record.deleted?.description ?? ""))
+                                                 winningValue: .null, winningStamp: record.deleted?.description ?? "", toDelete: true))
                 } else {
                     result.applied[column] = field
                 }

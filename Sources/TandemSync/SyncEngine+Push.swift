@@ -114,7 +114,7 @@ extension SyncEngine {
         for (index, outcome) in outcomes {
             let change = batch[index]
             for value in outcome.lost {
-                let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.winningValue == .null ? .deleteWins : .lastWriterWins)
+                let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.toDelete ? .deleteWins : .lastWriterWins)
                 lost.append(SyncConflict(at: now, record: change.record, attribute: value.attribute,
                                          localValue: value.value.jsonText, localStamp: value.stamp,
                                          remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,

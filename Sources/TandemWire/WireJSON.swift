@@ -183,6 +183,7 @@ public struct WireJSON {
         string(lost.attribute)
         raw(",\"stamp\":")
         string(lost.stamp)
+        if lost.toDelete { raw(",\"toDelete\":true") }
         raw(",\"value\":")
         append(lost.value)
         raw(",\"winningStamp\":")

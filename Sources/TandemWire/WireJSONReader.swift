@@ -195,9 +195,10 @@ public struct WireJSONReader {
     }
 
     private mutating func lostValue() throws(WireDecodingError) -> LostValue {
-        var attribute: String?, value: WireValue?, stamp: String?, winningValue: WireValue?, winningStamp: String?
+        var attribute: String?, value: WireValue?, stamp: String?, winningValue: WireValue?, winningStamp: String?, toDelete = false
         try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
             switch key {
+            case "toDelete": toDelete = try reader.bool()
             case "attribute": attribute = try reader.string()
             case "value": value = try reader.value()
             case "stamp": stamp = try reader.string()
@@ -209,7 +210,7 @@ public struct WireJSONReader {
         guard let attribute, let value, let stamp, let winningValue, let winningStamp else {
             throw error("missing key: a lost value has attribute, value, stamp, winningValue and winningStamp")
         }
-        return LostValue(attribute: attribute, value: value, stamp: stamp, winningValue: winningValue, winningStamp: winningStamp)
+        return LostValue(attribute: attribute, value: value, stamp: stamp, winningValue: winningValue, winningStamp: winningStamp, toDelete: toDelete)
     }
 
     private mutating func logEntry() throws(WireDecodingError) -> LogEntry {

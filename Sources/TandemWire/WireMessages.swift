@@ -36,13 +36,37 @@ public struct LostValue: Sendable, Hashable, Codable {
     public var stamp: String
     public var winningValue: WireValue
     public var winningStamp: String
+    /// The value lost to the record's delete (`winningStamp` is the delete's), not to a
+    /// newer value (which may be null too). On the wire only when `true`.
+    public var toDelete: Bool
 
-    public init(attribute: String, value: WireValue, stamp: String, winningValue: WireValue, winningStamp: String) {
+    public init(attribute: String, value: WireValue, stamp: String, winningValue: WireValue, winningStamp: String, toDelete: Bool = false) {
         self.attribute = attribute
         self.value = value
         self.stamp = stamp
         self.winningValue = winningValue
         self.winningStamp = winningStamp
+        self.toDelete = toDelete
+    }
+
+    private enum CodingKeys: String, CodingKey { case attribute, value, stamp, winningValue, winningStamp, toDelete }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(attribute: try container.decode(String.self, forKey: .attribute), value: try container.decode(WireValue.self, forKey: .value),
+                  stamp: try container.decode(String.self, forKey: .stamp), winningValue: try container.decode(WireValue.self, forKey: .winningValue),
+                  winningStamp: try container.decode(String.self, forKey: .winningStamp),
+                  toDelete: try container.decodeIfPresent(Bool.self, forKey: .toDelete) ?? false)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(attribute, forKey: .attribute)
+        try container.encode(value, forKey: .value)
+        try container.encode(stamp, forKey: .stamp)
+        try container.encode(winningValue, forKey: .winningValue)
+        try container.encode(winningStamp, forKey: .winningStamp)
+        if toDelete { try container.encode(true, forKey: .toDelete) }
     }
 }
 

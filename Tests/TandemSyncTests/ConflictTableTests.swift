@@ -49,6 +49,19 @@ struct ConflictTableTests {
 
     static func tick() async throws { try await Task.sleep(for: .milliseconds(3)) }
 
+    @Test func aPushedValueLosingToANewerNullIsLoggedAsAnEditNotADelete() async throws {
+        try await Self.world { w in
+            try SyncFixtures.update(w.b, 1, "rank", 5)
+            try await Self.tick()
+            try SyncFixtures.update(w.a, 1, "rank", nil)
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()   // pushes first: its 5 loses at the server
+            let logged = try SyncStatus.conflicts(of: w.b).filter { $0.attribute == "rank" }
+            #expect(logged.map(\.rule) == [ConflictRule.lastWriterWins.rawValue], "\(logged)")
+            #expect(try w.converged())
+        }
+    }
+
     @Test func theSameColumnEditedTwiceTheNewerWinsAndOtherColumnsMerge() async throws {
         try await Self.world { w in
             try SyncFixtures.update(w.a, 1, "title", "from A")

@@ -473,7 +473,7 @@ struct PushProcessor: Sendable {
                     }
                     if let losesTo {
                         let lost = LostValue(attribute: field, value: .bool(true), stamp: stamp.description,
-                                             winningValue: .null, winningStamp: losesTo)
+                                             winningValue: .null, winningStamp: losesTo, toDelete: true)
                         try transaction.recordLost(lost, record: change.record, position: nil, at: now)
                         outcome(index, position: nil, applied: [], lost: [lost])
                         continue

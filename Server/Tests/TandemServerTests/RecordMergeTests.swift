@@ -33,6 +33,30 @@ struct RecordMergeTests {
         #expect(state?.fields["rank"]?.value == .integer(7))
     }
 
+    @Test func aValueLostToADeleteSaysSoAndTheSameValueUnderAnOlderStampLosesNothing() throws {
+        var state: RecordState?
+        let (insert, s1) = Self.change(.insert, ["title": .text("a"), "note": .null], at: 100)
+        _ = RecordMerge.apply(insert, stamps: s1, to: &state)
+        // A newer null wins over an older value: a value's loss, not a delete's.
+        let (cleared, s2) = Self.change(.update, ["title": .null], at: 300)
+        _ = RecordMerge.apply(cleared, stamps: s2, to: &state)
+        let (older, s3) = Self.change(.update, ["title": .text("b"), "note": .null], at: 200)
+        let lost = RecordMerge.apply(older, stamps: s3, to: &state).lost
+        #expect(lost.map(\.attribute) == ["title"], "note: null under an older stamp loses nothing")
+        #expect(lost.first?.toDelete == false && lost.first?.winningValue == .null)
+        let (delete, s4) = Self.change(.delete, [:], at: 400)
+        _ = RecordMerge.apply(delete, stamps: s4, to: &state)
+        let (late, s5) = Self.change(.update, ["title": .text("c")], at: 350)
+        #expect(RecordMerge.apply(late, stamps: s5, to: &state).lost.map(\.toDelete) == [true])
+        // On the wire only when true, and read back.
+        let json = WireJSON.data { $0.append(LostValue(attribute: "t", value: .null, stamp: "s", winningValue: .null, winningStamp: "w", toDelete: true)) }
+        #expect(String(decoding: json, as: UTF8.self).contains(#""toDelete":true"#))
+        #expect(!String(decoding: WireJSON.data { $0.append(lost[0]) }, as: UTF8.self).contains("toDelete"))
+        let response = PushResponse(outcomes: [ChangeOutcome(index: nil, position: 1, applied: [], lost: [lost[0], LostValue(attribute: "t", value: .null, stamp: "s", winningValue: .null, winningStamp: "w", toDelete: true)])],
+                                    changeCount: nil, serverTime: 0)
+        #expect(try WireJSONReader.pushResponse(WireJSON.data { $0.append(response) }).outcomes.first?.lost.map(\.toDelete) == [false, true])
+    }
+
     /// The push's fast path for a record the server has never seen writes this state without
     /// the merge: it must be exactly what the merge makes of the insert.
     @Test func aNewRecordsStateIsWhatTheMergeMakesOfItsInsert() throws {
