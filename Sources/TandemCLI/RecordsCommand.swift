@@ -14,11 +14,48 @@ struct RecordsCommand: ParsableCommand {
         abstract: "Read and write a store's records as JSON (journaled, so they sync).",
         subcommands: [Put.self, Get.self, List.self, Delete.self])
 
-    /// A record as printed: its URI, entity and column values.
+    /// A record as printed: its URI, entity and column values, and the members of each of
+    /// its many-to-many relationships (lowercase UUIDs, sorted).
     struct Printed: Codable {
         var record: String
         var entity: String
         var values: [String: WireValue]
+        var links: [String: [String]]?
+    }
+
+    /// A value of `records put`'s JSON object: a column's value, or the members of a
+    /// many-to-many relationship (an array of UUIDs or record URIs).
+    enum PutValue: Decodable {
+        case value(WireValue)
+        case members([String])
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let members = try? container.decode([String].self) { self = .members(members) } else { self = .value(try container.decode(WireValue.self)) }
+        }
+    }
+
+    /// The many-to-many relationships of `entity`: name → join table, this record's column,
+    /// the member's, and the member's entity.
+    static func joins(of entity: Schema.Entity, in schema: Schema) -> [String: (table: String, owner: String, member: String, destination: String)] {
+        var joins: [String: (table: String, owner: String, member: String, destination: String)] = [:]
+        for relationship in entity.relationships {
+            guard case .joinTable(let table, let owner, let member) = schema.storage(of: relationship, in: entity) else { continue }
+            joins[relationship.name] = (table, owner, member, relationship.destination)
+        }
+        return joins
+    }
+
+    /// The members of each many-to-many relationship of record `uuid`; `nil` when it has none.
+    static func links(of uuid: String, entity: Schema.Entity, in schema: Schema, _ db: Database) throws -> [String: [String]]? {
+        let joins = joins(of: entity, in: schema)
+        guard !joins.isEmpty else { return nil }
+        var links: [String: [String]] = [:]
+        for (name, join) in joins {
+            links[name] = try String.fetchAll(db, sql: "SELECT \(SQLName.quote(join.member)) FROM \(SQLName.quote(join.table)) WHERE \(SQLName.quote(join.owner)) = ? ORDER BY 1",
+                                             arguments: [uuid])
+        }
+        return links
     }
 
     static func entity(_ name: String, in container: ModelContainer) throws -> Schema.Entity {
@@ -42,7 +79,7 @@ struct RecordsCommand: ParsableCommand {
 
     /// A row as printed; a column the schema names and the table lacks is an error that
     /// says so (GRDB's subscript would stop the process).
-    static func printed(_ row: Row, entity: Schema.Entity, dataset: String) throws -> Printed {
+    static func printed(_ row: Row, entity: Schema.Entity, dataset: String, links: ((String) throws -> [String: [String]]?)? = nil) throws -> Printed {
         var values: [String: WireValue] = [:]
         for column in columns(of: entity) {
             guard row.hasColumn(column.name) else {
@@ -51,7 +88,7 @@ struct RecordsCommand: ParsableCommand {
             values[column.name] = WireValue(row[column.name] as DatabaseValue)
         }
         let id: String = row["#id"]
-        return Printed(record: "tandem://\(dataset)/\(entity.name)/\(id)", entity: entity.name, values: values)
+        return Printed(record: "tandem://\(dataset)/\(entity.name)/\(id)", entity: entity.name, values: values, links: try links?(id))
     }
 
 
@@ -68,9 +105,22 @@ struct RecordsCommand: ParsableCommand {
             let container = try store.open()
             let entity = try RecordsCommand.entity(entity, in: container)
             let text = json == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : json
-            var values: [String: WireValue]
-            do { values = try JSONDecoder().decode([String: WireValue].self, from: Data(text.utf8)) } catch {
-                throw CLIError("the values are not a JSON object of column values: \(error)")
+            let given: [String: PutValue]
+            do { given = try JSONDecoder().decode([String: PutValue].self, from: Data(text.utf8)) } catch {
+                throw CLIError("the values are not a JSON object of column values (and of many-to-many relationships, each an array of UUIDs): \(error)")
+            }
+            let joins = RecordsCommand.joins(of: entity, in: container.schema)
+            var values: [String: WireValue] = [:]
+            var members: [String: [String]] = [:]
+            for (name, value) in given {
+                switch value {
+                case .value(let value): values[name] = value
+                case .members(let list):
+                    guard let join = joins[name] else {
+                        throw CLIError("\(name): an array sets the members of a many-to-many relationship; '\(entity.name)' has \(joins.isEmpty ? "none" : joins.keys.sorted().joined(separator: ", "))")
+                    }
+                    members[name] = try list.map { try RecordsCommand.referencedID($0, column: name, destination: join.destination, dataset: container.dataset) }
+                }
             }
             let known = Dictionary(uniqueKeysWithValues: RecordsCommand.columns(of: entity).map { ($0.name, $0) })
             if let unknown = values.keys.sorted().first(where: { known[$0] == nil }) {
@@ -122,13 +172,30 @@ struct RecordsCommand: ParsableCommand {
                     }
                     let names = given.keys.sorted()
                     let arguments = names.map { given[$0]! }
+                    // The links: the relationship's members become exactly those given (a
+                    // link or an unlink per member that changes, journaled as an app's).
+                    func setLinks() throws {
+                        for (name, list) in members.sorted(by: { $0.key < $1.key }) {
+                            let join = joins[name]!
+                            let (table, owner, member) = (SQLName.quote(join.table), SQLName.quote(join.owner), SQLName.quote(join.member))
+                            let current = Set(try String.fetchAll(db, sql: "SELECT \(member) FROM \(table) WHERE \(owner) = ?", arguments: [uuid]))
+                            for gone in current.subtracting(list).sorted() {
+                                try db.execute(sql: "DELETE FROM \(table) WHERE \(owner) = ? AND \(member) = ?", arguments: [uuid, gone])
+                            }
+                            for added in Set(list).subtracting(current).sorted() {
+                                try db.execute(sql: "INSERT INTO \(table) (\(owner), \(member)) VALUES (?, ?)", arguments: [uuid, added])
+                            }
+                        }
+                    }
                     if exists {
+                        try setLinks()
                         guard !names.isEmpty else { return }
                         try db.execute(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
                                        arguments: StatementArguments(arguments + [uuid.databaseValue]))
                     } else {
                         try db.execute(sql: "INSERT INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
                                        arguments: StatementArguments([uuid.databaseValue] + arguments))
+                        try setLinks()
                     }
                 }
             } catch let error as StoreError {
@@ -158,12 +225,12 @@ struct RecordsCommand: ParsableCommand {
         func run() throws {
             let container = try store.open()
             let (entity, uuid) = try RecordsCommand.parse(uri, in: container)
-            guard let row = try container.read({ db in
-                try Row.fetchOne(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid])
-            }) else {
-                throw CLIError("no record \(uri)")
+            let printed = try container.read { db -> Printed? in
+                guard let row = try Row.fetchOne(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid]) else { return nil }
+                return try RecordsCommand.printed(row, entity: entity, dataset: container.dataset) { try RecordsCommand.links(of: $0, entity: entity, in: container.schema, db) }
             }
-            try printJSON(try RecordsCommand.printed(row, entity: entity, dataset: container.dataset))
+            guard let printed else { throw CLIError("no record \(uri)") }
+            try printJSON(printed)
         }
     }
 
@@ -176,10 +243,12 @@ struct RecordsCommand: ParsableCommand {
         func run() throws {
             let container = try store.open()
             let entity = try RecordsCommand.entity(entity, in: container)
-            let rows = try container.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) ORDER BY \"#id\" LIMIT ?", arguments: [limit])
+            let printed = try container.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) ORDER BY \"#id\" LIMIT ?", arguments: [limit]).map { row in
+                    try RecordsCommand.printed(row, entity: entity, dataset: container.dataset) { try RecordsCommand.links(of: $0, entity: entity, in: container.schema, db) }
+                }
             }
-            try printJSON(try rows.map { try RecordsCommand.printed($0, entity: entity, dataset: container.dataset) })
+            try printJSON(printed)
         }
     }
 

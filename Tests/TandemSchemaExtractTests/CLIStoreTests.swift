@@ -119,6 +119,47 @@ struct CLIStoreTests {
         #expect(deleted.output.contains("2 Todo"), "\(deleted.output) \(deleted.error)")
     }
 
+    static let tags = """
+        import Tandem
+        @Model final class Tag {
+            var label: String = ""
+            @Relationship(inverse: \\Todo.tags) var todos: [Todo] = []
+            init() {}
+        }
+        @Model final class Todo { var title: String = ""; var tags: [Tag] = []; init() {} }
+        """
+
+    @Test func recordsPutSetsTheMembersOfAManyToManyRelationshipAndGetShowsThem() throws {
+        let workspace = try Workspace()
+        let schema = try workspace.release("s", Self.tags)
+        let store = workspace.path("t.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", schema).status == 0)
+        func put(_ entity: String, _ values: String, id: String? = nil) throws -> CLITests.Run {
+            try workspace.run(["records", "put", "--store", store, "--entity", entity] + (id.map { ["--id", $0] } ?? []) + [values])
+        }
+        let one = try put("Todo", #"{"title": "one"}"#).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let two = try put("Todo", #"{"title": "two"}"#).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (idOne, idTwo) = (String(one.split(separator: "/").last!), String(two.split(separator: "/").last!))
+        // Members as a URI and as an upper-case UUID.
+        let tag = try put("Tag", #"{"label": "home", "todos": ["\#(one)", "\#(idTwo.uppercased())"]}"#)
+        #expect(tag.status == 0, "\(tag.error)")
+        let uri = tag.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let tagID = String(uri.split(separator: "/").last!)
+        let read = try CLIStoreTests.json(try workspace.run("records", "get", "--store", store, uri))
+        #expect((read["links"] as? [String: [String]])?["todos"] == [idOne, idTwo].sorted())
+        // From the other side too.
+        let todo = try CLIStoreTests.json(try workspace.run("records", "get", "--store", store, one))
+        #expect((todo["links"] as? [String: [String]])?["tags"] == [tagID])
+        // The members become exactly those given.
+        #expect(try put("Tag", #"{"todos": ["\#(idTwo)"]}"#, id: tagID).status == 0)
+        let after = try CLIStoreTests.json(try workspace.run("records", "get", "--store", store, uri))
+        #expect((after["links"] as? [String: [String]])?["todos"] == [idTwo])
+        let bad = try put("Tag", #"{"todos": ["nope"]}"#, id: tagID)
+        #expect(bad.status == 2 && bad.error.contains("is not a Todo's UUID"), "\(bad.error)")
+        let notLinks = try put("Todo", #"{"title": ["x"]}"#, id: idOne)
+        #expect(notLinks.status == 2 && notLinks.error.contains("many-to-many"), "\(notLinks.error)")
+    }
+
     @Test func twoWritersAtOnceBothSucceed() throws {
         let workspace = try Workspace()
         let schema = try workspace.release("s", note("var title: String = \"\""))
