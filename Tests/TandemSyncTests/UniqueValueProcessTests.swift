@@ -97,3 +97,27 @@ struct UniqueValueProcessTests {
         }
     }
 }
+
+extension UniqueValueProcessTests {
+    /// A link made on B, pushed before A (which has not seen it) deletes its todo and makes
+    /// it again: the delete takes the link on every replica, A included, which pulls the link
+    /// only after its own delete and insert.
+    @Test func aLinkOlderThanADeleteAndReinsertMadeElsewhereIsGoneOnEveryStore() throws {
+        let server = try SyncServerProcess()
+        let (urlA, a) = try Self.storeFile()
+        let (urlB, b) = try Self.storeFile()
+        let todo = #"{"title": "t", "people.name": "a", "people.age": 1}"#
+        try Self.put(urlA, "Tag", 200, #"{"label": "home"}"#)
+        try Self.put(urlA, "Todo", 1, todo)
+        for url in [urlA, urlB] { try Self.sync(url, server) }
+        try Self.put(urlB, "Tag", 200, #"{"todos": ["\#(SyncFixtures.id(1))"]}"#)
+        try Self.sync(urlB, server)
+        let delete = try ClockProcessTests.tandem(["records", "delete", "--store", urlA.path(percentEncoded: false), "tandem://todos/Todo/\(SyncFixtures.id(1))"])
+        #expect(delete.status == 0, "\(delete.errors)")
+        try Self.put(urlA, "Todo", 1, todo)
+        for url in [urlA, urlB, urlA, urlB] { try Self.sync(url, server) }
+        let state = try RichSimulationTests.state(a)
+        #expect(try state == RichSimulationTests.state(b))
+        #expect(!state.contains { $0.hasPrefix("link") }, "\(state)")
+    }
+}
