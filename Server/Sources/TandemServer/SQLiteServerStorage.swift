@@ -388,8 +388,14 @@ public final class SQLiteServerStorage: ServerStorage {
         }
 
         mutating func claimUnique(entity: String, key: String, record uri: String) throws -> String? {
-            try db.cachedStatement(sql: "INSERT INTO unique_values(dataset_id, entity, key, uri) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
-                .execute(arguments: [dataset, entity, key, uri])
+            // Bound directly, as the record and log inserts are: one claim per record of a
+            // bulk import.
+            try db.cachedStatement(sql: "INSERT INTO unique_values(dataset_id, entity, key, uri) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").executeBound { bind in
+                bind.int64(dataset)
+                bind.text(entity)
+                bind.text(key)
+                bind.text(uri)
+            }
             if db.changesCount > 0 { return nil }
             let holder = try String.fetchOne(db.cachedStatement(sql: "SELECT uri FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ?"),
                                              arguments: [dataset, entity, key])
@@ -397,8 +403,12 @@ public final class SQLiteServerStorage: ServerStorage {
         }
 
         mutating func releaseUnique(entity: String, key: String, record uri: String) throws {
-            try db.cachedStatement(sql: "DELETE FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ? AND uri = ?")
-                .execute(arguments: [dataset, entity, key, uri])
+            try db.cachedStatement(sql: "DELETE FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ? AND uri = ?").executeBound { bind in
+                bind.int64(dataset)
+                bind.text(entity)
+                bind.text(key)
+                bind.text(uri)
+            }
         }
 
         mutating func setMerged(_ loser: String, into survivor: String?, at stamp: HLCTimestamp, state: RecordState?) throws {
