@@ -1,4 +1,5 @@
 public import TandemSchema
+public import TandemWire
 
 /// How one column's value meets another: the decision the server's ``RecordMerge`` and
 /// every replica's applier of pulled changes make alike, so they converge.
@@ -11,6 +12,26 @@ public enum ColumnMerge {
     /// wins; equal stamps are the same write (nothing to replace).
     public static func incomingWins(_ incoming: HLCTimestamp, over current: HLCTimestamp) -> Bool {
         incoming > current
+    }
+
+    /// Whether `incoming` replaces `current` when both carry the same stamp. One save stamps
+    /// every value it writes alike, so a replica that wrote two records in one save and then
+    /// sees them merged (a unique value they came to share, or its update of a merged-away
+    /// record sent to the survivor) gives the survivor two values under one stamp: the one
+    /// whose wire JSON sorts last wins, on the server and on every replica, whatever the
+    /// order they arrive in. The same value is the same write.
+    ///
+    /// ```swift
+    /// ColumnMerge.winsTie(.text("c"), over: .text("a"))   // true
+    /// ```
+    public static func winsTie(_ incoming: WireValue, over current: WireValue) -> Bool {
+        guard incoming != current else { return false }
+        func text(_ value: WireValue) -> String {
+            var json = WireJSON()
+            json.append(value)
+            return json.text
+        }
+        return !text(incoming).utf8.lexicographicallyPrecedes(text(current).utf8)
     }
 
     /// What a pulled value does against the stored one, and whether the loser is a conflict

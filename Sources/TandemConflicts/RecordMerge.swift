@@ -82,8 +82,15 @@ public enum RecordMerge {
                     continue
                 }
                 if let current = record.fields[column] {
-                    if current.stamp == stamp { continue }
-                    if !incomingWins(stamp, current.stamp) {
+                    if current.stamp == stamp {
+                        // Two values under one stamp (``ColumnMerge/winsTie(_:over:)``).
+                        if current.value == value { continue }
+                        if !ColumnMerge.winsTie(value, over: current.value) {
+                            result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
+                                                         winningValue: current.value, winningStamp: current.stamp.description))
+                            continue
+                        }
+                    } else if !incomingWins(stamp, current.stamp) {
                         // The same value under an older stamp lost nothing: not reported.
                         if current.value != value {
                             result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,

@@ -429,12 +429,18 @@ struct ChangeApplier {
                 guard let remote = remoteStamp(column) else { continue }
                 let localStamp = local[column] ?? local["*"] ?? .zero
                 if remote == localStamp {
-                    // The same write: nothing to decide. Unless this store has pointed it
-                    // elsewhere since: applying a merge re-points references to the merged-
-                    // away record keeping their stamps, and the log may hold the write after
-                    // that record came back (its maker's write, pulled back): as logged.
-                    guard let references = mergeableReferences[change.entity], references.contains(where: { $0.column == column }),
-                          let remoteValue = values[column], try readLocal(at: index) != remoteValue else { continue }
+                    // The same write: nothing to decide, unless the values differ. One save
+                    // stamps all it writes alike, so a unique merge can give one record two
+                    // values under one stamp (``ColumnMerge/winsTie(_:over:)`` decides, as on
+                    // the server); and applying a merge re-points references to the merged-
+                    // away record keeping their stamps, while the log may hold the write after
+                    // that record came back (its maker's, pulled back: the loser's id, which
+                    // sorts after the survivor's, wins the tie).
+                    guard let remoteValue = values[column], uniqueEntities.contains(change.entity) || mergeableReferences[change.entity] != nil else { continue }
+                    let localValue = try readLocal(at: index)
+                    guard ColumnMerge.winsTie(remoteValue, over: localValue) else { continue }
+                    try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
+                                 winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
                     assignments.append(q(column) + " = ?")
                     assigned[column] = remoteValue
                     arguments.append(remoteValue)

@@ -318,3 +318,34 @@ extension UniqueValueReplicaTests {
         }
     }
 }
+
+extension UniqueValueReplicaTests {
+    @Test func aSwapWithARecordMergedAwayMeanwhileConverges() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try SyncFixtures.insertProject(w.b, 102, name: "c")
+            try SyncFixtures.insertProject(w.b, 100, name: "a")
+            try await Self.round(w)
+            // C makes project 102 too (the same id), named "a": its insert is newer, so 102 is
+            // named "a" and merges into 100.
+            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            try await ConflictTableTests.tick()
+            try SyncFixtures.insertProject(c, 102, name: "a")
+            _ = try await syncC.sync()
+            // A, which has not heard of it, swaps the names of 102 and 100 in one save.
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: ##"UPDATE Project SET name = 'tmp' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(102)])
+                try db.execute(sql: ##"UPDATE Project SET name = 'c' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(100)])
+                try db.execute(sql: ##"UPDATE Project SET name = 'a' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(102)])
+            }
+            for _ in 0..<3 {
+                try await Self.round(w)
+                _ = try await syncC.sync()
+            }
+            let (pa, pb, pc) = (try Self.projects(w.a), try Self.projects(w.b), try Self.projects(c))
+            #expect(pa == pb && pb == pc, "A \(pa) B \(pb) C \(pc)")
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+        }
+    }
+}

@@ -33,6 +33,23 @@ struct RecordMergeTests {
         #expect(state?.fields["rank"]?.value == .integer(7))
     }
 
+    @Test func twoValuesUnderOneStampEndTheSameWhateverTheirOrder() {
+        var states: [RecordState?] = []
+        for order in [["a", "c"], ["c", "a"]] {
+            var state: RecordState?
+            _ = RecordMerge.apply(Self.change(.insert, ["name": .text("x")], at: 100).0, stamps: Self.change(.insert, ["name": .text("x")], at: 100).1, to: &state)
+            var lost: [LostValue] = []
+            for name in order {
+                let (update, stamps) = Self.change(.update, ["name": .text(name)], at: 200)
+                lost += RecordMerge.apply(update, stamps: stamps, to: &state).lost
+            }
+            states.append(state)
+            #expect(lost.map(\.value) == (order == ["c", "a"] ? [.text("a")] : []), "the value that loses the tie, when it comes second, is reported")
+        }
+        #expect(states[0] == states[1])
+        #expect(states[0]?.fields["name"]?.value == .text("c"), "the wire JSON that sorts last wins")
+    }
+
     @Test func aValueLostToADeleteSaysSoAndTheSameValueUnderAnOlderStampLosesNothing() throws {
         var state: RecordState?
         let (insert, s1) = Self.change(.insert, ["title": .text("a"), "note": .null], at: 100)
