@@ -205,7 +205,14 @@ extension SyncEngine {
                     let batch = batches[position]
                     group.addTask { (position, try await self.send(batch, key: key, schemaVersion: schemaVersion)) }
                 }
-                while next < batches.count && next < answeredThrough + inFlight {
+                // A batch holding links goes once every batch before it is answered: a plan
+                // sends links after every record change, and the server refuses a link to a
+                // record it does not have yet (an insert still in flight).
+                func mayStart(_ index: Int) -> Bool {
+                    index < batches.count && index < answeredThrough + inFlight
+                        && (index == answeredThrough || !batches[index].changes.contains { $0.kind.isLink })
+                }
+                while mayStart(next) {
                     start(next)
                     next += 1
                 }
@@ -235,7 +242,7 @@ extension SyncEngine {
                         sent += batches[from..<answeredThrough].reduce(0) { $0 + $1.changes.count }
                         configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
                     }
-                    while next < batches.count && next < answeredThrough + inFlight {
+                    while mayStart(next) {
                         start(next)
                         next += 1
                     }

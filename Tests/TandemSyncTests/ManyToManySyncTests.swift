@@ -223,3 +223,25 @@ extension ManyToManySyncTests {
         }
     }
 }
+
+extension ManyToManySyncTests {
+    /// Through a real server, which may apply a small batch that arrives while a large one
+    /// is still being read before it: the links' batch must wait for the inserts' batches.
+    @Test func linksToRecordsInsertedInEarlierBatchesOfOnePushReachEveryReplica() async throws {
+        let server = try SyncServerProcess()
+        let a = try SyncFixtures.store(schema: Self.schema), b = try SyncFixtures.store(schema: Self.schema)
+        let syncA = try EndToEndSyncTests.engine(a, server), syncB = try EndToEndSyncTests.engine(b, server)
+        // One save: more todos than a batch holds, a tag, and links to the first todos (the
+        // links go last, in a batch of their own with the last inserts).
+        try a.write(author: "app") { db in
+            for n in 1...2_600 { try db.execute(sql: ##"INSERT INTO Todo ("#id", title) VALUES (?, ?)"##, arguments: [SyncFixtures.id(n), "t\(n)"]) }
+            try db.execute(sql: ##"INSERT INTO Tag ("#id", label) VALUES (?, ?)"##, arguments: [SyncFixtures.id(10_000), "home"])
+            for n in 1...10 { try db.execute(sql: #"INSERT INTO "Tag.todos" (source, target) VALUES (?, ?)"#, arguments: [SyncFixtures.id(10_000), SyncFixtures.id(n)]) }
+        }
+        let pushed = try await syncA.sync()
+        #expect(pushed.conflicts == 0, "\(pushed)")
+        _ = try await syncB.sync()
+        #expect(try Self.links(b).count == 10)
+        #expect(try Self.links(a) == Self.links(b))
+    }
+}
