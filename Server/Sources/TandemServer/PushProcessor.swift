@@ -351,13 +351,36 @@ struct PushProcessor: Sendable {
             }
         }
 
-        for (index, (sent, sentStamps)) in zip(changes, stamps).enumerated() {
+        /// After a change is applied: each reference it set to a record merged into another
+        /// (`rewrites`), still the record's value, points at the survivor, by an update with
+        /// a server stamp newer than the one sent, logged after the change. Every replica,
+        /// the one that wrote it too (its store holds the loser's id), takes the survivor's.
+        /// The change itself is applied as sent: a newer stamp on it would make an insert
+        /// newer than a delete it lost to.
+        func rewriteReferences(_ uri: String, _ entity: String,
+                               _ rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp, merged: HLCTimestamp)]) throws {
+            guard !rewrites.isEmpty, let before = try transaction.record(uri), !before.isDeleted else { return }
+            var values: [String: WireValue] = [:]
+            var stamps: [String: HLCTimestamp] = [:]
+            for rewrite in rewrites where before.fields[rewrite.column] == RecordState.Field(value: .text(rewrite.loser), stamp: rewrite.stamp) {
+                values[rewrite.column] = .text(rewrite.survivor)
+                stamps[rewrite.column] = UniqueMerge.stamp(after: max(rewrite.stamp, rewrite.merged), now: now)
+            }
+            guard !values.isEmpty else { return }
+            var state: RecordState? = before
+            let merged = RecordMerge.apply(WireChange(record: uri, entity: entity, kind: .update, values: values), stamps: stamps, to: &state)
+            if let state, state != before { try transaction.setRecord(uri, state) }
+            guard !merged.applied.isEmpty else { return }
+            last = try transaction.appendLog(WireChange(record: uri, entity: entity, kind: .update, values: merged.applied.mapValues(\.value),
+                                                        stamps: merged.applied.mapValues(\.stamp.description)).compacted(), schemaVersion: schemaVersion)
+            isEcho = false
+        }
+
+        for (index, (sent, changeStamps)) in zip(changes, stamps).enumerated() {
             var change = sent
-            var changeStamps = sentStamps
-            // A reference to a record merged into another points at the survivor, with a
-            // server stamp newer than the one sent: every replica, the one that wrote it
-            // too (its store holds the loser's id), takes the survivor's.
-            var referencesRewritten = false
+            // References to records merged into others, pointed at their survivors once the
+            // change is applied (``rewriteReferences``).
+            var rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp, merged: HLCTimestamp)] = []
             if change.kind == .insert || change.kind == .update, let targets = mergeableReferences[change.entity] {
                 for (column, destination) in targets {
                     guard case .text(let id)? = change.values[column], let sentStamp = changeStamps[column],
@@ -368,12 +391,7 @@ struct PushProcessor: Sendable {
                         hops += 1
                     }
                     guard let survivor = RecordURI(merged.survivor)?.id, survivor != id else { continue }
-                    let stamp = UniqueMerge.stamp(after: max(sentStamp, merged.stamp), now: now)
-                    change.values[column] = .text(survivor)
-                    changeStamps[column] = stamp
-                    change.stamps[column] = stamp.description
-                    referencesRewritten = true
-                    isEcho = false
+                    rewrites.append((column, id, survivor, sentStamp, merged.stamp))
                 }
             }
             // A record the server has never seen, made by an insert: everything it sent is
@@ -383,17 +401,18 @@ struct PushProcessor: Sendable {
                try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) {
                 var applied = change
                 applied.setCreationStamp(created.description)
-                let position = try log(applied, whole: !referencesRewritten, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
+                let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position
                 outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
                 if unique.hasUniqueValues(change.entity) {
                     touch(change.record, change.entity, old: [], new: unique.keys(of: change.entity, values: change.values))
                 }
+                try rewriteReferences(change.record, change.entity, rewrites)
                 continue
             }
             // A record merged into another: its later changes are the survivor's. An insert
             // newer than the merge makes it a record of its own again.
-            var redirected = referencesRewritten
+            var redirected = false
             if unique.hasUniqueValues(change.entity), change.kind != .delete, var merged = try transaction.mergedInto(change.record) {
                 let reinserted = change.kind == .insert && (changeStamps.values.max().map { $0 > merged.stamp } ?? false)
                 if reinserted {
@@ -553,6 +572,7 @@ struct PushProcessor: Sendable {
             if unique.hasUniqueValues(change.entity) {
                 touch(change.record, change.entity, old: unique.keys(of: before), new: unique.keys(of: state))
             }
+            try rewriteReferences(change.record, change.entity, rewrites)
         }
         // Every value the push's records gave up is free before any is claimed.
         for record in touched {

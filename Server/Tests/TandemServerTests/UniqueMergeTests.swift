@@ -126,3 +126,47 @@ struct UniqueMergeTests {
         }
     }
 }
+
+extension UniqueMergeTests {
+    /// Todos in projects with a unique name.
+    static let projects = Schema(entities: [
+        Schema.Entity(name: "Todo", attributes: [Schema.Attribute(name: "title", type: .scalar(.string))],
+                      relationships: [Schema.Relationship(name: "project", destination: "Project", cardinality: .toOne, inverse: nil)]),
+        Schema.Entity(name: "Project", attributes: [Schema.Attribute(name: "name", type: .scalar(.string), options: [.unique])]),
+    ])
+
+    static func project(_ n: Int, _ name: String, at stamp: String) -> WireChange {
+        WireChange(record: "tandem://todos/Project/" + String(format: "00000000-0000-0000-0000-%012d", n), entity: "Project", kind: .insert,
+                   values: ["name": .text(name)], stamps: ["*": stamp])
+    }
+
+    static func todo(_ kind: WireChange.Kind, project: Int?, at stamp: String) -> WireChange {
+        WireChange(record: ServerHarness.uri("todos", 7), entity: "Todo", kind: kind,
+                   values: kind == .delete ? [:] : ["title": .text("t"), "project": project.map { .text(String(format: "00000000-0000-0000-0000-%012d", $0)) } ?? .null],
+                   stamps: ["*": stamp])
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func aReferenceToAMergedAwayRecordGoesToTheSurvivorOnlyOnALiveRecord(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann, schema: Self.projects)
+            // Stamps a minute old: the server stamps its rewrites with its own (later) time.
+            let start = UInt64(Date().timeIntervalSince1970 * 1000) - 60_000
+            let t = { (ms: UInt64) in ServerHarness.stamp(start + ms) }
+            // 200 is merged into 100.
+            #expect(try await client.push("todos", token: harness.ann, key: "p", PushRequest(schemaVersion: 1, changes: [Self.project(100, "x", at: t(0)), Self.project(200, "x", at: t(1))])).status == .ok)
+            let merged = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            // Todo 7 made and deleted; then an older insert of it naming 200 arrives.
+            #expect(try await client.push("todos", token: harness.ann, key: "t", PushRequest(schemaVersion: 1, changes: [Self.todo(.insert, project: nil, at: t(20))])).status == .ok)
+            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [Self.todo(.delete, project: nil, at: t(30))])).status == .ok)
+            #expect(try await client.push("todos", token: harness.ann, key: "o", PushRequest(schemaVersion: 1, changes: [Self.todo(.insert, project: 200, at: t(10))])).status == .ok)
+            let afterDelete = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(merged)
+            #expect(afterDelete.map(Self.describe) == ["insert 7 project=null,title=\"t\"", "delete 7"], "the older insert stays lost to the delete")
+            // A newer insert naming 200 brings todo 7 back, then points it at 100.
+            #expect(try await client.push("todos", token: harness.ann, key: "n", PushRequest(schemaVersion: 1, changes: [Self.todo(.insert, project: 200, at: t(40))])).status == .ok)
+            let back = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(merged + 2)
+            #expect(back.map(Self.describe) == ["insert 7 project=\"00000000-0000-0000-0000-000000000200\",title=\"t\"", "update 7 project=\"00000000-0000-0000-0000-000000000100\""])
+        }
+    }
+}
