@@ -176,7 +176,7 @@ enum ConflictText {
             what = exists ? "reference cleared: its \(parent) \(target) was deleted elsewhere"
                           : "record deleted (cascade from \(parent)/\(target), deleted elsewhere)"
         case "insertAfterDelete":
-            what = conflict.winner == .local ? "deleted elsewhere, but this store made the record again later: it stays"
+            what = conflict.winner == .local ? "a delete (or a merge) older than this store's insert of the record lost to it: the record stays"
                                              : "this store's delete lost to a later insert of the record: it is back"
         case "superseded":
             what = "a local change the server refused, replaced by a later edit: \(conflict.localValue ?? "-")"

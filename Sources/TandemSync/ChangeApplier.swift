@@ -311,6 +311,14 @@ struct ChangeApplier {
             // Merged into another record by the server (both held a unique value): its
             // references point at the survivor, which the log already gave its values.
             if let target = change.mergedInto.flatMap(RecordURI.init), target.entity == change.entity, target.dataset == dataset {
+                // This store made the record (its id) after the merge: a record of its own,
+                // as the server takes an insert newer than the merge; the merge was of the
+                // one before.
+                if exists, let created = local["*"], created > delete {
+                    try conflict(change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local,
+                                 rule: ConflictRule.insertAfterDelete.rawValue, db, &outcome)
+                    return
+                }
                 let survivor = try SyncStore.survivor(entity: change.entity, id: target.id, db) ?? target.id
                 if survivor != uuid {
                     try dropQuarantined(of: change.record, deletedAt: delete, survivor: "tandem://\(dataset)/\(change.entity)/\(survivor)", db, &outcome)

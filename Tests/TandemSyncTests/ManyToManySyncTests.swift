@@ -245,3 +245,39 @@ extension ManyToManySyncTests {
         #expect(try Self.links(a) == Self.links(b))
     }
 }
+
+extension ManyToManySyncTests {
+    @Test func anIdMergedAwayElsewhereAndMadeAgainByAReplicaThatNeverSawItKeepsItsLinks() async throws {
+        let schema: Schema = {
+            var schema = Self.schema
+            let tag = schema.entities.firstIndex { $0.name == "Tag" }!
+            schema.entities[tag].attributes[0].options = [.unique]
+            return schema
+        }()
+        try await ConflictTableTests.world(schema: schema) { w in
+            let c = try ConvergenceSimulationTests.store("todos", schema: schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            // A's tag 51 and C's tag 53, both "red": 53 is merged into 51.
+            try Self.tag(w.a, 51, "red")
+            _ = try await w.syncA.sync()
+            try Self.tag(c, 53, "red")
+            _ = try await syncC.sync()
+            // B, which never saw 53, makes a tag 53 of its own, "blue", and links todo 1.
+            try await ConflictTableTests.tick()
+            try Self.tag(w.b, 53, "blue")
+            try Self.link(w.b, tag: 53, todo: 1)
+            for _ in 0..<2 {
+                try await Self.round([w.syncA, w.syncB])
+                _ = try await syncC.sync()
+            }
+            let expected = ["\(SyncFixtures.id(53))>\(SyncFixtures.id(1))"]
+            #expect(try Self.links(w.a) == expected)
+            #expect(try Self.links(w.b) == expected, "B's tag is newer than the merge: the merge does not take it")
+            #expect(try Self.links(c) == expected)
+            let tags = { (store: ModelContainer) in try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY 1"##).map { "\($0[0] as String) \($0[1] as String)" } } }
+            #expect(try tags(w.b) == ["\(SyncFixtures.id(51)) red", "\(SyncFixtures.id(53)) blue"])
+            #expect(try tags(w.a) == tags(w.b) && tags(c) == tags(w.b))
+        }
+    }
+}
