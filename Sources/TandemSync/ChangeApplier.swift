@@ -443,8 +443,10 @@ struct ChangeApplier {
                     // the server); and applying a merge re-points references to the merged-
                     // away record keeping their stamps, while the log may hold the write after
                     // that record came back (its maker's, pulled back: the loser's id, which
-                    // sorts after the survivor's, wins the tie).
-                    guard let remoteValue = values[column], uniqueEntities.contains(change.entity) || mergeableReferences[change.entity] != nil else { continue }
+                    // sorts after the survivor's, wins the tie). Both follow a merge this store
+                    // applied first (the log holds it before them).
+                    guard merges.any, let remoteValue = values[column],
+                          uniqueEntities.contains(change.entity) || mergeableReferences[change.entity] != nil else { continue }
                     let localValue = try readLocal(at: index)
                     guard ColumnMerge.winsTie(remoteValue, over: localValue) else { continue }
                     try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,

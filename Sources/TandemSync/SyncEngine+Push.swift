@@ -194,7 +194,13 @@ extension SyncEngine {
             // Records this store merged away and then made again: the server takes such an
             // insert (newer than the merge) as a record of its own again; so does this store
             // once it is sent, or it would still send later changes of it to the survivor.
-            let mergedAway = try read { db in try SyncStore.count("tandem_sync_merged", db) } > 0
+            // Looked at only when the range inserts records of entities with unique values and
+            // this store has followed a merge.
+            let uniqueEntities = Set(uniqueColumns.keys)
+            var mergedAway = false
+            if plan.changes.contains(where: { $0.kind == .insert && uniqueEntities.contains($0.entity) }) {
+                mergedAway = try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tandem_sync_merged)") } ?? false
+            }
             try await withThrowingTaskGroup(of: (Int, PushResult).self) { group in
                 var next = range.chunk
                 var answeredThrough = range.chunk
@@ -231,7 +237,7 @@ extension SyncEngine {
                         let sentBatches = batches[from..<answeredThrough]
                         let (skipped, unmatched) = try store { db in
                             try answered.save(db)
-                            if mergedAway { try Self.unmergeReinserted(sentBatches.flatMap(\.changes), db) }
+                            if mergedAway { try Self.unmergeReinserted(sentBatches.flatMap(\.changes), uniqueEntities: uniqueEntities, db) }
                             try SyncStore.set("inflight", range.saved(chunk: chunk), db)
                             return try Self.skipEchoes(echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
                         }
@@ -398,8 +404,8 @@ extension SyncEngine {
 
     /// Forgets the merges of records `changes` insert again after them (see
     /// ``SyncStore/unmerge(entity:loser:_:)``).
-    nonisolated static func unmergeReinserted(_ changes: [WireChange], _ db: Database) throws {
-        for change in changes where change.kind == .insert {
+    nonisolated static func unmergeReinserted(_ changes: [WireChange], uniqueEntities: Set<String>, _ db: Database) throws {
+        for change in changes where change.kind == .insert && uniqueEntities.contains(change.entity) {
             guard let id = RecordURI(change.record)?.id, let merged = try SyncStore.mergeStamp(entity: change.entity, loser: id, db),
                   let newest = change.stamps.values.compactMap(HLCTimestamp.init).max(), newest > merged else { continue }
             try SyncStore.unmerge(entity: change.entity, loser: id, db)

@@ -353,18 +353,20 @@ struct PushProcessor: Sendable {
 
         /// After a change is applied: each reference it set to a record merged into another
         /// (`rewrites`), still the record's value, points at the survivor, by an update with
-        /// a server stamp newer than the one sent, logged after the change. Every replica,
+        /// a server stamp just after the one sent, logged after the change. Every replica,
         /// the one that wrote it too (its store holds the loser's id), takes the survivor's.
         /// The change itself is applied as sent: a newer stamp on it would make an insert
         /// newer than a delete it lost to.
         func rewriteReferences(_ uri: String, _ entity: String,
-                               _ rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp, merged: HLCTimestamp)]) throws {
+                               _ rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)]) throws {
             guard !rewrites.isEmpty, let before = try transaction.record(uri), !before.isDeleted else { return }
             var values: [String: WireValue] = [:]
             var stamps: [String: HLCTimestamp] = [:]
             for rewrite in rewrites where before.fields[rewrite.column] == RecordState.Field(value: .text(rewrite.loser), stamp: rewrite.stamp) {
                 values[rewrite.column] = .text(rewrite.survivor)
-                stamps[rewrite.column] = UniqueMerge.stamp(after: max(rewrite.stamp, rewrite.merged), now: now)
+                // Just after the sent stamp (node 0): the writer takes it, and an edit of the
+                // column made later elsewhere still wins, whenever it arrives.
+                stamps[rewrite.column] = UniqueMerge.stamp(after: rewrite.stamp, now: 0)
             }
             guard !values.isEmpty else { return }
             var state: RecordState? = before
@@ -380,7 +382,7 @@ struct PushProcessor: Sendable {
             var change = sent
             // References to records merged into others, pointed at their survivors once the
             // change is applied (``rewriteReferences``).
-            var rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp, merged: HLCTimestamp)] = []
+            var rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)] = []
             if change.kind == .insert || change.kind == .update, let targets = mergeableReferences[change.entity] {
                 for (column, destination) in targets {
                     guard case .text(let id)? = change.values[column], let sentStamp = changeStamps[column],
@@ -391,7 +393,7 @@ struct PushProcessor: Sendable {
                         hops += 1
                     }
                     guard let survivor = RecordURI(merged.survivor)?.id, survivor != id else { continue }
-                    rewrites.append((column, id, survivor, sentStamp, merged.stamp))
+                    rewrites.append((column, id, survivor, sentStamp))
                 }
             }
             // A record the server has never seen, made by an insert: everything it sent is
