@@ -274,20 +274,26 @@ struct PushProcessor: Sendable {
                 if !unlinked.applied.isEmpty { try logLink(owner, ownerState.entity, field: field, linked: false, stamp: deleted) }
             }
         }
+        /// Newer than both ends' newest deletes: a link every replica dropped with a delete
+        /// (a merge's too) stays out.
+        func newer(_ stamp: HLCTimestamp, than a: RecordState, _ b: RecordState) -> Bool {
+            a.deleted.map { stamp > $0 } ?? true && b.deleted.map { stamp > $0 } ?? true
+        }
         /// Record `uri` lives again (re-inserted after its delete, or restored because a
         /// delete lost to a newer insert): replicas that applied the delete dropped its links,
         /// so those that still hold (both ends live) are logged again.
         func linksRevived(_ uri: String, _ entity: String, state: RecordState) throws {
             if linkOwnerEntities.contains(entity) {
                 for (field, link) in state.fields.sorted(by: { $0.key < $1.key }) where field.contains("#") && link.value == .bool(true) {
-                    guard let member = linkMember(entity, field), let memberState = try transaction.record(member), !memberState.isDeleted else { continue }
+                    guard let member = linkMember(entity, field), let memberState = try transaction.record(member), !memberState.isDeleted,
+                          newer(link.stamp, than: state, memberState) else { continue }
                     try logLink(uri, entity, field: field, linked: true, stamp: link.stamp)
                 }
             }
             guard linkMemberEntities.contains(entity) else { return }
             for (owner, field) in try transaction.linkOwners(of: uri) {
                 guard let ownerState = try transaction.record(owner), !ownerState.isDeleted, let link = ownerState.fields[field],
-                      link.value == .bool(true) else { continue }
+                      link.value == .bool(true), newer(link.stamp, than: state, ownerState) else { continue }
                 try logLink(owner, ownerState.entity, field: field, linked: true, stamp: link.stamp)
             }
         }
@@ -493,6 +499,19 @@ struct PushProcessor: Sendable {
                         losesTo = deleted.description
                     }
                     if let losesTo {
+                        // Newer than the delete it meets, the link is kept (neither applied nor
+                        // logged) and comes back with the record (``linksRevived``), as when it
+                        // arrived before the delete: arrival order cannot matter.
+                        if let owner = state, let gone = [state, memberState].first(where: { $0?.isDeleted ?? true }) ?? nil,
+                           let deleted = gone.deleted, stamp > deleted {
+                            var kept: RecordState? = owner
+                            _ = RecordMerge.apply(WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(true)]),
+                                                  stamps: [field: stamp], to: &kept)
+                            if let kept, kept != owner {
+                                try transaction.setRecord(change.record, kept)
+                                try transaction.addLinkOwner(change.record, field: field, member: memberURI)
+                            }
+                        }
                         let lost = LostValue(attribute: field, value: .bool(true), stamp: stamp.description,
                                              winningValue: .null, winningStamp: losesTo, toDelete: true)
                         try transaction.recordLost(lost, record: change.record, position: nil, at: now)

@@ -73,4 +73,70 @@ struct LinkSettleTests {
             #expect((log.last?.change.stamps["*"] ?? log.last?.change.stamps["todos"]) == ServerHarness.stamp(1_800_000_000_002), "logged again with its own stamp")
         }
     }
+
+    /// The same link, delete and revival as above, the delete reaching the server first: the
+    /// link is answered lost (the member is deleted, so no replica may hold it) but kept, and
+    /// comes back with the record, as when it arrived first. Arrival order cannot matter.
+    @Test(arguments: StorageKind.allCases)
+    func aLinkNewerThanADeleteThatArrivedFirstComesBackWithTheRevival(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await Self.setUp(client, harness)
+            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [Self.delete(at: ServerHarness.stamp(1_800_000_000_001))])).status == .ok)
+            let reply = try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [Self.link(at: ServerHarness.stamp(1_800_000_000_002))]))
+            #expect(reply.status == .ok)
+            #expect(try reply.decode(PushResponse.self).outcomes.first?.lost.first?.toDelete == true, "the member is deleted now: its maker drops the link")
+            let again = ServerHarness.insert("todos", 1, title: "again", at: ServerHarness.stamp(1_800_000_000_003))
+            #expect(try await client.push("todos", token: harness.ann, key: "r", PushRequest(schemaVersion: 1, changes: [again])).status == .ok)
+            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(log.map(Self.describe) == ["delete Todo", "insert Todo", "link Tag \(Self.todoID)"])
+        }
+    }
+
+    /// A link older than its owner's newest delete never comes back with a revival: every
+    /// replica dropped it with the delete.
+    @Test(arguments: StorageKind.allCases)
+    func aLinkOlderThanItsOwnersDeleteStaysOutAfterTheRevival(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await Self.setUp(client, harness)
+            #expect(try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [Self.link(at: ServerHarness.stamp(1_800_000_000_001))])).status == .ok)
+            // The tag deleted (the owner), its link older than the delete; then the tag
+            // comes back: its link does not.
+            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            let deleteTag = WireChange(record: Self.tag, entity: "Tag", kind: .delete, stamps: ["*": ServerHarness.stamp(1_800_000_000_002)])
+            let tagAgain = WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_003)])
+            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [deleteTag, tagAgain])).status == .ok)
+            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(!log.contains { $0.change.kind == .link }, "\(log.map(Self.describe))")
+        }
+    }
+
+    /// A link to a record merged away (replicas moved it to the survivor with the merge) is
+    /// not logged again when the merged-away record is made again by a newer insert.
+    @Test(arguments: StorageKind.allCases)
+    func aLinkToAMergedAwayRecordStaysOutWhenItIsMadeAgain(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        let schema = { var schema = Self.schema; schema.entities[0].attributes[0].options = [.unique]; return schema }()
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann, schema: schema)
+            let two = ServerHarness.uri("todos", 2)
+            let twoID = String(two.split(separator: "/").last!)
+            let made = [WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
+                        ServerHarness.insert("todos", 1, title: "a", at: ServerHarness.stamp(1_800_000_000_000)),
+                        ServerHarness.insert("todos", 2, title: "b", at: ServerHarness.stamp(1_800_000_000_000))]
+            #expect(try await client.push("todos", token: harness.ann, key: "made", PushRequest(schemaVersion: 1, changes: made)).status == .ok)
+            let link = WireChange(record: Self.tag, entity: "Tag", kind: .link, values: ["todos": .text(twoID)], stamps: ["*": ServerHarness.stamp(1_800_000_000_001)])
+            #expect(try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [link])).status == .ok)
+            // Todo 2 takes todo 1's title: merged into todo 1 (the smaller id survives).
+            let collide = WireChange(record: two, entity: "Todo", kind: .update, values: ["title": .text("a")], stamps: ["title": ServerHarness.stamp(1_800_000_000_002)])
+            #expect(try await client.push("todos", token: harness.ann, key: "c", PushRequest(schemaVersion: 1, changes: [collide])).status == .ok)
+            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            let again = ServerHarness.insert("todos", 2, title: "c", at: ServerHarness.stamp(1_800_000_000_500))
+            #expect(try await client.push("todos", token: harness.ann, key: "r", PushRequest(schemaVersion: 1, changes: [again])).status == .ok)
+            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(log.map(Self.describe) == ["insert Todo"])
+        }
+    }
 }
