@@ -207,9 +207,9 @@ struct ChangeApplier {
 
     func apply(_ entry: LogEntry, _ db: Database, into outcome: inout Outcome) throws {
         var change = entry.change
-        func quarantine(_ reason: String) throws {
+        func quarantine(_ reason: String, newerSchema: Bool = false) throws {
             try SyncStore.quarantine(WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now,
-                                     record: change.record, schemaVersion: entry.schemaVersion, db)
+                                     record: change.record, schemaVersion: entry.schemaVersion, newerSchema: newerSchema, db)
             outcome.quarantined += 1
         }
         guard let uri = RecordURI(change.record) else {
@@ -220,7 +220,7 @@ struct ChangeApplier {
         }
         var uuid = uri.id
         guard let known = columns[change.entity] else {
-            return try quarantine("entity '\(change.entity)' is not in this store's schema (it was written with schema version \(entry.schemaVersion)); migrate the store to a schema that has it")
+            return try quarantine("entity '\(change.entity)' is not in this store's schema (it was written with schema version \(entry.schemaVersion)); migrate the store to a schema that has it", newerSchema: true)
         }
         var stamps = [String: HLCTimestamp](minimumCapacity: change.stamps.count)
         for (key, text) in change.stamps {
@@ -239,7 +239,7 @@ struct ChangeApplier {
             waiting.stamps = change.stamps.filter { $0.key == "*" || known[$0.key] == nil }
             try SyncStore.quarantine(WireJSON.data { $0.append(waiting) }.utf8Text, position: entry.position,
                                      reason: "columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied",
-                                     at: now, record: change.record, schemaVersion: entry.schemaVersion, db)
+                                     at: now, record: change.record, schemaVersion: entry.schemaVersion, newerSchema: true, db)
             outcome.quarantined += 1
             values = values.filter { known[$0.key] != nil }
             if values.isEmpty { return }

@@ -144,12 +144,13 @@ public actor SyncEngine {
         summary.pushed = pushed.pushed
         summary.conflicts = pushed.conflicts + pulled.conflicts
         summary.pulled = pulled.applied
-        (summary.waitingLocal, summary.waitingPulled) = try read { db in
-            (try SyncStore.quarantineCount(pulled: false, db), try SyncStore.quarantineCount(pulled: true, db))
+        (summary.waitingLocal, summary.waitingPulled, summary.keptForNewerSchema) = try read { db in
+            (try SyncStore.quarantineCount(pulled: false, db), try SyncStore.quarantineCount(pulled: true, db),
+             try SyncStore.quarantineCount(pulled: true, newerSchema: true, db))
         }
         // Put in the quarantine by this sync and still there (a pulled change the retry after
         // the pull applied is not counted).
-        summary.quarantined = min(pulled.quarantined + pushed.quarantined, summary.waitingLocal + summary.waitingPulled)
+        summary.quarantined = min(pulled.quarantined + pushed.quarantined, summary.waitingLocal + summary.waitingPulled + summary.keptForNewerSchema)
         summary.clockOffset = clockOffset.withLock { $0 }
         if let offset = summary.clockOffset, abs(offset) >= Self.clockWarningMilliseconds {
             logger.warning("this machine's clock is \(abs(offset) / 1000) s \(offset > 0 ? "behind" : "ahead of") the server's; edits are stamped with the server's time. Correct the clock (NTP)")

@@ -17,7 +17,9 @@ import TandemWire
 ///   pulled ones that could not be applied (`position` set: retried after every pull) and
 ///   local ones the server refused (`position` NULL: sent again on every sync, and counted
 ///   as pending until the server takes them). `record` and `schema_version` say whose
-///   change it is and in which schema a pulled one was written.
+///   change it is and in which schema a pulled one was written; `newer_schema` is 1 for
+///   pulled values of an entity or attribute this store's schema lacks (kept for a schema
+///   that has them, not an error: the sync is complete without them).
 /// - `tandem_sync_tombstone(entity, id)`: records of referenced entities (targets of a
 ///   to-one) that a pulled delete removed, so a reference to one that arrives later gets
 ///   the delete rule instead of pointing nowhere. A pulled re-insert removes it.
@@ -43,7 +45,7 @@ enum SyncStore {
                 winner TEXT NOT NULL, rule TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS tandem_sync_quarantine (
                 id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL,
-                record TEXT, schema_version INTEGER);
+                record TEXT, schema_version INTEGER, newer_schema INTEGER NOT NULL DEFAULT 0);
             CREATE TABLE IF NOT EXISTS tandem_sync_tombstone (entity TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (entity, id)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS tandem_sync_merged (
                 entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL,
@@ -56,6 +58,9 @@ enum SyncStore {
         let quarantineColumns = try db.columns(in: "tandem_sync_quarantine").map(\.name)
         if !quarantineColumns.contains("record") {
             try db.execute(sql: "ALTER TABLE tandem_sync_quarantine ADD COLUMN record TEXT; ALTER TABLE tandem_sync_quarantine ADD COLUMN schema_version INTEGER")
+        }
+        if !quarantineColumns.contains("newer_schema") {
+            try db.execute(sql: "ALTER TABLE tandem_sync_quarantine ADD COLUMN newer_schema INTEGER NOT NULL DEFAULT 0")
         }
         if let version = try value("formatVersion", db).flatMap(Int.init), version > formatVersion {
             throw SyncError(.store, "the store's sync tables have format \(version); this Tandem reads format \(formatVersion). Upgrade Tandem")
@@ -89,9 +94,9 @@ enum SyncStore {
     }
 
     static func quarantine(_ change: String, position: Int64?, reason: String, at: Int64, record: String? = nil, schemaVersion: Int? = nil,
-                           _ db: Database) throws {
-        try db.cachedStatement(sql: "INSERT INTO tandem_sync_quarantine (at, position, change, reason, record, schema_version) VALUES (?, ?, ?, ?, ?, ?)")
-            .execute(arguments: [at, position, change, reason, record, schemaVersion])
+                           newerSchema: Bool = false, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT INTO tandem_sync_quarantine (at, position, change, reason, record, schema_version, newer_schema) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [at, position, change, reason, record, schemaVersion, newerSchema])
     }
 
     /// A quarantined change, as stored.
@@ -106,19 +111,22 @@ enum SyncStore {
     }
 
     /// How many changes wait in the quarantine: local ones the server refused (`pulled:
-    /// false`) or pulled ones.
-    static func quarantineCount(pulled: Bool, _ db: Database) throws -> Int {
+    /// false`) or pulled ones (those of a newer schema only with `newerSchema`, the others
+    /// without).
+    static func quarantineCount(pulled: Bool, newerSchema: Bool = false, _ db: Database) throws -> Int {
         guard try db.tableExists("tandem_sync_quarantine") else { return 0 }
-        return try Int.fetchOne(db, sql: "SELECT count(*) FROM tandem_sync_quarantine WHERE position IS \(pulled ? "NOT NULL" : "NULL")") ?? 0
+        let schema = pulled ? " AND newer_schema = \(newerSchema ? 1 : 0)" : ""
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM tandem_sync_quarantine WHERE position IS \(pulled ? "NOT NULL" : "NULL")\(schema)") ?? 0
     }
 
     /// Quarantined local changes (`pulled: false`, the server refused them) or pulled ones,
-    /// oldest first.
+    /// oldest first (values of a newer schema after the others, so they never fill a
+    /// retry's `limit` ahead of changes that may apply now).
     static func quarantined(pulled: Bool, _ db: Database, limit: Int = .max) throws -> [Quarantined] {
         guard try db.tableExists("tandem_sync_quarantine") else { return [] }
         return try Row.fetchAll(db, sql: """
             SELECT id, position, change, schema_version FROM tandem_sync_quarantine
-            WHERE position IS \(pulled ? "NOT NULL" : "NULL") ORDER BY position, id LIMIT ?
+            WHERE position IS \(pulled ? "NOT NULL" : "NULL") ORDER BY newer_schema, position, id LIMIT ?
             """, arguments: [limit]).map { Quarantined(id: $0[0], position: $0[1], change: $0[2], schemaVersion: $0[3]) }
     }
 

@@ -15,6 +15,10 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
     public var waitingLocal = 0
     /// Pulled changes waiting in the quarantine after this sync (applied again after every pull).
     public var waitingPulled = 0
+    /// Pulled values of entities or attributes this store's schema lacks (written by a newer
+    /// app version), kept in the quarantine: expected on a store whose app has not updated
+    /// yet, so the sync is complete without them.
+    public var keptForNewerSchema = 0
     /// The server's clock minus this machine's (ms), from the sync's last answer.
     public var clockOffset: Int64?
 
@@ -29,5 +33,6 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
         "pushed \(pushed), pulled \(pulled), conflicts \(conflicts), quarantined \(quarantined)"
             + (waitingLocal > 0 ? ", \(waitingLocal) local changes refused by the server waiting" : "")
             + (waitingPulled > 0 ? ", \(waitingPulled) pulled changes not applied waiting" : "")
+            + (keptForNewerSchema > 0 ? ", \(keptForNewerSchema) pulled changes of a newer schema kept" : "")
     }
 }

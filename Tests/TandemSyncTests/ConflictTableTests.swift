@@ -381,6 +381,27 @@ struct RefusedChangesTests {
             #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(5)] == ["t5", "50"])
         }
     }
+
+    /// A store whose app has not updated yet pulls values of an attribute its schema lacks:
+    /// they are kept (for the schema that has them), and the sync is complete, not failed.
+    @Test func valuesOfANewerSchemaAreKeptWithoutFailingTheSync() async throws {
+        try await ConflictTableTests.world { w in
+            var newer = SyncFixtures.schema
+            newer.entities[0].attributes.append(Schema.Attribute(name: "note", type: .scalar(.string), isOptional: true))
+            let c = try ConvergenceSimulationTests.store("todos", schema: newer)
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
+                                   logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            _ = try await syncC.sync()
+            try c.write(author: "app") { db in
+                try db.execute(sql: "UPDATE Todo SET note = 'new' WHERE \"#id\" = ?", arguments: [SyncFixtures.id(1)])
+            }
+            #expect(try await syncC.sync().isComplete)
+            let older = try await w.syncB.sync()
+            #expect(older.keptForNewerSchema == 1, "\(older)")
+            #expect(older.isComplete && older.waitingPulled == 0, "\(older)")
+            #expect(try await w.syncB.sync().isComplete, "and on every later sync")
+        }
+    }
 }
 
 @Suite("Records without journal history")
