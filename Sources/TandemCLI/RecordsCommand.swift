@@ -183,6 +183,11 @@ struct RecordsCommand: ParsableCommand {
                                 try db.execute(sql: "DELETE FROM \(table) WHERE \(owner) = ? AND \(member) = ?", arguments: [uuid, gone])
                             }
                             for added in Set(list).subtracting(current).sorted() {
+                                // Only records this store holds: the server refuses a link to a
+                                // record it does not know, and the row would stay here alone.
+                                guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQLName.quote(join.destination)) WHERE \"#id\" = ?)", arguments: [added]) == true else {
+                                    throw CLIError("\(name): no \(join.destination) \(added) in the store to link; create it first (tandem records put --entity \(join.destination) --id \(added) …) or sync to receive it")
+                                }
                                 try db.execute(sql: "INSERT INTO \(table) (\(owner), \(member)) VALUES (?, ?)", arguments: [uuid, added])
                             }
                         }

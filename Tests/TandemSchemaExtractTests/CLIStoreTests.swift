@@ -156,6 +156,11 @@ struct CLIStoreTests {
         #expect((after["links"] as? [String: [String]])?["todos"] == [idTwo])
         let bad = try put("Tag", #"{"todos": ["nope"]}"#, id: tagID)
         #expect(bad.status == 2 && bad.error.contains("is not a Todo's UUID"), "\(bad.error)")
+        // A member this store does not hold: refused (the server would refuse the link), nothing written.
+        let absent = try put("Tag", #"{"todos": ["\#(idTwo)", "00000000-0000-0000-0000-0000000000ff"]}"#, id: tagID)
+        #expect(absent.status != 0 && absent.error.contains("no Todo 00000000-0000-0000-0000-0000000000ff in the store"), "\(absent.error)")
+        let unchanged = try CLIStoreTests.json(try workspace.run("records", "get", "--store", store, uri))
+        #expect((unchanged["links"] as? [String: [String]])?["todos"] == [idTwo])
         let notLinks = try put("Todo", #"{"title": ["x"]}"#, id: idOne)
         #expect(notLinks.status == 2 && notLinks.error.contains("many-to-many"), "\(notLinks.error)")
     }
