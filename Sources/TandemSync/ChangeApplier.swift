@@ -313,8 +313,11 @@ struct ChangeApplier {
             if let target = change.mergedInto.flatMap(RecordURI.init), target.entity == change.entity, target.dataset == dataset {
                 // This store made the record (its id) after the merge: a record of its own,
                 // as the server takes an insert newer than the merge; the merge was of the
-                // one before.
+                // one before (by its creation stamp: a later edit of a record made before the
+                // merge goes to the survivor, as the server sends it). Pulled changes of the one
+                // before still waiting lose to the merge.
                 if exists, let created = local["*"], created > delete {
+                    try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
                     try conflict(change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local,
                                  rule: ConflictRule.insertAfterDelete.rawValue, db, &outcome)
                     return

@@ -282,3 +282,40 @@ extension ManyToManySyncTests {
         }
     }
 }
+
+extension ManyToManySyncTests {
+    /// As above, but B made its tag 53 before the merge and renamed it after: every replica
+    /// ends as the server decides, B too (it must not take the merge for its own 53, newer
+    /// than the merge by its rename).
+    @Test func anIdMadeBeforeAMergeElsewhereAndRenamedAfterItEndsAsTheServerDecides() async throws {
+        let schema: Schema = {
+            var schema = Self.schema
+            let tag = schema.entities.firstIndex { $0.name == "Tag" }!
+            schema.entities[tag].attributes[0].options = [.unique]
+            return schema
+        }()
+        try await ConflictTableTests.world(schema: schema) { w in
+            let c = try ConvergenceSimulationTests.store("todos", schema: schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            try Self.tag(w.a, 51, "red")
+            _ = try await w.syncA.sync()
+            try Self.tag(w.b, 53, "blue")   // B's tag 53, not pushed yet
+            try await ConflictTableTests.tick()
+            try Self.tag(c, 53, "red")
+            _ = try await syncC.sync()   // C's 53 merged into 51
+            try await ConflictTableTests.tick()
+            try w.b.write(author: "app") { db in try db.execute(sql: ##"UPDATE Tag SET label = 'green' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(53)]) }
+            for _ in 0..<2 {
+                try await Self.round([w.syncA, w.syncB])
+                _ = try await syncC.sync()
+            }
+            let tags = { (store: ModelContainer) in try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY 1"##).map { "\($0[0] as String) \($0[1] as String)" } } }
+            let (tagsA, tagsB, tagsC) = (try tags(w.a), try tags(w.b), try tags(c))
+            // B's insert reaches the server as made (blue, older than the merge: the survivor's
+            // value), then its rename frees 53, which lives again with it.
+            #expect(tagsB == ["\(SyncFixtures.id(51)) blue", "\(SyncFixtures.id(53)) green"], "\(tagsA) \(tagsB) \(tagsC)")
+            #expect(try tags(w.a) == tags(w.b) && tags(c) == tags(w.b))
+        }
+    }
+}
