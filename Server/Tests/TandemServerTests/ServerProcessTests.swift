@@ -132,18 +132,23 @@ struct ServerProcessTests {
         let batchSize = 20
         var batch = 0
         var appliedPerRound: [Int] = []
-        // Enough batches that the kill, right after the first lands, always cuts some off (with
-        // 30, a fast run could land them all first and the check below failed once in CI).
-        let batchesPerRound = 120
-        for round in 0..<rounds {
+        // Enough batches that the kill, right after the first lands, cuts some off; a round
+        // that landed them all anyway (a fast run, a slow poll under load) is followed by one
+        // with twice as many, and rounds go on until a kill has cut some off.
+        var batchesPerRound = 120
+        var interrupted = false   // a kill cut a round's pushes off
+        var round = 0
+        while round < rounds || (!interrupted && round < rounds + 2) {
+            defer { round += 1 }
             let base = server.base
             let first = batch
-            batch += batchesPerRound
+            let batches = batchesPerRound
+            batch += batches
             // Pushes run on GCD threads (curl blocks), a few at a time, until the kill stops them.
             let done = DispatchGroup()
             done.enter()
             DispatchQueue.global().async {
-                DispatchQueue.concurrentPerform(iterations: batchesPerRound) { offset in
+                DispatchQueue.concurrentPerform(iterations: batches) { offset in
                     let b = first + offset
                     // Stamped with the real clock: the server refuses stamps far ahead of its own.
                     let stamp = ServerHarness.stamp(UInt64(Date().timeIntervalSince1970 * 1000))
@@ -160,6 +165,7 @@ struct ServerProcessTests {
                 polls += 1
                 try await Task.sleep(for: .milliseconds(5))
             }
+            await withCheckedContinuation { continuation in done.notify(queue: .global()) { continuation.resume() } }
             server.kill9()
             await withCheckedContinuation { continuation in done.notify(queue: .global()) { continuation.resume() } }
             server = try Self.startServer(dataDir)
@@ -173,11 +179,12 @@ struct ServerProcessTests {
                 if !page.hasMore { break }
             }
             #expect(titles.values.allSatisfy { $0 == batchSize }, "round \(round): a batch is half applied: \(titles.filter { $0.value != batchSize })")
-            appliedPerRound.append(titles.count - (appliedPerRound.last ?? 0))
+            appliedPerRound.append(titles.count - appliedPerRound.reduce(0, +))
+            if appliedPerRound.last! < batchesPerRound { interrupted = true } else { batchesPerRound = min(batchesPerRound * 2, 480) }
         }
         // The test means something only if pushes landed and kills cut some off.
         #expect(appliedPerRound.reduce(0, +) > 0, "no push landed: \(appliedPerRound)")
-        #expect(appliedPerRound.contains { $0 < batchesPerRound }, "no kill interrupted pushes: \(appliedPerRound)")
+        #expect(interrupted, "no kill interrupted pushes: \(appliedPerRound)")
         server.process.terminate()
         server.process.waitUntilExit()
         let check = try Self.run("/usr/bin/env", ["python3", "-c",
