@@ -520,6 +520,10 @@ struct ChangeApplier {
                       let holder = try Self.uniqueHolder(of: change.entity, values: current.values.merging(assigned) { $1 }, except: uuid, schema: schema, db) else {
                     return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
                 }
+                if try foldIntoQuarantinedInsert(change.record, values: values, stamps: stamps, updates: true, db) {
+                    outcome.quarantined += 1
+                    return
+                }
                 return try quarantine("a unique value this update sets is held here by record \(holder); the update waits until the server merges the two or the value is freed")
             }
             outcome.applied += 1
@@ -718,11 +722,17 @@ struct ChangeApplier {
     /// Folds a pulled update of `record` into its insert waiting in the quarantine, value by
     /// value (the newer stamp wins); `false` when no insert of it waits. The insert may wait
     /// for a unique value that this very update changes: applied apart, neither could go.
-    private func foldIntoQuarantinedInsert(_ record: String, values: [String: WireValue], stamps: [String: HLCTimestamp], _ db: Database) throws -> Bool {
-        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL ORDER BY id DESC"),
+    ///
+    /// With `updates`, into a waiting update as well (the newest): an update that waits for a
+    /// unique value like an earlier one of the same record joins it, so the record waits for
+    /// its newest values only (a swap done over several saves elsewhere is then one ring).
+    private func foldIntoQuarantinedInsert(_ record: String, values: [String: WireValue], stamps: [String: HLCTimestamp], updates: Bool = false,
+                                           _ db: Database) throws -> Bool {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL AND newer_schema = 0 ORDER BY id DESC"),
                                     arguments: [record])
         for row in rows {
-            guard var insert = try? WireJSONReader.change(Data((row[1] as String).utf8)), insert.kind == .insert else { continue }
+            guard var insert = try? WireJSONReader.change(Data((row[1] as String).utf8)),
+                  insert.kind == .insert || (updates && insert.kind == .update) else { continue }
             for (column, value) in values {
                 guard let stamp = stamps[column] ?? stamps["*"] else { continue }
                 let current = insert.stamps[column].flatMap { HLCTimestamp($0) } ?? insert.stamps["*"].flatMap { HLCTimestamp($0) } ?? .zero

@@ -349,3 +349,50 @@ extension UniqueValueReplicaTests {
         }
     }
 }
+
+extension UniqueValueReplicaTests {
+    /// Unique names swapped over three saves (p1 → temporary, p2 → p1's name, p1 → p2's
+    /// name), twice, with an insert of the same id racing and a third record taking a name
+    /// on the replica that pulls it all: the pulled updates of one record that wait for
+    /// values held here join into one (its newest values), so the two records' waits form a
+    /// swap and are applied together. Found by a hostile trial: the replica kept four pulled
+    /// changes waiting for good, with two names swapped.
+    @Test func aSwapOverSeveralSavesPulledBehindALocalHolderDoesNotWaitForever() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            func name(_ store: ModelContainer, _ n: Int) throws -> String {
+                try store.read { db in try String.fetchOne(db, sql: ##"SELECT name FROM Project WHERE "#id" = ?"##, arguments: [SyncFixtures.id(n)]) } ?? ""
+            }
+            func swap(_ store: ModelContainer, _ p1: Int, _ p2: Int, temporary: String) throws {
+                let (n1, n2) = (try name(store, p1), try name(store, p2))
+                try Self.rename(store, p1, temporary)
+                try Self.rename(store, p2, n1)
+                try Self.rename(store, p1, n2)
+            }
+            try SyncFixtures.insertProject(c, 100, name: "x")
+            try SyncFixtures.insertProject(c, 300, name: "z")
+            try swap(c, 100, 300, temporary: "tmp-c")
+            _ = try await syncC.sync()
+            try SyncFixtures.insertProject(w.a, 100, name: "y")   // A has never pulled: its own 100
+            try swap(c, 100, 300, temporary: "tmp-c")
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            _ = try await syncC.sync()
+            try SyncFixtures.insertProject(w.b, 200, name: "z")
+            try swap(w.a, 300, 100, temporary: "tmp-a")
+            _ = try await w.syncA.sync()
+            var last = SyncSummary()
+            for _ in 0..<3 {
+                _ = try await w.syncA.sync()
+                last = try await w.syncB.sync()
+                _ = try await syncC.sync()
+            }
+            #expect(last.isComplete, "\(last)")
+            #expect(try SyncStatus.quarantined(of: w.b).isEmpty)
+            #expect(try Self.projects(w.b) == Self.projects(w.a))
+            #expect(try Self.projects(c) == Self.projects(w.a))
+        }
+    }
+}
