@@ -764,6 +764,12 @@ struct ChangeApplier {
 
     private func conflict(_ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,
                           remoteStamp: HLCTimestamp?, winner: SyncConflict.Winner, rule: String, _ db: Database, _ outcome: inout Outcome) throws {
+        // This store's own older value coming back (pulled after a sync cut off between its
+        // push and its pull) under its own newer one: an edit replaced, not a conflict.
+        if winner == .local, rule == ConflictRule.lastWriterWins.rawValue, node != 0,
+           remoteStamp?.node == node, localStamp?.node == node {
+            return
+        }
         try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: attribute, localValue: local?.jsonText, localStamp: localStamp?.description,
                                                   remoteValue: remote?.jsonText, remoteStamp: remoteStamp?.description, winner: winner, rule: rule), db)
         outcome.conflicts += 1

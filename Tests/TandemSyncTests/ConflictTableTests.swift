@@ -402,6 +402,31 @@ struct RefusedChangesTests {
             #expect(try await w.syncB.sync().isComplete, "and on every later sync")
         }
     }
+
+    /// A sync cut off between its push and its pull (the pull refused), then an edit of the
+    /// same record: the store pulls its own older value under its own newer one. That is an
+    /// edit replaced, not a conflict, and the log stays clear of it (a hostile trial found
+    /// 26 667 such entries after a bulk import cut off this way).
+    @Test func aStoresOwnOlderValuePulledAfterACutOffSyncIsNotAConflict() async throws {
+        try await ConflictTableTests.world { w in
+            let cut = PullRefuser(w.transport)
+            let a = SyncEngine(container: w.a, transport: cut, configuration: SyncConfiguration(token: { w.token }),
+                               logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            try SyncFixtures.insert(w.b, 2, title: "from b")
+            _ = try await w.syncB.sync()
+            try SyncFixtures.update(w.a, 1, "title", "first")
+            cut.refusing.withLock { $0 = true }
+            await #expect(throws: (any Error).self) { try await a.sync() }
+            cut.refusing.withLock { $0 = false }
+            try SyncFixtures.update(w.a, 1, "title", "second")
+            let summary = try await a.sync()
+            #expect(summary.isComplete)
+            let logged = try SyncStatus.conflicts(of: w.a)
+            #expect(logged.isEmpty, "\(logged)")
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(1)]?.first == "second")
+        }
+    }
 }
 
 @Suite("Records without journal history")
@@ -665,5 +690,17 @@ struct ConflictPolicyTests {
             #expect(try w.converged())
             #expect(try SyncStatus.conflicts(of: w.b).contains { $0.rule == "updateWinsOverDelete" && $0.winner == .local })
         }
+    }
+}
+
+/// Refuses pulls while `refusing` (a network cut between a sync's push and its pull).
+final class PullRefuser: Transport {
+    let base: any Transport
+    let refusing = Mutex(false)
+    init(_ base: any Transport) { self.base = base }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        if request.path.contains("/pull"), refusing.withLock({ $0 }) { throw SyncError(.unreachable, "cut off") }
+        return try await base.send(request)
     }
 }

@@ -319,3 +319,39 @@ extension ManyToManySyncTests {
         }
     }
 }
+
+extension ManyToManySyncTests {
+    /// A link made on a tag before the server merged it away, and a replica that never synced
+    /// making a tag with the same id (newer than the merge): that replica pulls the link, then
+    /// the merge it must leave alone (its tag is its own), so the server unlinks the old
+    /// tag's links after the new insert. Found by a hostile trial (the replica kept the link
+    /// for good).
+    @Test func aReplicaMakingAMergedAwayIdAgainDropsTheLinksOfTheOneBefore() async throws {
+        let schema: Schema = {
+            var schema = Self.schema
+            let tag = schema.entities.firstIndex { $0.name == "Tag" }!
+            schema.entities[tag].attributes[0].options = [.unique]
+            return schema
+        }()
+        try await ConflictTableTests.world(schema: schema) { w in
+            let c = try ConvergenceSimulationTests.store("todos", schema: schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            try Self.tag(w.a, 51, "blue")
+            _ = try await w.syncA.sync()
+            try Self.tag(w.b, 52, "blue")
+            try Self.link(w.b, tag: 52, todo: 1)
+            _ = try await w.syncB.sync()   // 52 merged into 51, its link with it
+            try await ConflictTableTests.tick()
+            try Self.tag(c, 52, "red")      // C never synced: its own 52
+            for _ in 0..<2 {
+                try await Self.round([w.syncA, w.syncB])
+                _ = try await syncC.sync()
+            }
+            let expected = ["\(SyncFixtures.id(51))>\(SyncFixtures.id(1))"]
+            #expect(try Self.links(w.a) == expected)
+            #expect(try Self.links(w.b) == expected)
+            #expect(try Self.links(c) == expected)
+        }
+    }
+}

@@ -421,9 +421,14 @@ struct PushProcessor: Sendable {
             // A record merged into another: its later changes are the survivor's. An insert
             // newer than the merge makes it a record of its own again.
             var redirected = false
+            // Made again after a merge took it: the links it had then went to the survivor on
+            // the replicas that applied the merge; unlinked after the insert for any replica
+            // that did not (one whose own record with this id is newer than the merge).
+            var remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?
             if unique.hasUniqueValues(change.entity), change.kind != .delete, var merged = try transaction.mergedInto(change.record) {
                 let reinserted = change.kind == .insert && (changeStamps.values.max().map { $0 > merged.stamp } ?? false)
                 if reinserted {
+                    remadeAfterMerge = (merged.state, merged.stamp)
                     try transaction.setMerged(change.record, into: nil, at: merged.stamp, state: nil)
                 } else if change.kind == .update, let loser = merged.state {
                     // An edit made before its maker learned of the merge that changes the
@@ -579,6 +584,9 @@ struct PushProcessor: Sendable {
                 isEcho = false
             }
             if let after = state, linkOwnerEntities.contains(change.entity) || linkMemberEntities.contains(change.entity) {
+                if let remade = remadeAfterMerge {
+                    try linksDied(change.record, change.entity, before: remade.state, deleted: remade.stamp)
+                }
                 if let deleted = after.deleted, deleted != before?.deleted {
                     try linksDied(change.record, change.entity, before: before, deleted: deleted)
                 }
