@@ -28,10 +28,31 @@ struct RecordsCommand: ParsableCommand {
     enum PutValue: Decodable {
         case value(WireValue)
         case members([String])
+        /// A JSON object that is not a value (`{"bytes": …}`): a composite given whole, say.
+        case object
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
-            if let members = try? container.decode([String].self) { self = .members(members) } else { self = .value(try container.decode(WireValue.self)) }
+            if let members = try? container.decode([String].self) {
+                self = .members(members)
+            } else if let value = try? container.decode(WireValue.self) {
+                self = .value(value)
+            } else if (try? container.decode([String: JSONAny].self)) != nil {
+                self = .object
+            } else {
+                self = .value(try container.decode(WireValue.self))
+            }
+        }
+
+        /// Any JSON (only its shape matters).
+        struct JSONAny: Decodable {
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if container.decodeNil() { return }
+                if (try? container.decode(Bool.self)) != nil || (try? container.decode(Double.self)) != nil || (try? container.decode(String.self)) != nil { return }
+                if (try? container.decode([JSONAny].self)) != nil || (try? container.decode([String: JSONAny].self)) != nil { return }
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not JSON")
+            }
         }
     }
 
@@ -115,6 +136,11 @@ struct RecordsCommand: ParsableCommand {
             for (name, value) in given {
                 switch value {
                 case .value(let value): values[name] = value
+                case .object:
+                    if let attribute = entity.attributes.first(where: { $0.name == name }), attribute.columns.count > 1 {
+                        throw CLIError("\(name): a composite attribute is set leaf by leaf, one column each: \(attribute.columns.map { "\"\($0.name)\"" }.joined(separator: ", "))")
+                    }
+                    throw CLIError("\(name): an object is not a column value (null, a boolean, a number, a string, or {\"bytes\": \"<base64>\"})")
                 case .members(let list):
                     guard let join = joins[name] else {
                         throw CLIError("\(name): an array sets the members of a many-to-many relationship; '\(entity.name)' has \(joins.isEmpty ? "none" : joins.keys.sorted().joined(separator: ", "))")
@@ -124,6 +150,12 @@ struct RecordsCommand: ParsableCommand {
             }
             let known = Dictionary(uniqueKeysWithValues: RecordsCommand.columns(of: entity).map { ($0.name, $0) })
             if let unknown = values.keys.sorted().first(where: { known[$0] == nil }) {
+                if joins[unknown] != nil {
+                    throw CLIError("\(unknown): a many-to-many relationship takes an array of UUIDs (or record URIs), [] for none")
+                }
+                if let attribute = entity.attributes.first(where: { $0.name == unknown }), attribute.columns.count > 1 {
+                    throw CLIError("\(unknown): a composite attribute is set leaf by leaf, one column each: \(attribute.columns.map { "\"\($0.name)\"" }.joined(separator: ", "))")
+                }
                 throw CLIError("'\(entity.name)' has no column '\(unknown)'; its columns are \(known.keys.sorted().joined(separator: ", "))")
             }
             // The server refuses a value that does not fit its column; refuse it here, before

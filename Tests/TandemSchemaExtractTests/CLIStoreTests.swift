@@ -161,6 +161,10 @@ struct CLIStoreTests {
         #expect(absent.status != 0 && absent.error.contains("no Todo 00000000-0000-0000-0000-0000000000ff in the store"), "\(absent.error)")
         let unchanged = try CLIStoreTests.json(try workspace.run("records", "get", "--store", store, uri))
         #expect((unchanged["links"] as? [String: [String]])?["todos"] == [idTwo])
+        let notAnArray = try put("Tag", #"{"todos": null}"#, id: tagID)
+        #expect(notAnArray.status == 2 && notAnArray.error.contains("todos: a many-to-many relationship takes an array"), "\(notAnArray.error)")
+        let object = try put("Tag", #"{"label": {"x": 1}}"#, id: tagID)
+        #expect(object.status == 2 && object.error.contains("label: an object is not a column value"), "\(object.error)")
         let notLinks = try put("Todo", #"{"title": ["x"]}"#, id: idOne)
         #expect(notLinks.status == 2 && notLinks.error.contains("many-to-many"), "\(notLinks.error)")
     }
