@@ -133,7 +133,8 @@ extension SyncEngine {
 
     /// Sends the waiting local changes and applies the waiting pulled ones again now (what
     /// every sync does first), with the schema handshake first. Returns how many changes
-    /// are still waiting.
+    /// are still waiting (values of a newer schema, kept for a schema that has them, are not
+    /// counted: see ``SyncSummary/keptForNewerSchema``).
     ///
     /// ```swift
     /// let left = try await engine.retryQuarantined()   // tandem quarantine retry
@@ -144,7 +145,9 @@ extension SyncEngine {
         let version = try await handshake()
         _ = try await repairingClock { try await self.retryQuarantined(schemaVersion: version) }
         _ = try retryPulledQuarantine()
-        return try read { db in try SyncStore.count("tandem_sync_quarantine", db) }
+        // Values of a newer schema wait for the app's schema, not for a cause that can go
+        // away: they are not counted.
+        return try read { db in try SyncStore.quarantineCount(pulled: false, db) + SyncStore.quarantineCount(pulled: true, db) }
     }
 
     /// Drops quarantined changes for good (after reading them with ``SyncStatus/quarantined(of:limit:)``):

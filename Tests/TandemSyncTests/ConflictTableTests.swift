@@ -400,6 +400,7 @@ struct RefusedChangesTests {
             #expect(older.keptForNewerSchema == 1, "\(older)")
             #expect(older.isComplete && older.waitingPulled == 0, "\(older)")
             #expect(try await w.syncB.sync().isComplete, "and on every later sync")
+            #expect(try await w.syncB.retryQuarantined() == 0, "nothing waits that a retry could apply")
         }
     }
 
