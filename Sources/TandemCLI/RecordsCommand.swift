@@ -37,23 +37,20 @@ struct RecordsCommand: ParsableCommand {
                 self = .members(members)
             } else if let value = try? container.decode(WireValue.self) {
                 self = .value(value)
-            } else if (try? container.decode([String: JSONAny].self)) != nil {
-                self = .object
+            } else if (try? decoder.container(keyedBy: AnyKey.self)) != nil {
+                self = .object   // any JSON object has a keyed container, whatever its keys
             } else {
                 self = .value(try container.decode(WireValue.self))
             }
         }
 
-        /// Any JSON (only its shape matters).
-        struct JSONAny: Decodable {
-            init(from decoder: any Decoder) throws {
-                let container = try decoder.singleValueContainer()
-                if container.decodeNil() { return }
-                if (try? container.decode(Bool.self)) != nil || (try? container.decode(Double.self)) != nil || (try? container.decode(String.self)) != nil { return }
-                if (try? container.decode([JSONAny].self)) != nil || (try? container.decode([String: JSONAny].self)) != nil { return }
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not JSON")
-            }
-        }
+        private enum AnyKey: String, CodingKey { case any }
+    }
+
+    /// The message for a composite attribute given whole (an object), when `name` is one.
+    static func compositeHint(_ name: String, of entity: Schema.Entity) -> CLIError? {
+        guard let attribute = entity.attributes.first(where: { $0.name == name }), attribute.columns.count > 1 else { return nil }
+        return CLIError("\(name): a composite attribute is set leaf by leaf, one column each: \(attribute.columns.map { "\"\($0.name)\"" }.joined(separator: ", "))")
     }
 
     /// The many-to-many relationships of `entity`: name → join table, this record's column,
@@ -137,9 +134,7 @@ struct RecordsCommand: ParsableCommand {
                 switch value {
                 case .value(let value): values[name] = value
                 case .object:
-                    if let attribute = entity.attributes.first(where: { $0.name == name }), attribute.columns.count > 1 {
-                        throw CLIError("\(name): a composite attribute is set leaf by leaf, one column each: \(attribute.columns.map { "\"\($0.name)\"" }.joined(separator: ", "))")
-                    }
+                    if let hint = RecordsCommand.compositeHint(name, of: entity) { throw hint }
                     throw CLIError("\(name): an object is not a column value (null, a boolean, a number, a string, or {\"bytes\": \"<base64>\"})")
                 case .members(let list):
                     guard let join = joins[name] else {
@@ -153,9 +148,7 @@ struct RecordsCommand: ParsableCommand {
                 if joins[unknown] != nil {
                     throw CLIError("\(unknown): a many-to-many relationship takes an array of UUIDs (or record URIs), [] for none")
                 }
-                if let attribute = entity.attributes.first(where: { $0.name == unknown }), attribute.columns.count > 1 {
-                    throw CLIError("\(unknown): a composite attribute is set leaf by leaf, one column each: \(attribute.columns.map { "\"\($0.name)\"" }.joined(separator: ", "))")
-                }
+                if let hint = RecordsCommand.compositeHint(unknown, of: entity) { throw hint }
                 throw CLIError("'\(entity.name)' has no column '\(unknown)'; its columns are \(known.keys.sorted().joined(separator: ", "))")
             }
             // The server refuses a value that does not fit its column; refuse it here, before

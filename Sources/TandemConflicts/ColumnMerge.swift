@@ -38,7 +38,8 @@ public enum ColumnMerge {
     /// to log. `unpushed`: the stored value is a local edit not pushed yet (overwritten, it is
     /// a lost local value). `ownEdit`: this replica wrote the stored value, pushed or not
     /// (pulls come in log order, so it was written without seeing the pulled one: the pulled
-    /// value lost a real conflict). Equal stamps are the same write: nothing happens.
+    /// value lost a real conflict); `false` when the pulled value is this replica's own too
+    /// (an older edit of its own, replaced). Equal stamps are the same write: nothing happens.
     ///
     /// ```swift
     /// let decision = ColumnMerge.decide(incoming: remote, current: local, valuesDiffer: true, unpushed: true, ownEdit: true)

@@ -80,7 +80,7 @@ extension ChangeApplier {
         var result = outcome
         try db.inSavepoint {
             var placeholders: [(table: String, column: String, id: String)] = []
-            let before = try SyncStore.quarantineCount(pulled: true, db)
+            let before = try SyncStore.quarantineCounts(db).pulled
             for (entry, change, _) in changes.sorted(by: { ($0.entry.position ?? 0, $0.entry.id) < ($1.entry.position ?? 0, $1.entry.id) }) {
                 guard let uri = RecordURI(change.record) else { continue }
                 // The member holding a value this change sets gives it up first.
@@ -98,7 +98,7 @@ extension ChangeApplier {
                 try SyncStore.unquarantine([entry.id], db)
                 try apply(LogEntry(position: entry.position!, change: change, schemaVersion: entry.schemaVersion ?? 0), db, into: &result)
             }
-            if try SyncStore.quarantineCount(pulled: true, db) > before - changes.count { return .rollback }
+            if try SyncStore.quarantineCounts(db).pulled > before - changes.count { return .rollback }
             for (table, column, id) in placeholders {
                 let left = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(q(table)) WHERE \(Self.idColumn) = ? AND \(q(column)) = ?",
                                              arguments: [id, Self.placeholder + id]) ?? false

@@ -381,7 +381,7 @@ struct ChangeApplier {
                     if try SyncStore.hasQuarantinedPulled(record: change.record, db) {
                         // Folded into the waiting insert when there is one: this update may be
                         // what frees the value the insert waits for.
-                        if try foldIntoQuarantinedInsert(change.record, values: values, stamps: stamps, db) { return }
+                        if try foldIntoQuarantined(change.record, values: values, stamps: stamps, db) { return }
                         return try quarantine("the record's insert is waiting in the quarantine; this update is applied after it")
                     }
                     let newest = values.keys.compactMap(remoteStamp).max()
@@ -485,8 +485,11 @@ struct ChangeApplier {
                 }
                 // The conflict core decides; a policy other than last writer wins has logged
                 // its own decision above.
+                // A pulled value of this store's own (pulled after a sync cut off between its push
+                // and its pull) is an older edit of its own: replaced, not a conflict.
                 let decision = ColumnMerge.decide(incoming: remote, current: localStamp, valuesDiffer: localValue != remoteValue,
-                                                  unpushed: mine[column] == localStamp, ownEdit: mine[column] != nil || localStamp.node == node,
+                                                  unpushed: mine[column] == localStamp,
+                                                  ownEdit: (mine[column] != nil || localStamp.node == node) && !isOwn(remote),
                                                   incomingWins: remoteWins)
                 let byStamp = mine[column] == nil || policy(change.entity, column).name == ConflictRule.lastWriterWins.rawValue
                 if let loser = decision.logged, byStamp {
@@ -520,7 +523,7 @@ struct ChangeApplier {
                       let holder = try Self.uniqueHolder(of: change.entity, values: current.values.merging(assigned) { $1 }, except: uuid, schema: schema, db) else {
                     return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
                 }
-                if try foldIntoQuarantinedInsert(change.record, values: values, stamps: stamps, updates: true, db) {
+                if try foldIntoQuarantined(change.record, values: values, stamps: stamps, updates: true, db) {
                     outcome.quarantined += 1
                     return
                 }
@@ -646,7 +649,7 @@ struct ChangeApplier {
         let present = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(q(table)) WHERE source = ? AND target = ?"), arguments: [uuid, target]) ?? false
         if let local = pending.isEmpty ? nil : pending[change.record]?[field] {
             if local > stamp {
-                if present != linked {
+                if present != linked, !isOwn(stamp) {
                     try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
                 }
                 return nil
@@ -720,13 +723,13 @@ struct ChangeApplier {
     }
 
     /// Folds a pulled update of `record` into its insert waiting in the quarantine, value by
-    /// value (the newer stamp wins); `false` when no insert of it waits. The insert may wait
+    /// value (the newer stamp wins); `false` when none waits. The insert may wait
     /// for a unique value that this very update changes: applied apart, neither could go.
     ///
     /// With `updates`, into a waiting update as well (the newest): an update that waits for a
     /// unique value like an earlier one of the same record joins it, so the record waits for
     /// its newest values only (a swap done over several saves elsewhere is then one ring).
-    private func foldIntoQuarantinedInsert(_ record: String, values: [String: WireValue], stamps: [String: HLCTimestamp], updates: Bool = false,
+    private func foldIntoQuarantined(_ record: String, values: [String: WireValue], stamps: [String: HLCTimestamp], updates: Bool = false,
                                            _ db: Database) throws -> Bool {
         let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL AND newer_schema = 0 ORDER BY id DESC"),
                                     arguments: [record])
@@ -762,14 +765,11 @@ struct ChangeApplier {
         }
     }
 
+    /// Whether this store stamped `stamp` (its own change, pulled back).
+    private func isOwn(_ stamp: HLCTimestamp) -> Bool { node != 0 && stamp.node == node }
+
     private func conflict(_ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,
                           remoteStamp: HLCTimestamp?, winner: SyncConflict.Winner, rule: String, _ db: Database, _ outcome: inout Outcome) throws {
-        // This store's own older value coming back (pulled after a sync cut off between its
-        // push and its pull) under its own newer one: an edit replaced, not a conflict.
-        if winner == .local, rule == ConflictRule.lastWriterWins.rawValue, node != 0,
-           remoteStamp?.node == node, localStamp?.node == node {
-            return
-        }
         try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: attribute, localValue: local?.jsonText, localStamp: localStamp?.description,
                                                   remoteValue: remote?.jsonText, remoteStamp: remoteStamp?.description, winner: winner, rule: rule), db)
         outcome.conflicts += 1

@@ -124,7 +124,7 @@ extension SyncEngine {
                 throw SyncError(.store, "the store failed: \(error)")
             }
         }
-        let still = try read { db in try SyncStore.quarantineCount(pulled: true, db) }
+        let still = try read { db in try SyncStore.quarantineCounts(db).pulled }
         if waiting.count > still {
             logger.info("applied quarantined pulled changes whose cause is gone", metadata: ["changes": "\(waiting.count - still)"])
         }
@@ -147,7 +147,8 @@ extension SyncEngine {
         _ = try retryPulledQuarantine()
         // Values of a newer schema wait for the app's schema, not for a cause that can go
         // away: they are not counted.
-        return try read { db in try SyncStore.quarantineCount(pulled: false, db) + SyncStore.quarantineCount(pulled: true, db) }
+        let left = try read { db in try SyncStore.quarantineCounts(db) }
+        return left.local + left.pulled
     }
 
     /// Drops quarantined changes for good (after reading them with ``SyncStatus/quarantined(of:limit:)``):

@@ -144,10 +144,8 @@ public actor SyncEngine {
         summary.pushed = pushed.pushed
         summary.conflicts = pushed.conflicts + pulled.conflicts
         summary.pulled = pulled.applied
-        (summary.waitingLocal, summary.waitingPulled, summary.keptForNewerSchema) = try read { db in
-            (try SyncStore.quarantineCount(pulled: false, db), try SyncStore.quarantineCount(pulled: true, db),
-             try SyncStore.quarantineCount(pulled: true, newerSchema: true, db))
-        }
+        let waiting = try read { db in try SyncStore.quarantineCounts(db) }
+        (summary.waitingLocal, summary.waitingPulled, summary.keptForNewerSchema) = (waiting.local, waiting.pulled, waiting.newerSchema)
         // Put in the quarantine by this sync and still there (a pulled change the retry after
         // the pull applied is not counted).
         summary.quarantined = min(pulled.quarantined + pushed.quarantined, summary.waitingLocal + summary.waitingPulled + summary.keptForNewerSchema)

@@ -30,7 +30,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
             (lastSync, cursor, conflicts, quarantined, waitingLocal) = try container.read { db in
                 (try SyncStore.value("lastSync", db).flatMap { Int64($0) }, try SyncStore.value("cursor", db),
                  try SyncStore.count("tandem_sync_conflict", db), try SyncStore.count("tandem_sync_quarantine", db),
-                 try SyncStore.quarantineCount(pulled: false, db))
+                 try SyncStore.quarantineCounts(db).local)
             }
             pendingChanges += waitingLocal
             clockOffset = try container.serverClock()?.offset

@@ -110,13 +110,22 @@ enum SyncStore {
         var wireChange: WireChange? { try? WireJSONReader.change(Data(change.utf8)) }
     }
 
-    /// How many changes wait in the quarantine: local ones the server refused (`pulled:
-    /// false`) or pulled ones (those of a newer schema only with `newerSchema`, the others
-    /// without).
-    static func quarantineCount(pulled: Bool, newerSchema: Bool = false, _ db: Database) throws -> Int {
-        guard try db.tableExists("tandem_sync_quarantine") else { return 0 }
-        let schema = pulled ? " AND newer_schema = \(newerSchema ? 1 : 0)" : ""
-        return try Int.fetchOne(db, sql: "SELECT count(*) FROM tandem_sync_quarantine WHERE position IS \(pulled ? "NOT NULL" : "NULL")\(schema)") ?? 0
+    /// How many changes wait in the quarantine, by kind (one query).
+    struct QuarantineCounts {
+        /// Local changes the server refused.
+        var local = 0
+        /// Pulled changes not applied, for a cause that can go away.
+        var pulled = 0
+        /// Pulled values of a newer schema, kept for a schema that has them.
+        var newerSchema = 0
+    }
+
+    static func quarantineCounts(_ db: Database) throws -> QuarantineCounts {
+        guard try db.tableExists("tandem_sync_quarantine"), let row = try Row.fetchOne(db, sql: """
+            SELECT total(position IS NULL), total(position IS NOT NULL AND newer_schema = 0), total(position IS NOT NULL AND newer_schema = 1)
+            FROM tandem_sync_quarantine
+            """) else { return QuarantineCounts() }
+        return QuarantineCounts(local: Int(row[0] as Double), pulled: Int(row[1] as Double), newerSchema: Int(row[2] as Double))
     }
 
     /// Quarantined local changes (`pulled: false`, the server refused them) or pulled ones,

@@ -248,17 +248,33 @@ extension ManyToManySyncTests {
 }
 
 extension ManyToManySyncTests {
-    @Test func anIdMergedAwayElsewhereAndMadeAgainByAReplicaThatNeverSawItKeepsItsLinks() async throws {
-        let schema: Schema = {
-            var schema = Self.schema
-            let tag = schema.entities.firstIndex { $0.name == "Tag" }!
-            schema.entities[tag].attributes[0].options = [.unique]
-            return schema
-        }()
-        try await ConflictTableTests.world(schema: schema) { w in
+    /// Tags with a unique label, and a third replica C (never synced) beside A and B.
+    static func withUniqueTags(_ body: @Sendable (ConflictTableTests.World, _ c: ModelContainer, _ syncC: SyncEngine) async throws -> Void) async throws {
+        var schema = Self.schema
+        let tag = schema.entities.firstIndex { $0.name == "Tag" }!
+        schema.entities[tag].attributes[0].options = [.unique]
+        try await ConflictTableTests.world(schema: schema) { [schema] w in
             let c = try ConvergenceSimulationTests.store("todos", schema: schema)
             let token = w.token
-            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            try await body(w, c, SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token })))
+        }
+    }
+
+    /// Two rounds of A, B, then C.
+    static func rounds(_ w: ConflictTableTests.World, _ syncC: SyncEngine) async throws {
+        for _ in 0..<2 {
+            try await Self.round([w.syncA, w.syncB])
+            _ = try await syncC.sync()
+        }
+    }
+
+    /// Each tag as `<id> <label>`, by id.
+    static func tags(_ store: ModelContainer) throws -> [String] {
+        try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY 1"##).map { "\($0[0] as String) \($0[1] as String)" } }
+    }
+
+    @Test func anIdMergedAwayElsewhereAndMadeAgainByAReplicaThatNeverSawItKeepsItsLinks() async throws {
+        try await Self.withUniqueTags { w, c, syncC in
             // A's tag 51 and C's tag 53, both "red": 53 is merged into 51.
             try Self.tag(w.a, 51, "red")
             _ = try await w.syncA.sync()
@@ -268,36 +284,21 @@ extension ManyToManySyncTests {
             try await ConflictTableTests.tick()
             try Self.tag(w.b, 53, "blue")
             try Self.link(w.b, tag: 53, todo: 1)
-            for _ in 0..<2 {
-                try await Self.round([w.syncA, w.syncB])
-                _ = try await syncC.sync()
-            }
+            try await Self.rounds(w, syncC)
             let expected = ["\(SyncFixtures.id(53))>\(SyncFixtures.id(1))"]
             #expect(try Self.links(w.a) == expected)
             #expect(try Self.links(w.b) == expected, "B's tag is newer than the merge: the merge does not take it")
             #expect(try Self.links(c) == expected)
-            let tags = { (store: ModelContainer) in try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY 1"##).map { "\($0[0] as String) \($0[1] as String)" } } }
-            #expect(try tags(w.b) == ["\(SyncFixtures.id(51)) red", "\(SyncFixtures.id(53)) blue"])
-            #expect(try tags(w.a) == tags(w.b) && tags(c) == tags(w.b))
+            #expect(try Self.tags(w.b) == ["\(SyncFixtures.id(51)) red", "\(SyncFixtures.id(53)) blue"])
+            #expect(try Self.tags(w.a) == Self.tags(w.b) && Self.tags(c) == Self.tags(w.b))
         }
     }
-}
 
-extension ManyToManySyncTests {
     /// As above, but B made its tag 53 before the merge and renamed it after: every replica
     /// ends as the server decides, B too (it must not take the merge for its own 53, newer
     /// than the merge by its rename).
     @Test func anIdMadeBeforeAMergeElsewhereAndRenamedAfterItEndsAsTheServerDecides() async throws {
-        let schema: Schema = {
-            var schema = Self.schema
-            let tag = schema.entities.firstIndex { $0.name == "Tag" }!
-            schema.entities[tag].attributes[0].options = [.unique]
-            return schema
-        }()
-        try await ConflictTableTests.world(schema: schema) { w in
-            let c = try ConvergenceSimulationTests.store("todos", schema: schema)
-            let token = w.token
-            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+        try await Self.withUniqueTags { w, c, syncC in
             try Self.tag(w.a, 51, "red")
             _ = try await w.syncA.sync()
             try Self.tag(w.b, 53, "blue")   // B's tag 53, not pushed yet
@@ -306,37 +307,22 @@ extension ManyToManySyncTests {
             _ = try await syncC.sync()   // C's 53 merged into 51
             try await ConflictTableTests.tick()
             try w.b.write(author: "app") { db in try db.execute(sql: ##"UPDATE Tag SET label = 'green' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(53)]) }
-            for _ in 0..<2 {
-                try await Self.round([w.syncA, w.syncB])
-                _ = try await syncC.sync()
-            }
-            let tags = { (store: ModelContainer) in try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY 1"##).map { "\($0[0] as String) \($0[1] as String)" } } }
-            let (tagsA, tagsB, tagsC) = (try tags(w.a), try tags(w.b), try tags(c))
+            try await Self.rounds(w, syncC)
+            let (tagsA, tagsB, tagsC) = (try Self.tags(w.a), try Self.tags(w.b), try Self.tags(c))
             // B's insert reaches the server as made (blue, older than the merge: the survivor's
             // value), then its rename frees 53, which lives again with it.
             #expect(tagsB == ["\(SyncFixtures.id(51)) blue", "\(SyncFixtures.id(53)) green"], "\(tagsA) \(tagsB) \(tagsC)")
-            #expect(try tags(w.a) == tags(w.b) && tags(c) == tags(w.b))
+            #expect(tagsA == tagsB && tagsC == tagsB)
         }
     }
-}
 
-extension ManyToManySyncTests {
     /// A link made on a tag before the server merged it away, and a replica that never synced
     /// making a tag with the same id (newer than the merge): that replica pulls the link, then
     /// the merge it must leave alone (its tag is its own), so the server unlinks the old
     /// tag's links after the new insert. Found by a hostile trial (the replica kept the link
     /// for good).
     @Test func aReplicaMakingAMergedAwayIdAgainDropsTheLinksOfTheOneBefore() async throws {
-        let schema: Schema = {
-            var schema = Self.schema
-            let tag = schema.entities.firstIndex { $0.name == "Tag" }!
-            schema.entities[tag].attributes[0].options = [.unique]
-            return schema
-        }()
-        try await ConflictTableTests.world(schema: schema) { w in
-            let c = try ConvergenceSimulationTests.store("todos", schema: schema)
-            let token = w.token
-            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+        try await Self.withUniqueTags { w, c, syncC in
             try Self.tag(w.a, 51, "blue")
             _ = try await w.syncA.sync()
             try Self.tag(w.b, 52, "blue")
@@ -344,10 +330,7 @@ extension ManyToManySyncTests {
             _ = try await w.syncB.sync()   // 52 merged into 51, its link with it
             try await ConflictTableTests.tick()
             try Self.tag(c, 52, "red")      // C never synced: its own 52
-            for _ in 0..<2 {
-                try await Self.round([w.syncA, w.syncB])
-                _ = try await syncC.sync()
-            }
+            try await Self.rounds(w, syncC)
             let expected = ["\(SyncFixtures.id(51))>\(SyncFixtures.id(1))"]
             #expect(try Self.links(w.a) == expected)
             #expect(try Self.links(w.b) == expected)

@@ -498,7 +498,9 @@ struct PushProcessor: Sendable {
                 if change.kind == .link {
                     let memberState = try transaction.record(memberURI)
                     var losesTo: String?   // the winning delete's stamp
-                    if let gone = [state, memberState].first(where: { $0?.isDeleted ?? true }) {
+                    // The end that is deleted (`.some(nil)`: one the server never had).
+                    let gone = [state, memberState].first(where: { $0?.isDeleted ?? true })
+                    if let gone {
                         losesTo = gone?.deleted?.description ?? ""
                     } else if let deleted = memberState?.deleted, deleted >= stamp {
                         losesTo = deleted.description
@@ -507,8 +509,7 @@ struct PushProcessor: Sendable {
                         // Newer than the delete it meets, the link is kept (neither applied nor
                         // logged) and comes back with the record (``linksRevived``), as when it
                         // arrived before the delete: arrival order cannot matter.
-                        if let owner = state, let gone = [state, memberState].first(where: { $0?.isDeleted ?? true }) ?? nil,
-                           let deleted = gone.deleted, stamp > deleted {
+                        if let owner = state, let deleted = gone??.deleted, stamp > deleted {
                             var kept: RecordState? = owner
                             _ = RecordMerge.apply(WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(true)]),
                                                   stamps: [field: stamp], to: &kept)

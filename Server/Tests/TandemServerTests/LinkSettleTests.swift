@@ -34,7 +34,17 @@ struct LinkSettleTests {
         try await client.setUp("todos", token: harness.ann, schema: Self.schema)
         let made = [WireChange(record: tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
                     ServerHarness.insert("todos", 1, at: ServerHarness.stamp(1_800_000_000_000))]
-        #expect(try await client.push("todos", token: harness.ann, key: "made", PushRequest(schemaVersion: 1, changes: made)).status == .ok)
+        #expect(try await Self.push(client, harness, "made", made).status == .ok)
+    }
+
+    /// Pushes `changes` to dataset `todos` as ann.
+    static func push(_ client: ServerHarness.Client, _ harness: ServerHarness, _ key: String, _ changes: [WireChange]) async throws -> Reply {
+        try await client.push("todos", token: harness.ann, key: key, PushRequest(schemaVersion: 1, changes: changes))
+    }
+
+    /// The whole log of dataset `todos`.
+    static func log(_ client: ServerHarness.Client, _ harness: ServerHarness) async throws -> [LogEntry] {
+        try await client.pullAll("todos", token: harness.ann, limit: 100)
     }
 
     static func delete(at stamp: String) -> WireChange {
@@ -46,16 +56,16 @@ struct LinkSettleTests {
         let harness = try await ServerHarness.make(kind)
         try await harness.run { client in
             try await Self.setUp(client, harness)
-            #expect(try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [Self.link(at: ServerHarness.stamp(1_800_000_000_001))])).status == .ok)
-            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            #expect(try await Self.push(client, harness, "l", [Self.link(at: ServerHarness.stamp(1_800_000_000_001))]).status == .ok)
+            let before = try await Self.log(client, harness).count
             let again = ServerHarness.insert("todos", 1, title: "again", at: ServerHarness.stamp(1_800_000_000_003))
-            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [Self.delete(at: ServerHarness.stamp(1_800_000_000_002)), again])).status == .ok)
-            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(try await Self.push(client, harness, "d", [Self.delete(at: ServerHarness.stamp(1_800_000_000_002)), again]).status == .ok)
+            let log = try await Self.log(client, harness).dropFirst(before)
             #expect(log.map(Self.describe) == ["delete Todo", "unlink Tag \(Self.todoID)", "insert Todo"])
             // Made before the delete, a link that reaches the server after it loses.
             let late = Self.link(at: ServerHarness.stamp(1_800_000_000_001, counter: 1))
-            #expect(try await client.push("todos", token: harness.ann, key: "late", PushRequest(schemaVersion: 1, changes: [late])).status == .ok)
-            #expect(try await client.pullAll("todos", token: harness.ann, limit: 100).count == before + 3)
+            #expect(try await Self.push(client, harness, "late", [late]).status == .ok)
+            #expect(try await Self.log(client, harness).count == before + 3)
         }
     }
 
@@ -64,11 +74,11 @@ struct LinkSettleTests {
         let harness = try await ServerHarness.make(kind)
         try await harness.run { client in
             try await Self.setUp(client, harness)
-            #expect(try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [Self.link(at: ServerHarness.stamp(1_800_000_000_002))])).status == .ok)
-            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            #expect(try await Self.push(client, harness, "l", [Self.link(at: ServerHarness.stamp(1_800_000_000_002))]).status == .ok)
+            let before = try await Self.log(client, harness).count
             let again = ServerHarness.insert("todos", 1, title: "again", at: ServerHarness.stamp(1_800_000_000_003))
-            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [Self.delete(at: ServerHarness.stamp(1_800_000_000_001)), again])).status == .ok)
-            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(try await Self.push(client, harness, "d", [Self.delete(at: ServerHarness.stamp(1_800_000_000_001)), again]).status == .ok)
+            let log = try await Self.log(client, harness).dropFirst(before)
             #expect(log.map(Self.describe) == ["delete Todo", "insert Todo", "link Tag \(Self.todoID)"])
             #expect((log.last?.change.stamps["*"] ?? log.last?.change.stamps["todos"]) == ServerHarness.stamp(1_800_000_000_002), "logged again with its own stamp")
         }
@@ -82,14 +92,14 @@ struct LinkSettleTests {
         let harness = try await ServerHarness.make(kind)
         try await harness.run { client in
             try await Self.setUp(client, harness)
-            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
-            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [Self.delete(at: ServerHarness.stamp(1_800_000_000_001))])).status == .ok)
-            let reply = try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [Self.link(at: ServerHarness.stamp(1_800_000_000_002))]))
+            let before = try await Self.log(client, harness).count
+            #expect(try await Self.push(client, harness, "d", [Self.delete(at: ServerHarness.stamp(1_800_000_000_001))]).status == .ok)
+            let reply = try await Self.push(client, harness, "l", [Self.link(at: ServerHarness.stamp(1_800_000_000_002))])
             #expect(reply.status == .ok)
             #expect(try reply.decode(PushResponse.self).outcomes.first?.lost.first?.toDelete == true, "the member is deleted now: its maker drops the link")
             let again = ServerHarness.insert("todos", 1, title: "again", at: ServerHarness.stamp(1_800_000_000_003))
-            #expect(try await client.push("todos", token: harness.ann, key: "r", PushRequest(schemaVersion: 1, changes: [again])).status == .ok)
-            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(try await Self.push(client, harness, "r", [again]).status == .ok)
+            let log = try await Self.log(client, harness).dropFirst(before)
             #expect(log.map(Self.describe) == ["delete Todo", "insert Todo", "link Tag \(Self.todoID)"])
         }
     }
@@ -101,14 +111,14 @@ struct LinkSettleTests {
         let harness = try await ServerHarness.make(kind)
         try await harness.run { client in
             try await Self.setUp(client, harness)
-            #expect(try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [Self.link(at: ServerHarness.stamp(1_800_000_000_001))])).status == .ok)
+            #expect(try await Self.push(client, harness, "l", [Self.link(at: ServerHarness.stamp(1_800_000_000_001))]).status == .ok)
             // The tag deleted (the owner), its link older than the delete; then the tag
             // comes back: its link does not.
-            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            let before = try await Self.log(client, harness).count
             let deleteTag = WireChange(record: Self.tag, entity: "Tag", kind: .delete, stamps: ["*": ServerHarness.stamp(1_800_000_000_002)])
             let tagAgain = WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_003)])
-            #expect(try await client.push("todos", token: harness.ann, key: "d", PushRequest(schemaVersion: 1, changes: [deleteTag, tagAgain])).status == .ok)
-            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(try await Self.push(client, harness, "d", [deleteTag, tagAgain]).status == .ok)
+            let log = try await Self.log(client, harness).dropFirst(before)
             #expect(!log.contains { $0.change.kind == .link }, "\(log.map(Self.describe))")
         }
     }
@@ -128,16 +138,16 @@ struct LinkSettleTests {
             let made = [WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
                         ServerHarness.insert("todos", 1, title: "a", at: ServerHarness.stamp(1_800_000_000_000)),
                         ServerHarness.insert("todos", 2, title: "b", at: ServerHarness.stamp(1_800_000_000_000))]
-            #expect(try await client.push("todos", token: harness.ann, key: "made", PushRequest(schemaVersion: 1, changes: made)).status == .ok)
+            #expect(try await Self.push(client, harness, "made", made).status == .ok)
             let link = WireChange(record: Self.tag, entity: "Tag", kind: .link, values: ["todos": .text(twoID)], stamps: ["*": ServerHarness.stamp(1_800_000_000_001)])
-            #expect(try await client.push("todos", token: harness.ann, key: "l", PushRequest(schemaVersion: 1, changes: [link])).status == .ok)
+            #expect(try await Self.push(client, harness, "l", [link]).status == .ok)
             // Todo 2 takes todo 1's title: merged into todo 1 (the smaller id survives).
             let collide = WireChange(record: two, entity: "Todo", kind: .update, values: ["title": .text("a")], stamps: ["title": ServerHarness.stamp(1_800_000_000_002)])
-            #expect(try await client.push("todos", token: harness.ann, key: "c", PushRequest(schemaVersion: 1, changes: [collide])).status == .ok)
-            let before = try await client.pullAll("todos", token: harness.ann, limit: 100).count
+            #expect(try await Self.push(client, harness, "c", [collide]).status == .ok)
+            let before = try await Self.log(client, harness).count
             let again = ServerHarness.insert("todos", 2, title: "c", at: ServerHarness.stamp(1_800_000_000_500))
-            #expect(try await client.push("todos", token: harness.ann, key: "r", PushRequest(schemaVersion: 1, changes: [again])).status == .ok)
-            let log = try await client.pullAll("todos", token: harness.ann, limit: 100).dropFirst(before)
+            #expect(try await Self.push(client, harness, "r", [again]).status == .ok)
+            let log = try await Self.log(client, harness).dropFirst(before)
             #expect(log.map(Self.describe) == ["insert Todo", "unlink Tag \(twoID)"])
         }
     }
