@@ -316,6 +316,37 @@ extension ManyToManySyncTests {
         }
     }
 
+    /// A link C made on a tag before it heard the server merged that tag away, pushed after
+    /// B made the id again: C moved the link to the survivor when it applied the merge, so
+    /// the server links the survivor too, not B's new tag. Found by a hostile trial (C kept
+    /// an extra link to the survivor for good, every sync saying synced).
+    @Test func aLinkMadeBeforeItsMakerHeardOfAMergeGoesToTheSurvivorThoughTheIdWasMadeAgain() async throws {
+        try await Self.withUniqueTags { w, c, syncC in
+            _ = try await syncC.sync()   // C has todo 1
+            try Self.tag(w.b, 52, "red")
+            _ = try await w.syncB.sync()
+            _ = try await syncC.sync()   // C has tag 52
+            try await ConflictTableTests.tick()
+            try Self.tag(w.a, 51, "red")
+            _ = try await w.syncA.sync()   // 52 merged into 51
+            try Self.link(c, tag: 52, todo: 1)   // C has not heard of the merge
+            _ = try await w.syncB.sync()   // B applies the merge: 52 is gone there
+            try await ConflictTableTests.tick()
+            try Self.tag(w.b, 52, "blue")   // and made again
+            _ = try await w.syncB.sync()
+            for _ in 0..<2 {
+                _ = try await syncC.sync()
+                try await Self.round([w.syncA, w.syncB])
+            }
+            let expected = ["\(SyncFixtures.id(51))>\(SyncFixtures.id(1))"]
+            #expect(try Self.links(c) == expected)
+            #expect(try Self.links(w.a) == expected)
+            #expect(try Self.links(w.b) == expected)
+            #expect(try Self.tags(c) == ["\(SyncFixtures.id(51)) red", "\(SyncFixtures.id(52)) blue"])
+            #expect(try Self.tags(w.a) == Self.tags(c) && Self.tags(w.b) == Self.tags(c))
+        }
+    }
+
     /// A link made on a tag before the server merged it away, and a replica that never synced
     /// making a tag with the same id (newer than the merge): that replica pulls the link, then
     /// the merge it must leave alone (its tag is its own), so the server unlinks the old

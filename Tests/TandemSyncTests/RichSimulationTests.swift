@@ -28,6 +28,8 @@ struct RichSimulationTests {
             .init(name: "name", type: .scalar(.string)), .init(name: "age", type: .scalar(.int)),
         ]))))
         schema.entities[1].attributes[0].options = [.unique]
+        // Tags too: the owners of links are merged, deleted and made again with the same id.
+        schema.entities[schema.entities.firstIndex { $0.name == "Tag" }!].attributes[0].options = [.unique]
         return schema
     }()
 
@@ -52,6 +54,7 @@ struct RichSimulationTests {
                 "todo \(row[0] as String) " + (1..<6).map { WireValue(row[$0] as DatabaseValue).jsonText }.joined(separator: " ")
             }
             + Row.fetchAll(db, sql: ##"SELECT "#id", name FROM Project ORDER BY "#id""##).map { "project \($0[0] as String) \($0[1] as String)" }
+            + Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY "#id""##).map { "tag \($0[0] as String) \($0[1] as String)" }
             + Row.fetchAll(db, sql: #"SELECT source, target FROM "Tag.todos" ORDER BY source, target"#).map { "link \($0[0] as String)>\($0[1] as String)" }
         }
     }
@@ -115,7 +118,7 @@ struct RichSimulationTests {
             func nameFree(_ name: String) throws -> Bool {
                 try store.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM Project WHERE name = ?", arguments: [name]) == nil }
             }
-            switch pick(15) {
+            switch pick(17) {
             case 0:
                 if !exists {
                     try store.write(author: "app") { db in
@@ -176,7 +179,7 @@ struct RichSimulationTests {
                     projectDeletes.append(step); deletes.append((step, project)); log.append("r\(r) delete project \(p)")
                 }
             case 8:
-                let tag = 200 + pick(2)
+                let tag = 200 + pick(3)
                 let tagExists = try store.read { db in try Bool.fetchOne(db, sql: ##"SELECT 1 FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(tag)]) ?? false }
                 if exists, tagExists {
                     let linked = try store.read { db in
@@ -207,6 +210,29 @@ struct RichSimulationTests {
                     write("Project/\(SyncFixtures.id(other))", "name", .text(mine))
                     log.append("r\(r) swap names of projects \(p) '\(mine)' and \(other) '\(theirs)'")
                 }
+            case 11:
+                // A tag (re-)made with a label from a small pool: labels collide, so tags are
+                // merged, and an id merged away or deleted is made again, links and all.
+                let tag = 200 + pick(3)
+                let label = ["x", "y"][pick(2)]
+                let free = try store.read { db in
+                    try Bool.fetchOne(db, sql: ##"SELECT 1 FROM Tag WHERE "#id" = ? OR label = ?"##, arguments: [SyncFixtures.id(tag), label]) == nil
+                }
+                if free {
+                    try ManyToManySyncTests.tag(store, tag, label)
+                    write("Tag/\(SyncFixtures.id(tag))", "label", .text(label))
+                    log.append("r\(r) insert tag \(tag) '\(label)'")
+                    if exists { try ManyToManySyncTests.link(store, tag: tag, todo: n); log.append("r\(r) link tag \(tag) todo \(n)") }
+                }
+            case 12:
+                // A tag deleted as a model save deletes it: with its links.
+                let tag = 200 + pick(3)
+                let deleted = try store.write(author: "app") { db in
+                    try db.execute(sql: #"DELETE FROM "Tag.todos" WHERE source = ?"#, arguments: [SyncFixtures.id(tag)])
+                    try db.execute(sql: ##"DELETE FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(tag)])
+                    return db.changesCount > 0
+                }
+                if deleted { deletes.append((step, "Tag/\(SyncFixtures.id(tag))")); log.append("r\(r) delete tag \(tag)") }
             default:
                 await sync(r)
             }

@@ -166,8 +166,8 @@ public actor MemoryServerStorage: ServerStorage {
             if state.datasets[dataset]?.unique[slot] == uri { state.datasets[dataset]?.unique[slot] = nil }
         }
 
-        mutating func setMerged(_ loser: String, into survivor: String?, at stamp: HLCTimestamp, state record: RecordState?) {
-            state.datasets[dataset]?.merged[loser] = survivor.map { MergedRecord(survivor: $0, stamp: stamp, state: record) }
+        mutating func setMerged(_ loser: String, _ merged: MergedRecord?) {
+            state.datasets[dataset]?.merged[loser] = merged
         }
 
         func mergedInto(_ uri: String) -> MergedRecord? { state.datasets[dataset]?.merged[uri] }

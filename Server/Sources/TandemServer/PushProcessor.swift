@@ -343,7 +343,7 @@ struct PushProcessor: Sendable {
             if let deleted { try transaction.setRecord(loser, deleted) }
             last = try transaction.appendLog(WireChange(record: loser, entity: entity, kind: .delete, stamps: [WireChange.deleteStampKey: stamp.description],
                                                         mergedInto: survivor), schemaVersion: schemaVersion)
-            try transaction.setMerged(loser, into: survivor, at: stamp, state: loserState)
+            try transaction.setMerged(loser, MergedRecord(survivor: survivor, stamp: stamp, state: loserState))
             // The survivor holds its values, the carried ones too (which may meet a third record).
             try settle(survivor, entity, old: unique.keys(of: survivorBefore), new: unique.keys(of: survivorState), claimAll: true)
         }
@@ -355,6 +355,20 @@ struct PushProcessor: Sendable {
                 let targets = entity.relationships.filter { !$0.isToMany && unique.hasUniqueValues($0.destination) }.map { (column: $0.name, destination: $0.destination) }
                 if !targets.isEmpty { mergeableReferences[entity.name] = targets }
             }
+        }
+
+        /// Where a change stamped `stamp` that names `uri` goes: the last survivor of the merges
+        /// that took `uri` (merged into a record merged in turn, and so on); `nil` when none
+        /// takes it (never merged, or made again at or before the stamp: the new record's).
+        func survivor(of uri: String, stampedAt stamp: HLCTimestamp) throws -> String? {
+            guard let first = try transaction.mergedInto(uri), first.takes(stamp) else { return nil }
+            var survivor = first.survivor
+            var hops = 0
+            while hops < 16, let next = try transaction.mergedInto(survivor), next.takes(stamp) {
+                survivor = next.survivor
+                hops += 1
+            }
+            return survivor
         }
 
         /// After a change is applied: each reference it set to a record merged into another
@@ -392,13 +406,8 @@ struct PushProcessor: Sendable {
             if change.kind == .insert || change.kind == .update, let targets = mergeableReferences[change.entity] {
                 for (column, destination) in targets {
                     guard case .text(let id)? = change.values[column], let sentStamp = changeStamps[column],
-                          var merged = try transaction.mergedInto("tandem://\(datasetName)/\(destination)/\(id)") else { continue }
-                    var hops = 0
-                    while hops < 16, let next = try transaction.mergedInto(merged.survivor) {
-                        merged = next
-                        hops += 1
-                    }
-                    guard let survivor = RecordURI(merged.survivor)?.id, survivor != id else { continue }
+                          let merged = try survivor(of: "tandem://\(datasetName)/\(destination)/\(id)", stampedAt: sentStamp),
+                          let survivor = RecordURI(merged)?.id, survivor != id else { continue }
                     rewrites.append((column, id, survivor, sentStamp))
                 }
             }
@@ -419,17 +428,23 @@ struct PushProcessor: Sendable {
                 continue
             }
             // A record merged into another: its later changes are the survivor's. An insert
-            // newer than the merge makes it a record of its own again.
+            // newer than the merge makes it a record of its own again; a link made before
+            // that, by a replica that had not heard of the merge, still goes to the survivor
+            // (that replica moved it there when it applied the merge).
             var redirected = false
             // Made again after a merge took it: the links it had then went to the survivor on
             // the replicas that applied the merge; unlinked after the insert for any replica
             // that did not (one whose own record with this id is newer than the merge).
             var remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?
-            if unique.hasUniqueValues(change.entity), change.kind != .delete, var merged = try transaction.mergedInto(change.record) {
-                let reinserted = change.kind == .insert && (changeStamps.values.max().map { $0 > merged.stamp } ?? false)
+            let newest = changeStamps.values.max() ?? .zero
+            if unique.hasUniqueValues(change.entity), change.kind != .delete, let merged = try transaction.mergedInto(change.record),
+               merged.remade == nil || (change.kind.isLink && merged.takes(newest)) {
+                let reinserted = change.kind == .insert && newest > merged.stamp
                 if reinserted {
                     remadeAfterMerge = (merged.state, merged.stamp)
-                    try transaction.setMerged(change.record, into: nil, at: merged.stamp, state: nil)
+                    var remade = merged
+                    remade.remade = newest
+                    try transaction.setMerged(change.record, remade)
                 } else if change.kind == .update, let loser = merged.state {
                     // An edit made before its maker learned of the merge that changes the
                     // unique value the two records shared frees it: the loser lives again,
@@ -442,7 +457,7 @@ struct PushProcessor: Sendable {
                         revived.created = stamp
                         revived.deleted = nil
                         try transaction.setRecord(change.record, revived)
-                        try transaction.setMerged(change.record, into: nil, at: merged.stamp, state: nil)
+                        try transaction.setMerged(change.record, nil)
                         var insert = WireChange(record: change.record, entity: change.entity, kind: .insert, values: revived.values.mapValues(\.value),
                                                 stamps: revived.values.mapValues(\.stamp.description))
                         insert.setCreationStamp(stamp.description)
@@ -455,12 +470,7 @@ struct PushProcessor: Sendable {
                     }
                 }
                 if !reinserted {
-                    var hops = 0
-                    while hops < 16, let next = try transaction.mergedInto(merged.survivor) {
-                        merged = next
-                        hops += 1
-                    }
-                    change.record = merged.survivor
+                    change.record = try survivor(of: change.record, stampedAt: newest) ?? merged.survivor
                     if change.kind == .insert { change.kind = .update }
                     redirected = true
                     isEcho = false
@@ -477,13 +487,8 @@ struct PushProcessor: Sendable {
                 guard let (relationship, member) = change.values.first, case .text(var id) = member,
                       let destination = schema.entity(named: change.entity)?.relationship(named: relationship)?.destination else { continue }
                 var memberURI = "tandem://\(datasetName)/\(destination)/\(id)"
-                if unique.hasUniqueValues(destination), var merged = try transaction.mergedInto(memberURI) {
-                    var hops = 0
-                    while hops < 16, let next = try transaction.mergedInto(merged.survivor) {
-                        merged = next
-                        hops += 1
-                    }
-                    memberURI = merged.survivor
+                if unique.hasUniqueValues(destination), let survivor = try survivor(of: memberURI, stampedAt: stamp) {
+                    memberURI = survivor
                     id = RecordURI(memberURI)?.id ?? id
                     change.values = [relationship: .text(id)]
                     field = relationship + "#" + id

@@ -32,13 +32,15 @@ public final class SQLiteServerStorage: ServerStorage {
     ///   or a revival of a record settles the links that name it. Added empty to a format 4
     ///   or 5 file (links made before it are not in it: a delete of their member does not
     ///   see them).
-    public static let formatVersion = 6
+    /// - 7: `merged_records.remade`, when a merged-away id was made again by a newer insert:
+    ///   a change stamped before it still goes to the survivor. Added to a format 5 or 6 file.
+    public static let formatVersion = 7
 
-    /// The tables formats 5 and 6 added.
+    /// The tables formats 5, 6 and 7 added.
     private static let uniqueTablesSQL = """
         CREATE TABLE IF NOT EXISTS unique_values(dataset_id INTEGER NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, uri TEXT NOT NULL,
                                    PRIMARY KEY(dataset_id, entity, key)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS merged_records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL, state BLOB,
+        CREATE TABLE IF NOT EXISTS merged_records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL, state BLOB, remade TEXT,
                                     PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS link_members(dataset_id INTEGER NOT NULL, member TEXT NOT NULL, owner TEXT NOT NULL, field TEXT NOT NULL,
                                   PRIMARY KEY(dataset_id, member, owner, field)) WITHOUT ROWID
@@ -114,8 +116,10 @@ public final class SQLiteServerStorage: ServerStorage {
             throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion). Upgrade tandem-server.")
         }
         guard version < formatVersion else { return }
-        if version == 4 || version == 5 {
-            try db.execute(sql: "\(uniqueTablesSQL); PRAGMA user_version = \(formatVersion);")
+        if (4...6).contains(version) {
+            try db.execute(sql: "\(uniqueTablesSQL);")
+            if version > 4 { try db.execute(sql: "ALTER TABLE merged_records ADD COLUMN remade TEXT") }
+            try db.execute(sql: "PRAGMA user_version = \(formatVersion)")
             return
         }
         if (1...3).contains(version) {
@@ -411,10 +415,11 @@ public final class SQLiteServerStorage: ServerStorage {
             }
         }
 
-        mutating func setMerged(_ loser: String, into survivor: String?, at stamp: HLCTimestamp, state: RecordState?) throws {
-            if let survivor {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO merged_records(dataset_id, uri, survivor, stamp, state) VALUES (?, ?, ?, ?, ?)")
-                    .execute(arguments: [dataset, loser, survivor, stamp.description, state.map { Data($0.binaryBytes()) }])
+        mutating func setMerged(_ loser: String, _ merged: MergedRecord?) throws {
+            if let merged {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO merged_records(dataset_id, uri, survivor, stamp, state, remade) VALUES (?, ?, ?, ?, ?, ?)")
+                    .execute(arguments: [dataset, loser, merged.survivor, merged.stamp.description, merged.state.map { Data($0.binaryBytes()) },
+                                         merged.remade?.description])
             } else {
                 try db.cachedStatement(sql: "DELETE FROM merged_records WHERE dataset_id = ? AND uri = ?").execute(arguments: [dataset, loser])
             }
@@ -431,11 +436,11 @@ public final class SQLiteServerStorage: ServerStorage {
         }
 
         func mergedInto(_ uri: String) throws -> MergedRecord? {
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT survivor, stamp, state FROM merged_records WHERE dataset_id = ? AND uri = ?"),
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT survivor, stamp, state, remade FROM merged_records WHERE dataset_id = ? AND uri = ?"),
                                              arguments: [dataset, uri]),
                   let stamp = HLCTimestamp(row[1] as String) else { return nil }
             let state = try (row[2] as Data?).map { try RecordState(stored: $0) }
-            return MergedRecord(survivor: row[0], stamp: stamp, state: state)
+            return MergedRecord(survivor: row[0], stamp: stamp, state: state, remade: (row[3] as String?).flatMap(HLCTimestamp.init))
         }
     }
 }

@@ -103,11 +103,22 @@ public struct MergedRecord: Sendable {
     /// The loser as it was before the merge: what it comes back with when a change made
     /// before its maker learned of the merge frees the value.
     public var state: RecordState?
+    /// When the loser's id was made again by an insert newer than the merge: changes stamped
+    /// before it were made for the merged record and go to the survivor, later ones are the
+    /// new record's.
+    public var remade: HLCTimestamp?
 
-    public init(survivor: String, stamp: HLCTimestamp, state: RecordState?) {
+    public init(survivor: String, stamp: HLCTimestamp, state: RecordState?, remade: HLCTimestamp? = nil) {
         self.survivor = survivor
         self.stamp = stamp
         self.state = state
+        self.remade = remade
+    }
+
+    /// Whether a change stamped `stamp` to the loser goes to the survivor: unless the id was
+    /// made again at or before it.
+    public func takes(_ stamp: HLCTimestamp) -> Bool {
+        remade.map { stamp < $0 } ?? true
     }
 }
 
@@ -137,9 +148,9 @@ public protocol PushTransaction {
     mutating func claimUnique(entity: String, key: String, record uri: String) throws -> String?
     /// Frees the unique value `key` of `entity` when record `uri` holds it.
     mutating func releaseUnique(entity: String, key: String, record uri: String) throws
-    /// Remembers that record `loser`, in state `state`, was merged into `survivor` at `stamp`
-    /// (both held one unique value); `survivor` `nil` forgets it (the loser lives again).
-    mutating func setMerged(_ loser: String, into survivor: String?, at stamp: HLCTimestamp, state: RecordState?) throws
+    /// Remembers how record `loser` was merged into another (both held one unique value);
+    /// `nil` forgets it (the loser lives again as it was).
+    mutating func setMerged(_ loser: String, _ merged: MergedRecord?) throws
     /// The record `uri` was merged into, when, and the loser's state before the merge; `nil`
     /// when it was not merged.
     func mergedInto(_ uri: String) throws -> MergedRecord?

@@ -152,3 +152,58 @@ struct LinkSettleTests {
         }
     }
 }
+
+extension LinkSettleTests {
+    /// A link to a merged-away record, made before its maker heard of the merge, that reaches
+    /// the server after the id was made again: the replica that made it moved it to the
+    /// survivor when it applied the merge, so the server does too; a link made after the
+    /// re-making is the new record's.
+    @Test(arguments: StorageKind.allCases)
+    func aLinkToAMergedAwayMemberMadeBeforeItWasMadeAgainGoesToTheSurvivor(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        let schema = { var schema = Self.schema; schema.entities[0].attributes[0].options = [.unique]; return schema }()
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann, schema: schema)
+            let two = ServerHarness.uri("todos", 2)
+            let twoID = String(two.split(separator: "/").last!)
+            let made = [WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
+                        ServerHarness.insert("todos", 1, title: "a", at: ServerHarness.stamp(1_800_000_000_000)),
+                        ServerHarness.insert("todos", 2, title: "b", at: ServerHarness.stamp(1_800_000_000_000))]
+            #expect(try await Self.push(client, harness, "made", made).status == .ok)
+            let collide = WireChange(record: two, entity: "Todo", kind: .update, values: ["title": .text("a")], stamps: ["title": ServerHarness.stamp(1_800_000_000_002)])
+            #expect(try await Self.push(client, harness, "c", [collide]).status == .ok)
+            let again = ServerHarness.insert("todos", 2, title: "c", at: ServerHarness.stamp(1_800_000_000_500))
+            #expect(try await Self.push(client, harness, "r", [again]).status == .ok)
+            let before = try await Self.log(client, harness).count
+            let stale = WireChange(record: Self.tag, entity: "Tag", kind: .link, values: ["todos": .text(twoID)], stamps: ["*": ServerHarness.stamp(1_800_000_000_300)])
+            let fresh = WireChange(record: Self.tag, entity: "Tag", kind: .link, values: ["todos": .text(twoID)], stamps: ["*": ServerHarness.stamp(1_800_000_000_600)])
+            #expect(try await Self.push(client, harness, "s", [stale]).status == .ok)
+            #expect(try await Self.push(client, harness, "f", [fresh]).status == .ok)
+            let log = try await Self.log(client, harness).dropFirst(before)
+            #expect(log.map(Self.describe) == ["link Tag \(Self.todoID)", "link Tag \(twoID)"])
+        }
+    }
+
+    /// The same with the link's owner merged away and made again.
+    @Test(arguments: StorageKind.allCases)
+    func aLinkOfAMergedAwayOwnerMadeBeforeItWasMadeAgainGoesToTheSurvivor(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        let schema = { var schema = Self.schema; schema.entities[1].attributes[0].options = [.unique]; return schema }()
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann, schema: schema)
+            let survivor = "tandem://todos/Tag/00000000-0000-0000-0000-000000000009"
+            let made = [WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
+                        ServerHarness.insert("todos", 1, at: ServerHarness.stamp(1_800_000_000_000))]
+            #expect(try await Self.push(client, harness, "made", made).status == .ok)
+            let collide = WireChange(record: survivor, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_002)])
+            #expect(try await Self.push(client, harness, "c", [collide]).status == .ok)
+            let again = WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("work")], stamps: ["*": ServerHarness.stamp(1_800_000_000_500)])
+            #expect(try await Self.push(client, harness, "r", [again]).status == .ok)
+            let before = try await Self.log(client, harness).count
+            #expect(try await Self.push(client, harness, "s", [Self.link(at: ServerHarness.stamp(1_800_000_000_300))]).status == .ok)
+            #expect(try await Self.push(client, harness, "f", [Self.link(at: ServerHarness.stamp(1_800_000_000_600))]).status == .ok)
+            let log = try await Self.log(client, harness).dropFirst(before)
+            #expect(log.map { "\($0.change.kind.rawValue) \($0.change.record)" } == ["link \(survivor)", "link \(Self.tag)"])
+        }
+    }
+}
