@@ -143,13 +143,14 @@ struct PushProcessor: Sendable {
 
     /// Appends `applied` to the log: from the push's own text when change `index` was
     /// applied whole (`created`, an insert's creation stamp, is spliced in as it is among
-    /// `applied`'s stamps), written anew otherwise.
-    private func log(_ applied: WireChange, whole: Bool, index: Int, sent change: WireChange, created: HLCTimestamp?,
+    /// `applied`'s stamps), written anew otherwise. `applied` is built only when needed
+    /// (the usual new record is logged from the push's text).
+    private func log(_ applied: @autoclosure () -> WireChange, whole: Bool, index: Int, sent change: WireChange, created: HLCTimestamp?,
                      canonical: CanonicalText?, to transaction: inout any PushTransaction) throws -> Int64 {
         if whole, let json = canonical?.logEntry(index, change, created: created) {
-            return try transaction.appendLog(applied, json: json, schemaVersion: schemaVersion)
+            return try transaction.appendLog(applied(), json: json, schemaVersion: schemaVersion)
         }
-        return try transaction.appendLog(applied, schemaVersion: schemaVersion)
+        return try transaction.appendLog(applied(), schemaVersion: schemaVersion)
     }
 
     /// What a push did: its answer, and counts for the metrics.
@@ -416,9 +417,8 @@ struct PushProcessor: Sendable {
             // without building the merge's dictionaries). Tried before the record is looked up.
             if change.kind == .insert, let created = changeStamps.values.max(),
                try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) {
-                var applied = change
-                applied.setCreationStamp(created.description)
-                let position = try log(applied, whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
+                let position = try log({ var applied = change; applied.setCreationStamp(created.description); return applied }(),
+                                       whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
                 last = position
                 outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
                 if unique.hasUniqueValues(change.entity) {

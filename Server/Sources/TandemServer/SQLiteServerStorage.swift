@@ -363,7 +363,7 @@ public final class SQLiteServerStorage: ServerStorage {
             try appendLog(change, json: WireJSON.data { $0.append(change) }, schemaVersion: schemaVersion)
         }
 
-        mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
+        mutating func appendLog(_ change: @autoclosure () -> WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
             // The dataset's last position plus one: positions never go back because nothing
             // deletes log entries. Trimming the log's end would need a high-water mark kept
             // beside it, or a cursor past the trimmed entries would skip the next ones.

@@ -133,8 +133,9 @@ public protocol PushTransaction {
     /// a storage may remember it for the appends that follow in the same push.
     mutating func lastLogPosition() throws -> Int64
     /// ``appendLog(_:schemaVersion:)`` for a change whose wire JSON is already written:
-    /// `json` is exactly `WireJSON`'s text of `change`.
-    mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64
+    /// `json` is exactly `WireJSON`'s text of `change`, which a storage that keeps the text
+    /// need not build.
+    mutating func appendLog(_ change: @autoclosure () -> WireChange, json: Data, schemaVersion: Int) throws -> Int64
     /// Stores the state of a record made by one insert, when the dataset has no record at
     /// `uri`: each value with its stamp, `created` the newest stamp. Returns `false`, having
     /// written nothing, when it has one. The same as ``record(_:)`` then ``setRecord(_:_:)``
@@ -165,8 +166,8 @@ public protocol PushTransaction {
 
 extension PushTransaction {
     /// Writes `change` anew (for storages that keep changes, not their text).
-    public mutating func appendLog(_ change: WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
-        try appendLog(change, schemaVersion: schemaVersion)
+    public mutating func appendLog(_ change: @autoclosure () -> WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
+        try appendLog(change(), schemaVersion: schemaVersion)
     }
 
     /// Looks the record up, then builds the ``RecordState`` and stores it with
