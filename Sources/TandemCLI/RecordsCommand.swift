@@ -179,6 +179,15 @@ struct RecordsCommand: ParsableCommand {
             do {
                 try container.write(author: "tandem") { db in
                     let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(table) WHERE \"#id\" = ?", arguments: [uuid]) ?? false
+                    // A reference names a record this store holds, as a link does: one to a record
+                    // nobody has would point nowhere on every replica.
+                    for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+                        guard known[name]!.role == .foreignKey, case .text(let target) = value,
+                              let destination = entity.relationship(named: name)?.destination else { continue }
+                        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQLName.quote(destination)) WHERE \"#id\" = ?)", arguments: [target]) == true else {
+                            throw CLIError("\(name): no \(destination) \(target) in the store to point at; create it first (tandem records put --entity \(destination) --id \(target) …), sync to receive it, or give null")
+                        }
+                    }
                     var given = values.mapValues(\.databaseValue)
                     if !exists {
                         // A new record: attributes left out take their schema defaults; one
