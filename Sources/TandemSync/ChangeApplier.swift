@@ -337,7 +337,13 @@ struct ChangeApplier {
             try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
             guard exists else {
                 // Deleted here already (this store's own delete coming back, or a delete
-                // pulled twice): references that arrived meanwhile still get the rule.
+                // pulled twice): references that arrived meanwhile still get the rule. So
+                // do links that name it: a merge into it moves links here while its insert
+                // waits in the quarantine (a unique value held here), an insert this delete
+                // then drops.
+                for join in joinColumns[change.entity] ?? [] {
+                    try db.cachedStatement(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?").execute(arguments: [uuid])
+                }
                 try recordDelete(of: uuid, change.entity, db, &outcome)
                 return
             }

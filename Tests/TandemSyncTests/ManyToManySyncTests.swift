@@ -347,6 +347,33 @@ extension ManyToManySyncTests {
         }
     }
 
+    /// C links a tag merged away (it has not heard of the merge) whose survivor was then
+    /// deleted: C, whose insert of the survivor waits in the quarantine (its label is held
+    /// there by the loser), moves the link to the survivor with the merge, and the survivor's
+    /// delete, of a record C does not hold, takes the link too. Found by a hostile trial (C
+    /// kept a link to a tag that exists nowhere).
+    @Test func aDeleteOfASurvivorThisStoreNeverHeldTakesTheLinksTheMergeMovedToIt() async throws {
+        try await Self.withUniqueTags { w, c, syncC in
+            _ = try await syncC.sync()   // C has todo 1
+            try Self.tag(w.b, 52, "red")
+            _ = try await w.syncB.sync()
+            _ = try await syncC.sync()   // C has tag 52
+            try await ConflictTableTests.tick()
+            try Self.tag(w.a, 51, "red")
+            _ = try await w.syncA.sync()   // 52 merged into 51
+            try w.a.write(author: "app") { db in try db.execute(sql: ##"DELETE FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(51)]) }
+            _ = try await w.syncA.sync()
+            try Self.link(c, tag: 52, todo: 1)   // C has heard of neither
+            for _ in 0..<2 {
+                _ = try await syncC.sync()
+                try await Self.round([w.syncA, w.syncB])
+            }
+            #expect(try Self.links(c) == [])
+            #expect(try Self.links(w.a) == [] && Self.links(w.b) == [])
+            #expect(try Self.tags(c) == [] && Self.tags(w.a) == [] && Self.tags(w.b) == [])
+        }
+    }
+
     /// A link made on a tag before the server merged it away, and a replica that never synced
     /// making a tag with the same id (newer than the merge): that replica pulls the link, then
     /// the merge it must leave alone (its tag is its own), so the server unlinks the old
