@@ -119,6 +119,9 @@ struct ChangeApplier {
     let uniqueEntities: Set<String>
     /// Entity → the join tables (and their column) holding its records' ids.
     private let joinColumns: [String: [(table: String, column: String)]]
+    /// Join table → the entity whose relationship owns its links (a link is a field of the
+    /// owner, `<relationship>#<member>`), and its owner and member columns.
+    private let linkTables: [String: (owner: String, relationship: String, ownerColumn: String, memberColumn: String)]
     /// Whether the store has merged any record: until then no change is looked up in the
     /// merge map (a query per pulled change of a bulk pull otherwise).
     let merges = MergeFlag()
@@ -180,16 +183,19 @@ struct ChangeApplier {
         }
         mergeableReferences = mergeable
         var joins: [String: [(table: String, column: String)]] = [:]
+        var linkTables: [String: (owner: String, relationship: String, ownerColumn: String, memberColumn: String)] = [:]
         var seen: Set<String> = []
         for entity in schema.entities {
             for relationship in entity.relationships {
                 guard case .joinTable(let table, let owner, let member) = schema.storage(of: relationship, in: entity) else { continue }
+                if owner == "source" { linkTables[table] = (entity.name, relationship.name, owner, member) }
                 for (name, column) in [(entity.name, owner), (relationship.destination, member)] where seen.insert("\(name) \(table) \(column)").inserted {
                     joins[name, default: []].append((table, column))
                 }
             }
         }
         joinColumns = joins
+        self.linkTables = linkTables
     }
 
     static func insertSQL(table: String, columns: [String]) -> String {
@@ -691,8 +697,8 @@ struct ChangeApplier {
 
     /// Follows the server's merge of record `loser` into `survivor` (both held a unique
     /// value): remembers it (pulled changes of the loser still waiting go to the survivor),
-    /// points the references to the loser at the survivor keeping their stamps, moves its
-    /// many-to-many links, and logs the loser's `values` (`nil` when this store did not have
+    /// points the references to the loser at the survivor keeping their stamps, drops its
+    /// many-to-many links (the server logged those the survivor takes), and logs the loser's `values` (`nil` when this store did not have
     /// it) with the survivor named. The caller deletes the loser's row.
     private func merge(_ entity: String, loser: String, values: [String: WireValue]?, into survivor: String,
                        at stamp: HLCTimestamp, _ db: Database, _ outcome: inout Outcome) throws {
@@ -713,9 +719,20 @@ struct ChangeApplier {
                                arguments: [survivor, text, row[0] as String])
             }
         }
-        // Its many-to-many links move to the survivor (one the survivor has already stays one).
+        // Its many-to-many links: the server logged, right before this delete, each link that
+        // goes over to the survivor (the loser's own and those naming it), so its rows go. A
+        // link of this store's not pushed yet moves to the survivor, where the server takes
+        // it; one pushed since the merge was decided by the server, and is pulled after this.
         for join in joinColumns[entity] ?? [] {
-            try db.execute(sql: "UPDATE OR IGNORE \(q(join.table)) SET \(join.column) = ? WHERE \(join.column) = ?", arguments: [survivor, loser])
+            if !pending.isEmpty, let link = linkTables[join.table] {
+                let (owner, member) = (q(link.ownerColumn), q(link.memberColumn))
+                for row in try Row.fetchAll(db, sql: "SELECT \(owner), \(member) FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [loser]) {
+                    let (source, target): (String, String) = (row[0], row[1])
+                    guard pending["tandem://\(dataset)/\(link.owner)/\(source)"]?["\(link.relationship)#\(target)"] != nil else { continue }
+                    let moved = join.column == link.ownerColumn ? [survivor, target] : [source, survivor]
+                    try db.execute(sql: "INSERT OR IGNORE INTO \(q(join.table)) (\(owner), \(member)) VALUES (?, ?)", arguments: StatementArguments(moved))
+                }
+            }
             try db.execute(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [loser])
         }
         guard let values else { return }

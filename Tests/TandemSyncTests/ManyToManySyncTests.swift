@@ -347,6 +347,35 @@ extension ManyToManySyncTests {
         }
     }
 
+    /// The same, but C's link is stamped after B made the id again: the server gives it to
+    /// B's new tag, and C, applying the merge after pushing it, must not move it to the
+    /// survivor as well. Found by a hostile trial (C kept an extra link to the survivor).
+    @Test func aLinkTheServerGaveToAMergedAwayIdMadeAgainIsNotMovedToTheSurvivorByItsMaker() async throws {
+        try await Self.withUniqueTags { w, c, syncC in
+            _ = try await syncC.sync()
+            try Self.tag(w.b, 52, "red")
+            _ = try await w.syncB.sync()
+            _ = try await syncC.sync()   // C has tag 52
+            try await ConflictTableTests.tick()
+            try Self.tag(w.a, 51, "red")
+            _ = try await w.syncA.sync()   // 52 merged into 51
+            _ = try await w.syncB.sync()
+            try await ConflictTableTests.tick()
+            try Self.tag(w.b, 52, "blue")   // made again
+            _ = try await w.syncB.sync()
+            try await ConflictTableTests.tick()
+            try Self.link(c, tag: 52, todo: 1)   // C has heard of neither
+            for _ in 0..<2 {
+                _ = try await syncC.sync()
+                try await Self.round([w.syncA, w.syncB])
+            }
+            let expected = ["\(SyncFixtures.id(52))>\(SyncFixtures.id(1))"]
+            #expect(try Self.links(c) == expected)
+            #expect(try Self.links(w.a) == expected && Self.links(w.b) == expected)
+            #expect(try Self.tags(c) == ["\(SyncFixtures.id(51)) red", "\(SyncFixtures.id(52)) blue"])
+        }
+    }
+
     /// C links a tag merged away (it has not heard of the merge) whose survivor was then
     /// deleted: C, whose insert of the survivor waits in the quarantine (its label is held
     /// there by the loser), moves the link to the survivor with the merge, and the survivor's

@@ -338,6 +338,23 @@ struct PushProcessor: Sendable {
                                                             stamps: [WireChange.deleteStampKey: link.stamp.description]), schemaVersion: schemaVersion)
             }
             if let survivorState, survivorState != survivorBefore { try transaction.setRecord(survivor, survivorState) }
+            // The links naming the loser (fields of other records) name the survivor, each with
+            // its stamp, logged: replicas drop the loser's rows with its delete, and link the
+            // survivor as the server does, not as each one's rows happened to be.
+            if linkMemberEntities.contains(entity), let survivorID = RecordURI(survivor)?.id {
+                for (owner, field) in try transaction.linkOwners(of: loser) where owner != loser {
+                    guard let ownerState = try transaction.record(owner), !ownerState.isDeleted, let link = ownerState.fields[field],
+                          link.value == .bool(true), let hash = field.firstIndex(of: "#") else { continue }
+                    let moved = field[..<hash] + "#" + survivorID
+                    var state: RecordState? = ownerState
+                    let carried = RecordMerge.apply(WireChange(record: owner, entity: ownerState.entity, kind: .update, values: [moved: .bool(true)]),
+                                                    stamps: [moved: link.stamp], to: &state)
+                    guard !carried.applied.isEmpty, let state else { continue }
+                    try transaction.setRecord(owner, state)
+                    try transaction.addLinkOwner(owner, field: moved, member: survivor)
+                    try logLink(owner, ownerState.entity, field: moved, linked: true, stamp: link.stamp)
+                }
+            }
             let stamp = UniqueMerge.mergeStamp(loser: loserState, now: now)
             var deleted: RecordState? = loserState
             _ = RecordMerge.apply(WireChange(record: loser, entity: entity, kind: .delete), stamps: [WireChange.deleteStampKey: stamp], to: &deleted)
