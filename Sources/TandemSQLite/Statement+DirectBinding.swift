@@ -120,6 +120,28 @@ extension Statement {
         }
     }
 
+    /// Runs a statement that returns no rows with its parameters bound by `bind`, stepping it
+    /// itself, without GRDB's per-statement checks (aborted transaction, cancellation,
+    /// suspension) and without telling transaction observers: for the server's writes to its
+    /// own tables inside a write transaction that GRDB runs, which no observer watches and
+    /// whose other statements still make those checks. About 0.03 s per 100 000 executions
+    /// less than ``executeBound(_:)`` (the server's push, release build).
+    ///
+    /// ```swift
+    /// try statement.stepBound { bind in bind.int64(dataset); bind.text(uri) }
+    /// ```
+    ///
+    /// - Throws: ``DatabaseError`` when a binding is refused or SQLite fails (a constraint).
+    package func stepBound(_ bind: (inout Binder) -> Void) throws {
+        setUncheckedArguments(StatementArguments())
+        var binder = Binder(statement: sqliteStatement)
+        bind(&binder)
+        try binder.check(sql)
+        defer { sqlite3_reset(sqliteStatement) }
+        let code = sqlite3_step(sqliteStatement)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw Self.error(code, sqliteStatement, sql: sql) }
+    }
+
     /// Binds, steps once and reads the first row with `read`; `nil` when there is none.
     private func withFirstColumn<T>(_ bind: (inout Binder) -> Void, _ read: (SQLiteStatement) throws -> T) throws -> T? {
         setUncheckedArguments(StatementArguments())

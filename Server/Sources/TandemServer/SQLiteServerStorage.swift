@@ -324,10 +324,25 @@ public final class SQLiteServerStorage: ServerStorage {
         /// The dataset's last log position, once read (``lastLogPosition()``): the push's
         /// entries follow it.
         private var lastPosition: Int64?
+        /// The statements run once per change of a bulk push, looked up once per push (the
+        /// statement cache is keyed by the SQL text, hashed on every lookup) and stepped
+        /// without GRDB's per-statement checks (``Statement/stepBound(_:)``): these tables
+        /// have no transaction observer.
+        private var insertRecord: Statement?
+        private var insertLog: Statement?
+        private var insertClaim: Statement?
 
         init(db: Database, dataset: Int64) {
             self.db = db
             self.dataset = dataset
+        }
+
+        /// `slot`'s statement, from the connection's cache the first time.
+        private mutating func statement(_ slot: WritableKeyPath<Transaction, Statement?>, _ sql: String) throws -> Statement {
+            if let statement = self[keyPath: slot] { return statement }
+            let statement = try db.cachedStatement(sql: sql)
+            self[keyPath: slot] = statement
+            return statement
         }
 
         // The statements run once per change bind straight to SQLite (TandemSQLite).
@@ -343,7 +358,7 @@ public final class SQLiteServerStorage: ServerStorage {
         mutating func insertNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
                                       created: HLCTimestamp) throws -> Bool {
             let state = RecordState.binaryBytes(newRecord: entity, values: values, stamps: stamps, created: created)
-            try db.cachedStatement(sql: "INSERT INTO records(dataset_id, uri, state) VALUES (?, ?, ?) ON CONFLICT DO NOTHING").executeBound { bind in
+            try statement(\.insertRecord, "INSERT INTO records(dataset_id, uri, state) VALUES (?, ?, ?) ON CONFLICT DO NOTHING").stepBound { bind in
                 bind.int64(dataset)
                 bind.text(uri)
                 state.withUnsafeBytes { bind.blob($0) }
@@ -368,7 +383,7 @@ public final class SQLiteServerStorage: ServerStorage {
             // deletes log entries. Trimming the log's end would need a high-water mark kept
             // beside it, or a cursor past the trimmed entries would skip the next ones.
             let position = try lastLogPosition() + 1
-            try db.cachedStatement(sql: "INSERT INTO log(dataset_id, position, schema_version, change) VALUES (?, ?, ?, ?)").executeBound { bind in
+            try statement(\.insertLog, "INSERT INTO log(dataset_id, position, schema_version, change) VALUES (?, ?, ?, ?)").stepBound { bind in
                 bind.int64(dataset)
                 bind.int64(position)
                 bind.int64(Int64(schemaVersion))
@@ -394,7 +409,7 @@ public final class SQLiteServerStorage: ServerStorage {
         mutating func claimUnique(entity: String, key: String, record uri: String) throws -> String? {
             // Bound directly, as the record and log inserts are: one claim per record of a
             // bulk import.
-            try db.cachedStatement(sql: "INSERT INTO unique_values(dataset_id, entity, key, uri) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").executeBound { bind in
+            try statement(\.insertClaim, "INSERT INTO unique_values(dataset_id, entity, key, uri) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").stepBound { bind in
                 bind.int64(dataset)
                 bind.text(entity)
                 bind.text(key)
