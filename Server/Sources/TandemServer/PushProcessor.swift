@@ -215,13 +215,27 @@ struct PushProcessor: Sendable {
         /// holds is a collision. `new`: the values it holds after its last change in the push.
         var touched: [(uri: String, entity: String, old: [String], new: [String])] = []
         var touchedIndex: [String: Int] = [:]
-        func touch(_ uri: String, _ entity: String, old: [String], new: [String]) {
+        /// Records before it are in `touchedIndex`; later ones were new records, indexed only
+        /// when a touch needs to look them up (a bulk import never does).
+        var indexedThrough = 0
+        func touch(_ uri: String, _ entity: String, old: [String], new: [String], isNew: Bool = false) {
+            // A record the storage did not have: this is its first touch (a later change of it
+            // finds it stored).
+            if isNew {
+                touched.append((uri, entity, old, new))
+                return
+            }
+            while indexedThrough < touched.count {
+                touchedIndex[touched[indexedThrough].uri] = indexedThrough
+                indexedThrough += 1
+            }
             if let index = touchedIndex[uri] {
                 touched[index].new = new
                 return
             }
             touchedIndex[uri] = touched.count
             touched.append((uri, entity, old, new))
+            indexedThrough = touched.count
         }
         /// Whether this push merged two records (records settled after it are read again).
         var anyMerge = false
@@ -439,7 +453,7 @@ struct PushProcessor: Sendable {
                 last = position
                 outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
                 if unique.hasUniqueValues(change.entity) {
-                    touch(change.record, change.entity, old: [], new: unique.keys(of: change.entity, values: change.values))
+                    touch(change.record, change.entity, old: [], new: unique.keys(of: change.entity, values: change.values), isNew: true)
                 }
                 try rewriteReferences(change.record, change.entity, rewrites)
                 continue
