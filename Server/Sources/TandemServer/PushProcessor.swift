@@ -124,11 +124,11 @@ struct PushProcessor: Sendable {
         /// creation stamp under an insert's `"*"`. A compact insert usually has it there
         /// already; an insert with a stamp per value gets it spliced in first (`"*"` sorts
         /// before any column name). `nil`, to be written anew, when its `"*"` is another.
-        func logEntry(_ index: Int, _ change: WireChange, created: HLCTimestamp?) -> Data? {
+        func logEntry(_ index: Int, _ change: WireChange, created: HLCTimestamp?) -> ArraySlice<UInt8>? {
             guard index < spans.count, let span = spans[index] else { return nil }
-            guard let created else { return Data(bytes[span.range]) }
+            guard let created else { return bytes[span.range] }
             if let star = change.stamps[WireChange.deleteStampKey] {
-                return star == created.description ? Data(bytes[span.range]) : nil
+                return star == created.description ? bytes[span.range] : nil
             }
             guard change.stamps.keys.allSatisfy({ $0 > WireChange.deleteStampKey }) else { return nil }
             var entry: [UInt8] = []
@@ -137,7 +137,7 @@ struct PushProcessor: Sendable {
             entry += Array("\"\(WireChange.deleteStampKey)\":\"\(created.description)\"".utf8)
             if !change.stamps.isEmpty { entry.append(UInt8(ascii: ",")) }
             entry += bytes[span.stamps..<span.range.upperBound]
-            return Data(entry)
+            return entry[...]
         }
     }
 
@@ -448,8 +448,10 @@ struct PushProcessor: Sendable {
             // without building the merge's dictionaries). Tried before the record is looked up.
             if change.kind == .insert, let created = changeStamps.values.max(),
                try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) {
+                // A compact insert's one stamp is its creation stamp already: logged as sent.
+                let compact = change.stamps.count == 1 && change.stamps[WireChange.deleteStampKey] != nil
                 let position = try log({ var applied = change; applied.setCreationStamp(created.description); return applied }(),
-                                       whole: true, index: index, sent: change, created: created, canonical: canonical, to: &transaction)
+                                       whole: true, index: index, sent: change, created: compact ? nil : created, canonical: canonical, to: &transaction)
                 last = position
                 outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
                 if unique.hasUniqueValues(change.entity) {

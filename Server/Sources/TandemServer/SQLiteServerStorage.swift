@@ -375,10 +375,12 @@ public final class SQLiteServerStorage: ServerStorage {
         }
 
         mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64 {
-            try appendLog(change, json: WireJSON.data { $0.append(change) }, schemaVersion: schemaVersion)
+            var json = WireJSON()
+            json.append(change)
+            return try appendLog(change, json: json.bytes[...], schemaVersion: schemaVersion)
         }
 
-        mutating func appendLog(_ change: @autoclosure () -> WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
+        mutating func appendLog(_ change: @autoclosure () -> WireChange, json: ArraySlice<UInt8>, schemaVersion: Int) throws -> Int64 {
             // The dataset's last position plus one: positions never go back because nothing
             // deletes log entries. Trimming the log's end would need a high-water mark kept
             // beside it, or a cursor past the trimmed entries would skip the next ones.

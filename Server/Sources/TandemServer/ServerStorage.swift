@@ -135,7 +135,7 @@ public protocol PushTransaction {
     /// ``appendLog(_:schemaVersion:)`` for a change whose wire JSON is already written:
     /// `json` is exactly `WireJSON`'s text of `change`, which a storage that keeps the text
     /// need not build.
-    mutating func appendLog(_ change: @autoclosure () -> WireChange, json: Data, schemaVersion: Int) throws -> Int64
+    mutating func appendLog(_ change: @autoclosure () -> WireChange, json: ArraySlice<UInt8>, schemaVersion: Int) throws -> Int64
     /// Stores the state of a record made by one insert, when the dataset has no record at
     /// `uri`: each value with its stamp, `created` the newest stamp. Returns `false`, having
     /// written nothing, when it has one. The same as ``record(_:)`` then ``setRecord(_:_:)``
@@ -166,7 +166,7 @@ public protocol PushTransaction {
 
 extension PushTransaction {
     /// Writes `change` anew (for storages that keep changes, not their text).
-    public mutating func appendLog(_ change: @autoclosure () -> WireChange, json: Data, schemaVersion: Int) throws -> Int64 {
+    public mutating func appendLog(_ change: @autoclosure () -> WireChange, json: ArraySlice<UInt8>, schemaVersion: Int) throws -> Int64 {
         try appendLog(change(), schemaVersion: schemaVersion)
     }
 
