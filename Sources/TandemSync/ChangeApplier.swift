@@ -129,6 +129,10 @@ struct ChangeApplier {
     /// Set once a merge is known; a class so a page's applier sees merges made within it.
     final class MergeFlag {
         var any = false
+        /// Whether the store has ever applied a merge (`any` ends when every merged record
+        /// was made again): a reference it re-pointed may still meet its maker's value
+        /// pulled back under the same stamp.
+        var ever = false
     }
     /// Entity → its to-one columns pointing at an entity with a unique attribute, and that entity.
     private let mergeableReferences: [String: [(column: String, destination: String)]]
@@ -460,7 +464,7 @@ struct ChangeApplier {
                     // that record came back (its maker's, pulled back: the loser's id, which
                     // sorts after the survivor's, wins the tie). Both follow a merge this store
                     // applied first (the log holds it before them).
-                    guard merges.any, let remoteValue = values[column],
+                    guard merges.ever, let remoteValue = values[column],
                           uniqueEntities.contains(change.entity) || mergeableReferences[change.entity] != nil else { continue }
                     let localValue = try readLocal(at: index)
                     guard ColumnMerge.winsTie(remoteValue, over: localValue) else { continue }
@@ -704,6 +708,10 @@ struct ChangeApplier {
                        at stamp: HLCTimestamp, _ db: Database, _ outcome: inout Outcome) throws {
         try SyncStore.setMerged(entity: entity, loser: loser, survivor: survivor, stamp: stamp, db)
         merges.any = true
+        if !merges.ever {
+            merges.ever = true
+            try SyncStore.set("merged", "1", db)
+        }
         for referrer in referrers[entity] ?? [] {
             let rows = try Row.fetchAll(db, sql: "SELECT \(Self.idColumn), \(Self.stampColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ?",
                                         arguments: [loser])

@@ -98,6 +98,7 @@ extension SyncEngine {
         applier.updateWinsOverDelete = configuration.updateWinsOverDelete
         applier.node = node
         applier.merges.any = try read { db in try SyncStore.count("tandem_sync_merged", db) > 0 }
+        applier.merges.ever = try applier.merges.any || read { db in try SyncStore.value("merged", db) != nil }
         return applier
     }
 

@@ -396,3 +396,31 @@ extension UniqueValueReplicaTests {
         }
     }
 }
+
+extension UniqueValueReplicaTests {
+    /// B, with a conflict policy (its sync pulls before it pushes), files todo 1 under a
+    /// project merged away meanwhile, and brought back by its maker's rename before B pushes:
+    /// B re-points its unpushed reference with the merge, keeping its stamp, then pulls its
+    /// own write back after the project came back, and takes it as every replica does (the
+    /// loser's id wins a tie under one stamp), though the store no longer lists any merge.
+    /// Found by a hostile trial (B kept the survivor for good).
+    @Test func aReferenceRePointedByAMergeBeforeItWasPushedTakesItsOwnValueBackAfterTheRecordReturns() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try SyncFixtures.insertProject(w.a, 200, name: "x")
+            try await Self.round(w)
+            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            try SyncFixtures.insertProject(c, 100, name: "x")
+            _ = try await syncC.sync()   // 200 merged into 100
+            try Self.rename(w.a, 200, "c")
+            _ = try await w.syncA.sync()   // A had not heard of it: 200 comes back
+            try SyncFixtures.move(w.b, 1, to: 200)
+            _ = try await ConflictPolicyTests.engine(w, w.b) { $0.conflictPolicies["Todo.title"] = .serverWins }.sync()
+            try await Self.round(w)
+            _ = try await syncC.sync()
+            for store in [w.a, w.b, c] { #expect(try Self.project(of: 1, store) == SyncFixtures.id(200)) }
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+        }
+    }
+}
