@@ -674,6 +674,15 @@ struct ChangeApplier {
                 try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
             }
         }
+        // This store's own link pulled back to a record it had moved the link away from when
+        // it applied a merge (before pushing it): the server gave it to that record, made
+        // again, so the moved copy goes.
+        if merges.ever, isOwn(stamp),
+           let moved = try Row.fetchOne(db, sql: "SELECT to_source, to_target FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ? AND stamp = ?",
+                                        arguments: [table, uuid, target, stamp.description]) {
+            try db.execute(sql: "DELETE FROM \(q(table)) WHERE source = ? AND target = ?", arguments: [moved[0] as String, moved[1] as String])
+            try db.execute(sql: "DELETE FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ?", arguments: [table, uuid, target])
+        }
         guard present != linked else { return nil }
         let sql = linked ? "INSERT OR IGNORE INTO \(q(table)) (source, target) VALUES (?, ?)" : "DELETE FROM \(q(table)) WHERE source = ? AND target = ?"
         try db.cachedStatement(sql: sql).execute(arguments: [uuid, target])
@@ -736,9 +745,14 @@ struct ChangeApplier {
                 let (owner, member) = (q(link.ownerColumn), q(link.memberColumn))
                 for row in try Row.fetchAll(db, sql: "SELECT \(owner), \(member) FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [loser]) {
                     let (source, target): (String, String) = (row[0], row[1])
-                    guard pending["tandem://\(dataset)/\(link.owner)/\(source)"]?["\(link.relationship)#\(target)"] != nil else { continue }
+                    guard let stamp = pending["tandem://\(dataset)/\(link.owner)/\(source)"]?["\(link.relationship)#\(target)"] else { continue }
                     let moved = join.column == link.ownerColumn ? [survivor, target] : [source, survivor]
                     try db.execute(sql: "INSERT OR IGNORE INTO \(q(join.table)) (\(owner), \(member)) VALUES (?, ?)", arguments: StatementArguments(moved))
+                    // Remembered: the server may give the link to the loser's id made again.
+                    if db.changesCount == 1 {
+                        try db.execute(sql: "INSERT OR REPLACE INTO tandem_sync_moved_link (link_table, source, target, to_source, to_target, stamp) VALUES (?, ?, ?, ?, ?, ?)",
+                                       arguments: [join.table, source, target, moved[0], moved[1], stamp.description])
+                    }
                 }
             }
             try db.execute(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [loser])

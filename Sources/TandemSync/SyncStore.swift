@@ -27,6 +27,10 @@ import TandemWire
 /// - `tandem_sync_merged(entity, loser, survivor, stamp)`: records the server merged into
 ///   another because both held the same unique value (a pulled delete with `mergedInto`):
 ///   references to the loser and pulled changes of it still waiting go to the survivor.
+/// - `tandem_sync_moved_link(link_table, source, target, to_source, to_target, stamp)`: a
+///   link of this store's, not pushed yet, that applying a merge moved from the loser to
+///   the survivor (a row the survivor did not have). Its own write pulled back to the
+///   loser's id (the server gave it to that id made again) takes the moved row away.
 ///
 /// Local changes still to push are the journal's transactions after the `sync` history
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
@@ -50,6 +54,9 @@ enum SyncStore {
             CREATE TABLE IF NOT EXISTS tandem_sync_merged (
                 entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL,
                 PRIMARY KEY (entity, loser)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS tandem_sync_moved_link (
+                link_table TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL, to_source TEXT NOT NULL, to_target TEXT NOT NULL,
+                stamp TEXT NOT NULL, PRIMARY KEY (link_table, source, target)) WITHOUT ROWID;
             """)
         if try !db.columns(in: "tandem_sync_conflict").contains(where: { $0.name == "survivor" }) {
             try db.execute(sql: "ALTER TABLE tandem_sync_conflict ADD COLUMN survivor TEXT")

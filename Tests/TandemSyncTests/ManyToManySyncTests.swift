@@ -376,6 +376,37 @@ extension ManyToManySyncTests {
         }
     }
 
+    /// The same with C syncing pull-first (a conflict policy): it applies the merge before
+    /// pushing its link, moving it to the survivor, and the server, where B brought the tag
+    /// back meanwhile (a rename that frees the label), gives it to the tag. C's own link
+    /// pulled back takes the moved copy away. Found by a hostile trial.
+    @Test func aLinkMovedByAMergeBeforeItWasPushedLeavesTheSurvivorWhenTheServerGivesItToTheRecordBack() async throws {
+        try await Self.withUniqueTags { w, c, syncC in
+            _ = try await syncC.sync()
+            try Self.tag(w.b, 52, "red")
+            _ = try await w.syncB.sync()
+            _ = try await syncC.sync()   // C has tag 52
+            try await ConflictTableTests.tick()
+            try Self.tag(w.a, 51, "red")
+            _ = try await w.syncA.sync()   // 52 merged into 51
+            try w.b.write(author: "app") { db in try db.execute(sql: ##"UPDATE Tag SET label = 'blue' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(52)]) }
+            _ = try await w.syncB.sync()   // B had not heard of it: 52 comes back
+            try await ConflictTableTests.tick()
+            try Self.link(c, tag: 52, todo: 1)
+            let token = w.token
+            var configuration = SyncConfiguration(token: { token })
+            configuration.conflictPolicies["Todo.title"] = .serverWins
+            _ = try await SyncEngine(container: c, transport: w.transport, configuration: configuration).sync()
+            for _ in 0..<2 {
+                _ = try await syncC.sync()
+                try await Self.round([w.syncA, w.syncB])
+            }
+            let expected = ["\(SyncFixtures.id(52))>\(SyncFixtures.id(1))"]
+            #expect(try Self.links(c) == expected)
+            #expect(try Self.links(w.a) == expected && Self.links(w.b) == expected)
+        }
+    }
+
     /// C links a tag merged away (it has not heard of the merge) whose survivor was then
     /// deleted: C, whose insert of the survivor waits in the quarantine (its label is held
     /// there by the loser), moves the link to the survivor with the merge, and the survivor's
