@@ -604,6 +604,31 @@ struct ChangeApplier {
         var seen: Set<Dangling> = []
         var queue = candidates.reversed().filter { seen.insert($0).inserted }
         var deleted: Set<String> = []
+        /// Deletes record `id` as a save's cascade does: its links go with it, and so do the
+        /// members of its many-to-many relationships that cascade (their own rules followed
+        /// in turn, each logged); records pointing at a deleted one are looked at next.
+        func cascade(_ entity: String, _ id: String) throws {
+            var members: [(entity: String, id: String, relationship: String)] = []
+            for relationship in schema.entity(named: entity)?.relationships ?? [] where relationship.isToMany && relationship.deleteRule == .cascade {
+                guard let definition = schema.entity(named: entity),
+                      case .joinTable(let join, let own, let other) = schema.storage(of: relationship, in: definition) else { continue }
+                for member in try String.fetchAll(db, sql: "SELECT \(q(other)) FROM \(q(join)) WHERE \(q(own)) = ? ORDER BY 1", arguments: [id]) {
+                    members.append((relationship.destination, member, relationship.inverse ?? relationship.name))
+                }
+            }
+            try db.execute(sql: "DELETE FROM \(q(entity)) WHERE \(Self.idColumn) = ?", arguments: [id])
+            for join in joinColumns[entity] ?? [] {   // its links go with it, as in a save
+                try db.execute(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [id])
+            }
+            deleted.insert(id)
+            queue += try holders(of: id, entity, db).reversed()
+            for member in members where !deleted.contains(member.id) {
+                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM \(q(member.entity)) WHERE \(Self.idColumn) = ?", arguments: [member.id]) == true else { continue }
+                try cascade(member.entity, member.id)
+                try conflict("tandem://\(dataset)/\(member.entity)/\(member.id)", member.relationship, local: .text(id), localStamp: nil,
+                             remote: .null, remoteStamp: nil, winner: .remote, rule: ConflictRule.parentDeleted.rawValue, db, &outcome)
+            }
+        }
         while let candidate = queue.popLast() {
             guard !deleted.contains(candidate.id),
                   let reference = references[candidate.entity]?[candidate.column], reference.destination == candidate.targetEntity else { continue }
@@ -613,12 +638,7 @@ struct ChangeApplier {
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM \(q(candidate.targetEntity)) WHERE \(Self.idColumn) = ?", arguments: [candidate.target]) == nil else { continue }
             let table = q(candidate.entity)
             if reference.rule == .cascade {
-                try db.execute(sql: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [candidate.id])
-                for join in joinColumns[candidate.entity] ?? [] {   // its links go with it, as in a save
-                    try db.execute(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [candidate.id])
-                }
-                deleted.insert(candidate.id)
-                queue += try holders(of: candidate.id, candidate.entity, db).reversed()
+                try cascade(candidate.entity, candidate.id)
             } else {
                 try db.execute(sql: "UPDATE \(table) SET \(q(candidate.column)) = NULL WHERE \(Self.idColumn) = ?", arguments: [candidate.id])
             }

@@ -456,3 +456,29 @@ extension ManyToManySyncTests {
         }
     }
 }
+
+extension ManyToManySyncTests {
+    /// A todo a replica's delete rules remove (its project was deleted elsewhere while it was
+    /// filed there) takes the tags it cascades to, as a save's delete would. Found by a
+    /// hostile trial (the tag stayed on every replica).
+    @Test func aCascadeDecidedAfterAPullFollowsTheChildsManyToManyCascade() async throws {
+        var schema = Self.schema
+        schema.entities[0].relationships[schema.entities[0].relationships.firstIndex { $0.name == "tags" }!].deleteRule = .cascade
+        try await ConflictTableTests.world(schema: schema) { w in
+            try SyncFixtures.insertProject(w.a, 100, name: "home")
+            try await Self.round([w.syncA, w.syncB])
+            try SyncFixtures.deleteProject(w.a, 100)
+            try SyncFixtures.insert(w.b, 14, title: "filed meanwhile")
+            try SyncFixtures.move(w.b, 14, to: 100)
+            try Self.tag(w.b, 5, "five")
+            try Self.link(w.b, tag: 5, todo: 14)
+            try await Self.round([w.syncA, w.syncB])
+            try await Self.round([w.syncA, w.syncB])
+            for store in [w.a, w.b] {
+                #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Tag") } == 0, "the tag went with its todo")
+                #expect(try Self.links(store) == [])
+            }
+            #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
+        }
+    }
+}
