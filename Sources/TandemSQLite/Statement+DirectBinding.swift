@@ -131,15 +131,20 @@ extension Statement {
     /// try statement.stepBound { bind in bind.int64(dataset); bind.text(uri) }
     /// ```
     ///
+    /// `bind` must bind every parameter: the ones bound before are not cleared. Returns how
+    /// many rows the statement changed (`sqlite3_changes`).
+    ///
     /// - Throws: ``DatabaseError`` when a binding is refused or SQLite fails (a constraint).
-    package func stepBound(_ bind: (inout Binder) -> Void) throws {
-        setUncheckedArguments(StatementArguments())
+    @discardableResult
+    package func stepBound(_ bind: (inout Binder) -> Void) throws -> Int {
+        sqlite3_reset(sqliteStatement)   // after a use through GRDB that did not reset it
         var binder = Binder(statement: sqliteStatement)
         bind(&binder)
         try binder.check(sql)
         defer { sqlite3_reset(sqliteStatement) }
         let code = sqlite3_step(sqliteStatement)
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw Self.error(code, sqliteStatement, sql: sql) }
+        return Int(sqlite3_changes(sqlite3_db_handle(sqliteStatement)))
     }
 
     /// Binds, steps once and reads the first row with `read`; `nil` when there is none.

@@ -358,12 +358,11 @@ public final class SQLiteServerStorage: ServerStorage {
         mutating func insertNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
                                       created: HLCTimestamp) throws -> Bool {
             let state = RecordState.binaryBytes(newRecord: entity, values: values, stamps: stamps, created: created)
-            try statement(\.insertRecord, "INSERT INTO records(dataset_id, uri, state) VALUES (?, ?, ?) ON CONFLICT DO NOTHING").stepBound { bind in
+            return try statement(\.insertRecord, "INSERT INTO records(dataset_id, uri, state) VALUES (?, ?, ?) ON CONFLICT DO NOTHING").stepBound { bind in
                 bind.int64(dataset)
                 bind.text(uri)
                 state.withUnsafeBytes { bind.blob($0) }
-            }
-            return db.changesCount > 0
+            } > 0
         }
 
         private func writeRecord(_ uri: String, _ state: [UInt8]) throws {
@@ -411,13 +410,13 @@ public final class SQLiteServerStorage: ServerStorage {
         mutating func claimUnique(entity: String, key: String, record uri: String) throws -> String? {
             // Bound directly, as the record and log inserts are: one claim per record of a
             // bulk import.
-            try statement(\.insertClaim, "INSERT INTO unique_values(dataset_id, entity, key, uri) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").stepBound { bind in
+            let claimed = try statement(\.insertClaim, "INSERT INTO unique_values(dataset_id, entity, key, uri) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").stepBound { bind in
                 bind.int64(dataset)
                 bind.text(entity)
                 bind.text(key)
                 bind.text(uri)
             }
-            if db.changesCount > 0 { return nil }
+            if claimed > 0 { return nil }
             let holder = try String.fetchOne(db.cachedStatement(sql: "SELECT uri FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ?"),
                                              arguments: [dataset, entity, key])
             return holder == uri ? nil : holder
