@@ -183,8 +183,15 @@ enum ConflictText {
         case "dropped":
             what = "dropped from the quarantine by hand: \(conflict.localValue ?? conflict.remoteValue ?? "-")"
         case "deleteWins":
-            what = conflict.winner == .local ? "deleted here, and the delete wins: the pulled value lost: \(remote)"
-                                             : "deleted elsewhere, and the delete wins: this store's value lost: \(local)"
+            if conflict.winner == .local {
+                what = "deleted here, and the delete wins: the pulled value lost: \(remote)"
+            } else if conflict.winner == .server, let mine = conflict.localStamp.flatMap(HLCTimestamp.init),
+                      let delete = conflict.remoteStamp.flatMap(HLCTimestamp.init), mine > delete {
+                // A value newer than the delete: the server keeps it with the deleted record.
+                what = "deleted elsewhere before this store's edit reached the server: the value is kept there, not applied, and comes back if the record is made again without a newer value for it: \(local)"
+            } else {
+                what = "deleted elsewhere, and the delete wins: this store's value lost: \(local)"
+            }
         default:
             switch conflict.winner {
             case .local: what = "this store's value kept by \(conflict.rule): kept \(local); lost \(remote)"

@@ -121,3 +121,25 @@ extension UniqueValueProcessTests {
         #expect(!state.contains { $0.hasPrefix("link") }, "\(state)")
     }
 }
+
+extension UniqueValueProcessTests {
+    /// An edit newer than a delete made elsewhere is not lost: the server keeps it with the
+    /// deleted record, and `tandem conflicts` says so (it said "lost", and a hostile trial
+    /// found the value back on every replica once the record was made again).
+    @Test func anEditNewerThanADeleteElsewhereIsReportedAsKeptNotLost() throws {
+        let server = try SyncServerProcess()
+        let (urlA, _) = try Self.storeFile()
+        let (urlB, b) = try Self.storeFile()
+        try Self.put(urlA, "Todo", 1, #"{"title": "t", "people.name": "a", "people.age": 1}"#)
+        for url in [urlA, urlB] { try Self.sync(url, server) }
+        let delete = try ClockProcessTests.tandem(["records", "delete", "--store", urlA.path(percentEncoded: false), "tandem://todos/Todo/\(SyncFixtures.id(1))"])
+        #expect(delete.status == 0, "\(delete.errors)")
+        try Self.sync(urlA, server)
+        try Self.put(urlB, "Todo", 1, #"{"title": "edited on B"}"#)
+        try Self.sync(urlB, server)
+        let conflicts = try ClockProcessTests.tandem(["conflicts", "--store", urlB.path(percentEncoded: false)])
+        #expect(conflicts.output.contains("the value is kept there, not applied"), "\(conflicts.output)")
+        #expect(!conflicts.output.contains("this store's value lost"), "\(conflicts.output)")
+        #expect(try RichSimulationTests.state(b).filter { $0.hasPrefix("todo") }.isEmpty, "the delete stands")
+    }
+}
