@@ -8,7 +8,9 @@ extension ModelContainer {
     /// Remembers the sync server's time (`serverMilliseconds`, read from one of its answers
     /// just now), so the journal stamps with the server's time from now on (see
     /// ``ServerClockReading``). Written only when the estimate it replaces is off by more
-    /// than a quarter of a second, so a sync that finds the clocks agreeing writes nothing.
+    /// than a quarter of a second, or the wall clock moved by more than a second against it
+    /// (set right, say: the reading's offset, which `tandem status` shows, is then stale), so
+    /// a sync that finds the clocks agreeing writes nothing.
     /// Returns the reading in force.
     ///
     /// ```swift
@@ -32,7 +34,7 @@ extension ModelContainer {
         if roundTripMilliseconds > 1_000, abs(reading.offset) < 60_000, let known = try serverClock() { return known }
         if let known = try serverClock(),
            abs(known.estimate(wall: reading.wallMilliseconds, boot: reading.boot) - serverMilliseconds) <= 250,
-           known.boot?.bootID == reading.boot?.bootID {
+           known.boot?.bootID == reading.boot?.bootID, abs(known.offset - reading.offset) <= 1_000 {
             return known
         }
         try StoreErrorMapping.map {
