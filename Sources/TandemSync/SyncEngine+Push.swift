@@ -19,6 +19,9 @@ extension SyncEngine {
         /// written with the progress that passes their batch (``save(_:_:)``), so a batch
         /// sent again after a lost answer beside it does not log them twice.
         var lostValues: [SyncConflict] = []
+        /// The server's values that won over pushed ones, written over them where the row
+        /// still holds what was pushed (``save(_:_:)``).
+        var winners: [ServerWinner] = []
         var refused: [(change: String, reason: String, at: Int64)] = []
 
         mutating func add(_ other: PushResult) {
@@ -28,12 +31,16 @@ extension SyncEngine {
             echoes += other.echoes
             echoesSkipped += other.echoesSkipped
             lostValues += other.lostValues
+            winners += other.winners
             refused += other.refused
         }
 
-        /// Writes the lost values and refused changes, and forgets them.
+        /// Writes the lost values and refused changes, and forgets them; takes the server's
+        /// winning values into rows that still hold the ones that lost.
         mutating func save(_ db: Database) throws {
             for conflict in lostValues { try SyncStore.recordConflict(conflict, db) }
+            for winner in winners { try winner.adopt(db) }
+            winners = []
             for refusal in refused {
                 try SyncStore.quarantine(refusal.change, position: nil, reason: refusal.reason, at: refusal.at, db)
             }
@@ -111,10 +118,12 @@ extension SyncEngine {
         }
         let now = clock()
         var lost: [SyncConflict] = []
+        var winners: [ServerWinner] = []
         for (index, outcome) in outcomes {
             let change = batch[index]
             for value in outcome.lost {
                 let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.toDelete ? .deleteWins : .lastWriterWins)
+                if rule == .lastWriterWins, let winner = ServerWinner(record: change.record, entity: change.entity, lost: value) { winners.append(winner) }
                 lost.append(SyncConflict(at: now, record: change.record, attribute: value.attribute,
                                          localValue: value.value.jsonText, localStamp: value.stamp,
                                          remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
@@ -122,7 +131,7 @@ extension SyncEngine {
             }
         }
         return PushResult(pushed: batch.count, conflicts: lost.count, echoes: echo(of: batch, answer: answer).map { [$0] } ?? [],
-                          lostValues: lost)
+                          lostValues: lost, winners: winners)
     }
 
     /// Pushes every journaled local change after the `sync` reader's acknowledged token, in

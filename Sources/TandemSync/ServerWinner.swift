@@ -1,0 +1,53 @@
+import GRDB
+import Tandem
+import TandemSchema
+import TandemWire
+
+/// A server's value that won over a pushed one (last writer wins), taken into the local row
+/// when the row still holds the pushed value under its stamp.
+///
+/// Usually the log brings the winner after the push, and this only writes early what the
+/// pull writes anyway. Not always: a value this store wrote earlier, stamped by a clock the
+/// server no longer agrees with (its clock was set back), wins over the store's later edit
+/// re-stamped with the server's time, and that earlier value is already behind the store's
+/// cursor: without this the row kept the edit that lost, for good.
+///
+/// ```swift
+/// if let winner = ServerWinner(record: change.record, entity: change.entity, lost: value) { try winner.adopt(db) }
+/// ```
+struct ServerWinner: Sendable {
+    var entity: String
+    var id: String
+    var column: String
+    var value: WireValue
+    var stamp: HLCTimestamp
+    /// The stamp of the pushed value that lost.
+    var lostStamp: HLCTimestamp
+
+    /// `nil` for what is not a plain column of a record (a link field, the record itself).
+    init?(record: String, entity: String, lost: LostValue) {
+        guard !lost.attribute.contains("#"), lost.attribute != WireChange.deleteStampKey, let uri = RecordURI(record),
+              let stamp = HLCTimestamp(lost.winningStamp), let lostStamp = HLCTimestamp(lost.stamp) else { return nil }
+        self.entity = entity
+        id = uri.id
+        column = lost.attribute
+        value = lost.winningValue
+        self.stamp = stamp
+        self.lostStamp = lostStamp
+    }
+
+    /// Writes the winner over the row's value when the row still holds the pushed one (a
+    /// later local edit stands, and is pushed next). As a pulled value is written: its stamp
+    /// kept, author `sync`, nothing pushed.
+    ///
+    /// - Throws: ``DatabaseError`` when the store cannot be written.
+    func adopt(_ db: Database) throws {
+        let table = SQLName.quote(entity), id = ChangeApplier.idColumn, stampColumn = ChangeApplier.stampColumn
+        guard let text = try String.fetchOne(db, sql: "SELECT \(stampColumn) FROM \(table) WHERE \(id) = ?", arguments: [self.id]),
+              var stamps = ChangeApplier.stamps(text), (stamps[column] ?? stamps[WireChange.deleteStampKey]) == lostStamp,
+              try db.columns(in: entity).contains(where: { $0.name == column }) else { return }
+        stamps[column] = stamp
+        try db.execute(sql: "UPDATE \(table) SET \(SQLName.quote(column)) = ?, \(stampColumn) = ? WHERE \(id) = ?",
+                       arguments: [value.databaseValue, ChangeApplier.json(stamps.mapValues(\.description)), self.id])
+    }
+}

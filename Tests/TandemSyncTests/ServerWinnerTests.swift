@@ -1,0 +1,47 @@
+import Foundation
+import GRDB
+import Testing
+import Tandem
+import TandemWire
+@testable import TandemSync
+
+/// A pushed value that lost at the server: the server's value is taken into the row when the
+/// row still holds the pushed one (no I/O beyond the store).
+@Suite("Values the server kept over pushed ones")
+struct ServerWinnerTests {
+    static func stored(_ store: ModelContainer) throws -> (title: String?, stamp: String?) {
+        try store.read { db in
+            let row = try Row.fetchOne(db, sql: ##"SELECT title, "#hlc" FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)])
+            return (row?[0], row?[1])
+        }
+    }
+
+    /// A store whose earlier value was stamped by a clock the server no longer agrees with:
+    /// its later edit, re-stamped with the server's time, lost to it. Found by a hostile trial
+    /// (the store kept the edit that lost, for good, every sync saying synced).
+    @Test func theServersValueReplacesThePushedOneThatLost() throws {
+        let store = try SyncFixtures.store()
+        try SyncFixtures.insert(store, 1, title: "v2")
+        let text = try #require(Self.stored(store).stamp)
+        let pushed = try #require(ChangeApplier.stamps(text)?["*"])
+        let lost = LostValue(attribute: "title", value: .text("v2"), stamp: pushed.description,
+                             winningValue: .text("v1"), winningStamp: "01a2fffff000-0000-0000000000000007")
+        let winner = try #require(ServerWinner(record: "tandem://todos/Todo/\(SyncFixtures.id(1))", entity: "Todo", lost: lost))
+        try store.write(author: "sync") { db in try winner.adopt(db) }
+        let (title, stamp) = try Self.stored(store)
+        #expect(title == "v1")
+        #expect(stamp.flatMap(ChangeApplier.stamps)?["title"] == HLCTimestamp("01a2fffff000-0000-0000000000000007"))
+    }
+
+    @Test func aLaterLocalEditStandsOverTheServersValue() throws {
+        let store = try SyncFixtures.store()
+        try SyncFixtures.insert(store, 1, title: "v2")
+        let text = try #require(Self.stored(store).stamp)
+        let pushed = try #require(ChangeApplier.stamps(text)?["*"])
+        try SyncFixtures.update(store, 1, "title", "v3")   // made after the push
+        let lost = LostValue(attribute: "title", value: .text("v2"), stamp: pushed.description,
+                             winningValue: .text("v1"), winningStamp: "01a2fffff000-0000-0000000000000007")
+        try store.write(author: "sync") { db in try ServerWinner(record: "tandem://todos/Todo/\(SyncFixtures.id(1))", entity: "Todo", lost: lost)?.adopt(db) }
+        #expect(try Self.stored(store).title == "v3")
+    }
+}
