@@ -22,7 +22,9 @@ extension SyncEngine {
         /// The server's values that won over pushed ones, written over them where the row
         /// still holds what was pushed (``save(_:_:)``).
         var winners: [ServerWinner] = []
-        var refused: [(change: String, reason: String, at: Int64)] = []
+        var refused: [(change: String, record: String, reason: String, at: Int64)] = []
+        /// Records whose insert is among `refused`: links to them wait with them.
+        var refusedInserts: Set<String> = []
 
         mutating func add(_ other: PushResult) {
             pushed += other.pushed
@@ -33,6 +35,7 @@ extension SyncEngine {
             lostValues += other.lostValues
             winners += other.winners
             refused += other.refused
+            refusedInserts.formUnion(other.refusedInserts)
         }
 
         /// Writes the lost values and refused changes, and forgets them; takes the server's
@@ -42,7 +45,7 @@ extension SyncEngine {
             for winner in winners { try winner.adopt(db) }
             winners = []
             for refusal in refused {
-                try SyncStore.quarantine(refusal.change, position: nil, reason: refusal.reason, at: refusal.at, db)
+                try SyncStore.quarantine(refusal.change, position: nil, reason: refusal.reason, at: refusal.at, record: refusal.record, db)
             }
             lostValues = []
             refused = []
@@ -91,8 +94,9 @@ extension SyncEngine {
         } catch let error as SyncError where error.code == .rejected && [400, 413, 422].contains(error.status ?? 0) {
             guard batch.count > 1 else {
                 logger.warning("the server refused a local change; quarantined", metadata: ["record": "\(batch[0].record)", "error": "\(error.message)"])
-                return PushResult(quarantined: 1, refused: [(WireJSON.data { $0.append(batch[0]) }.utf8Text,
-                                                             "the server refused this local change: \(error.message)", clock())])
+                return PushResult(quarantined: 1, refused: [(WireJSON.data { $0.append(batch[0]) }.utf8Text, batch[0].record,
+                                                             "the server refused this local change: \(error.message)", clock())],
+                                  refusedInserts: batch[0].kind == .insert ? [batch[0].record] : [])
             }
             let half = batch.count / 2
             if error.serverCode == "batch_too_large" {
@@ -105,8 +109,12 @@ extension SyncEngine {
                 }
             }
             var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion, perValue: perValue)
-            let second = try await send(PushPlanner.Batch(Array(batch[half...])), key: key + ".b", schemaVersion: schemaVersion, perValue: perValue)
-            result.add(second)
+            // Links of an insert the first half had refused wait with it.
+            let (rest, held) = try holdLinksOfRefusedInserts(PushPlanner.Batch(Array(batch[half...])), refused: result.refusedInserts)
+            result.add(held)
+            if !rest.changes.isEmpty {
+                result.add(try await send(rest, key: key + ".b", schemaVersion: schemaVersion, perValue: perValue))
+            }
             return result
         }
         let answer: PushResponse
@@ -215,10 +223,21 @@ extension SyncEngine {
                 var answeredThrough = range.chunk
                 var waiting: [Int: PushResult] = [:]
                 var unmatchedEchoes: [Echo] = []
-                func start(_ position: Int) {
+                func start(_ position: Int) throws {
                     let key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
-                    let batch = batches[position]
-                    group.addTask { (position, try await self.send(batch, key: key, schemaVersion: schemaVersion)) }
+                    var batch = batches[position]
+                    // Links of a record whose insert the server refused wait with it (sent,
+                    // the server would refuse them as links to a deleted record).
+                    var held = PushResult()
+                    if batch.changes.contains(where: { $0.kind.isLink }) {
+                        (batch, held) = try holdLinksOfRefusedInserts(batch)
+                    }
+                    guard !batch.changes.isEmpty else { return group.addTask { (position, held) } }
+                    group.addTask {
+                        var result = try await self.send(batch, key: key, schemaVersion: schemaVersion)
+                        result.add(held)
+                        return (position, result)
+                    }
                 }
                 // A batch holding links goes once every batch before it is answered: a plan
                 // sends links after every record change, and the server refuses a link to a
@@ -228,7 +247,7 @@ extension SyncEngine {
                         && (index == answeredThrough || !batches[index].changes.contains { $0.kind.isLink })
                 }
                 while mayStart(next) {
-                    start(next)
+                    try start(next)
                     next += 1
                 }
                 while let (position, outcome) = try await group.next() {
@@ -258,7 +277,7 @@ extension SyncEngine {
                         configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
                     }
                     while mayStart(next) {
-                        start(next)
+                        try start(next)
                         next += 1
                     }
                 }

@@ -46,6 +46,24 @@ extension SyncEngine {
             logger.info("local changes the server refused were replaced by later edits; no longer waiting", metadata: ["changes": "\(superseded.count)"])
         }
         guard !changes.isEmpty else { return PushResult() }
+        // Records first, then their links: a link waits while an insert of a record it names
+        // is still refused (the server would refuse the link as one to a deleted record).
+        let isLink = changes.map(\.kind.isLink)
+        if isLink.contains(true), isLink.contains(false) {
+            var result = try await sendQuarantined(zip(changes, ids).filter { !$0.0.kind.isLink }, schemaVersion: schemaVersion)
+            let links = try read { db in try zip(changes, ids).filter { try $0.0.kind.isLink && !waitsForRefusedInsert($0.0, db) } }
+            result.add(try await sendQuarantined(links, schemaVersion: schemaVersion))
+            return result
+        }
+        let ready = try read { db in try zip(changes, ids).filter { try !$0.0.kind.isLink || !waitsForRefusedInsert($0.0, db) } }
+        return try await sendQuarantined(ready, schemaVersion: schemaVersion)
+    }
+
+    /// Sends quarantined local changes `waiting` (each with its quarantine id) as one push,
+    /// and takes them out of the quarantine with what the server answered.
+    private func sendQuarantined(_ waiting: [(WireChange, Int64)], schemaVersion: Int) async throws -> PushResult {
+        let changes = waiting.map(\.0), ids = waiting.map(\.1)
+        guard !changes.isEmpty else { return PushResult() }
         let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
         // The same waiting changes are the same push (a retry after a lost answer replays);
         // stamped again, or with others, they are another.
@@ -58,6 +76,37 @@ extension SyncEngine {
             try result.save(db)
         }
         return result
+    }
+
+    /// The records a link names: its owner and its member; `[]` for any other change.
+    func linkEnds(_ change: WireChange) -> [String] {
+        guard change.kind.isLink, let (relationship, member) = change.values.first, case .text(let id) = member,
+              let destination = container.schema.entity(named: change.entity)?.relationship(named: relationship)?.destination else { return [] }
+        return [change.record, "tandem://\(container.dataset)/\(destination)/\(id)"]
+    }
+
+    /// Whether link `change` names a record whose insert the server refused (waiting in the
+    /// quarantine): the server would refuse the link as one to a deleted record.
+    func waitsForRefusedInsert(_ change: WireChange, refused: Set<String> = [], _ db: Database) throws -> Bool {
+        try linkEnds(change).contains { try refused.contains($0) || SyncStore.hasRefusedInsert(record: $0, db) }
+    }
+
+    /// `batch` less its links that wait for a refused insert, and those links put in the
+    /// quarantine beside it (sent again with it, after it: ``retryQuarantined(schemaVersion:)``).
+    /// `refused`: records whose insert was refused by this push and is not in the store's
+    /// quarantine yet.
+    func holdLinksOfRefusedInserts(_ batch: PushPlanner.Batch, refused: Set<String> = []) throws -> (PushPlanner.Batch, PushResult) {
+        guard batch.changes.contains(where: { $0.kind.isLink }) else { return (batch, PushResult()) }
+        let held = try read { db in try batch.changes.map { try $0.kind.isLink && waitsForRefusedInsert($0, refused: refused, db) } }
+        guard held.contains(true) else { return (batch, PushResult()) }
+        var result = PushResult()
+        let now = clock()
+        for (change, waits) in zip(batch.changes, held) where waits {
+            result.quarantined += 1
+            result.refused.append((WireJSON.data { $0.append(change) }.utf8Text, change.record,
+                                   "waits for the insert of a record it links, which the server refused (tandem quarantine list)", now))
+        }
+        return (PushPlanner.Batch(zip(batch.changes, held).filter { !$0.1 }.map(\.0)), result)
     }
 
     /// `change` less the values a later edit of its record replaced since (the record's
@@ -75,12 +124,27 @@ extension SyncEngine {
             return created > deleted ? nil : change
         }
         var kept = change
+        var replaced: [String] = []
         for column in change.values.keys {
             guard let mine = stamps[column] ?? stamps["*"], let now = current[column] ?? current["*"] else { continue }
             if now > mine {
                 kept.values[column] = nil
                 kept.stamps[column] = nil
+                replaced.append(column)
             }
+        }
+        // An insert the server never took stays an insert: the record is not on the server,
+        // and an update alone would reach it as a change of a deleted record. The values a
+        // later edit replaced go with it as the row holds them, with their stamps.
+        if change.kind == .insert, !replaced.isEmpty {
+            replaced.sort()
+            let row = try Row.fetchOne(db, sql: "SELECT \(replaced.map(SQLName.quote).joined(separator: ", ")) FROM \(SQLName.quote(uri.entity)) WHERE \(ChangeApplier.idColumn) = ?",
+                                       arguments: [uri.id])
+            for (index, column) in replaced.enumerated() {
+                kept.values[column] = WireValue(row?[index] as DatabaseValue? ?? .null)
+                kept.stamps[column] = (current[column] ?? current["*"])?.description
+            }
+            if kept.stamps[WireChange.deleteStampKey] == nil, let created = current["*"] { kept.stamps[WireChange.deleteStampKey] = created.description }
         }
         return kept.values.isEmpty ? nil : kept
     }

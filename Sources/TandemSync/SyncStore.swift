@@ -153,6 +153,13 @@ enum SyncStore {
                           arguments: [record]) ?? false
     }
 
+    /// Whether an insert of `record` this store made waits in the quarantine, refused by the
+    /// server: the record is not on the server.
+    static func hasRefusedInsert(record: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: #"SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NULL AND change LIKE '%"kind":"insert"%' LIMIT 1"#),
+                          arguments: [record]) ?? false
+    }
+
     static func hasQuarantinedPulled(record: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL LIMIT 1"),
                           arguments: [record]) ?? false

@@ -482,3 +482,50 @@ extension ManyToManySyncTests {
         }
     }
 }
+
+extension ManyToManySyncTests {
+    /// A todo whose insert the server refuses, tagged in the same save: its link waits with
+    /// it in the quarantine (sent alone, the server refused it as a link to a deleted record,
+    /// and the link never reached anyone), and goes after it once a later edit fixes the
+    /// insert. Found by a hostile trial.
+    @Test func aLinkOfARefusedInsertWaitsWithItAndReachesEveryReplicaOnceItIsFixed() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try Self.tag(w.a, 5, "red")
+            try w.a.write(author: "app") { db in
+                // A text in the integer column: SQLite stores it, the server refuses it (422).
+                try db.execute(sql: "INSERT INTO Todo (\"#id\", title, rank) VALUES (?, 'two', 'high')", arguments: [SyncFixtures.id(2)])
+            }
+            try Self.link(w.a, tag: 5, todo: 2)
+            let refused = try await w.syncA.sync()
+            #expect(!refused.isComplete && refused.waitingLocal == 2, "the insert and its link wait: \(refused)")
+            #expect(try SyncStatus.conflicts(of: w.a).isEmpty, "nothing was lost")
+            // Every value the insert carried but the title replaced since: it still goes as an insert.
+            try SyncFixtures.update(w.a, 2, "rank", 2)
+            let fixed = try await w.syncA.sync()
+            #expect(fixed.isComplete, "\(fixed)")
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(2)] == ["two", "2"])
+            #expect(try Self.links(w.b) == ["\(SyncFixtures.id(5))>\(SyncFixtures.id(2))"])
+            #expect(try Self.links(w.a) == Self.links(w.b))
+        }
+    }
+
+    /// A refused insert whose every value a later edit replaced is still sent as an insert
+    /// (it was ended as superseded, and only an update reached the server, which took it
+    /// for a change of a deleted record). Found by a hostile trial.
+    @Test func aRefusedInsertWhollyReplacedByALaterEditStillReachesEveryReplica() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try SyncFixtures.insertProject(w.a, 100, name: "home")
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: "INSERT INTO Todo (\"#id\", title, rank) VALUES (?, 'two', 'high')", arguments: [SyncFixtures.id(2)])
+            }
+            _ = try await w.syncA.sync()
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: "UPDATE Todo SET title = 'new', rank = 2, project = ? WHERE \"#id\" = ?", arguments: [SyncFixtures.id(100), SyncFixtures.id(2)])
+            }
+            #expect(try await w.syncA.sync().isComplete)
+            _ = try await w.syncB.sync()
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(2)] == ["new", "2"])
+        }
+    }
+}
