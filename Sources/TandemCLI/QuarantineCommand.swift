@@ -64,7 +64,7 @@ struct QuarantineCommand: AsyncParsableCommand {
     struct Drop: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "drop",
                                                         abstract: "Give up waiting changes by id (from list): a local one is never sent, a pulled one never applied.",
-                                                        discussion: "Each dropped change is kept in the conflict log (rule 'dropped'). An id that is not waiting is an error (exit 2); the others are dropped.")
+                                                        discussion: "Each dropped change is kept in the conflict log (rule 'dropped'). The store keeps what it holds: after dropping a local change its row still holds the values the server refused, and after dropping a pulled one it lacks what the change brought, so it differs from the server there until those values are edited again (here or elsewhere). An id that is not waiting is an error (exit 2); the others are dropped.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The ids to drop (tandem quarantine list).") var ids: [Int64]
 
@@ -80,6 +80,9 @@ struct QuarantineCommand: AsyncParsableCommand {
             let dropped: Int
             do { dropped = try SyncEngine.dropQuarantined(ids.filter(waiting.contains), in: container) } catch let error as SyncError { throw CLIError(error.message) }
             print("dropped \(dropped)")
+            if dropped > 0 {
+                FileHandle.standardError.write(Data("tandem: this store keeps what it holds: where a dropped change differs from the server, the store differs from the other replicas until those values are edited again\n".utf8))
+            }
             if !missing.isEmpty { throw CLIError("not waiting in the quarantine: \(missing.map(String.init).joined(separator: ", ")) (tandem quarantine list)") }
         }
     }
