@@ -698,10 +698,16 @@ struct ChangeApplier {
         // it applied a merge (before pushing it): the server gave it to that record, made
         // again, so the moved copy goes.
         if merges.ever, isOwn(stamp),
-           let moved = try Row.fetchOne(db, sql: "SELECT to_source, to_target FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ? AND stamp = ?",
+           let moved = try Row.fetchOne(db.cachedStatement(sql: "SELECT to_source, to_target FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ? AND stamp = ?"),
                                         arguments: [table, uuid, target, stamp.description]) {
             try db.execute(sql: "DELETE FROM \(q(table)) WHERE source = ? AND target = ?", arguments: [moved[0] as String, moved[1] as String])
             try db.execute(sql: "DELETE FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ?", arguments: [table, uuid, target])
+        }
+        // Any pulled link or unlink of a row a merge moved here settles that row: the moved
+        // copy is no longer this store's guess to take back.
+        if merges.ever {
+            try db.cachedStatement(sql: "DELETE FROM tandem_sync_moved_link WHERE link_table = ? AND to_source = ? AND to_target = ?")
+                .execute(arguments: [table, uuid, target])
         }
         guard present != linked else { return nil }
         let sql = linked ? "INSERT OR IGNORE INTO \(q(table)) (source, target) VALUES (?, ?)" : "DELETE FROM \(q(table)) WHERE source = ? AND target = ?"

@@ -38,7 +38,9 @@ struct ServerWinner: Sendable {
 
     /// Writes the winner over the row's value when the row still holds the pushed one (a
     /// later local edit stands, and is pushed next). As a pulled value is written: its stamp
-    /// kept, author `sync`, nothing pushed.
+    /// kept, author `sync`, nothing pushed. Not when another record here holds the value under
+    /// a unique index: the pull and the server's merges decide that one (a failed write would
+    /// fail every sync).
     ///
     /// - Throws: ``DatabaseError`` when the store cannot be written.
     func adopt(_ db: Database) throws {
@@ -47,7 +49,7 @@ struct ServerWinner: Sendable {
               var stamps = ChangeApplier.stamps(text), (stamps[column] ?? stamps[WireChange.deleteStampKey]) == lostStamp,
               try db.columns(in: entity).contains(where: { $0.name == column }) else { return }
         stamps[column] = stamp
-        try db.execute(sql: "UPDATE \(table) SET \(SQLName.quote(column)) = ?, \(stampColumn) = ? WHERE \(id) = ?",
+        try db.execute(sql: "UPDATE OR IGNORE \(table) SET \(SQLName.quote(column)) = ?, \(stampColumn) = ? WHERE \(id) = ?",
                        arguments: [value.databaseValue, ChangeApplier.json(stamps.mapValues(\.description)), self.id])
     }
 }

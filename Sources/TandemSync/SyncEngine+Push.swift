@@ -113,7 +113,8 @@ extension SyncEngine {
             let (rest, held) = try holdLinksOfRefusedInserts(PushPlanner.Batch(Array(batch[half...])), refused: result.refusedInserts)
             result.add(held)
             if !rest.changes.isEmpty {
-                result.add(try await send(rest, key: key + ".b", schemaVersion: schemaVersion, perValue: perValue))
+                let restKey = key + ".b" + (held.refused.isEmpty ? "" : ".h" + Self.fingerprint(held.refused.map(\.change)))
+                result.add(try await send(rest, key: restKey, schemaVersion: schemaVersion, perValue: perValue))
             }
             return result
         }
@@ -224,13 +225,16 @@ extension SyncEngine {
                 var waiting: [Int: PushResult] = [:]
                 var unmatchedEchoes: [Echo] = []
                 func start(_ position: Int) throws {
-                    let key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
+                    var key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
                     var batch = batches[position]
                     // Links of a record whose insert the server refused wait with it (sent,
-                    // the server would refuse them as links to a deleted record).
+                    // the server would refuse them as links to a deleted record). The batch
+                    // is then another push, with a key of its own: a retry after the insert
+                    // got through sends the whole batch under the range's key.
                     var held = PushResult()
                     if batch.changes.contains(where: { $0.kind.isLink }) {
                         (batch, held) = try holdLinksOfRefusedInserts(batch)
+                        if !held.refused.isEmpty { key += ".h" + Self.fingerprint(held.refused.map(\.change)) }
                     }
                     guard !batch.changes.isEmpty else { return group.addTask { (position, held) } }
                     group.addTask {

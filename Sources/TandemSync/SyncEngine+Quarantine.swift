@@ -97,6 +97,9 @@ extension SyncEngine {
     /// quarantine yet.
     func holdLinksOfRefusedInserts(_ batch: PushPlanner.Batch, refused: Set<String> = []) throws -> (PushPlanner.Batch, PushResult) {
         guard batch.changes.contains(where: { $0.kind.isLink }) else { return (batch, PushResult()) }
+        // One query when no insert waits (the usual push): the links are looked at only then.
+        let anyRefused = try !refused.isEmpty || read { db in try SyncStore.hasRefusedInsert(db) }
+        guard anyRefused else { return (batch, PushResult()) }
         let held = try read { db in try batch.changes.map { try $0.kind.isLink && waitsForRefusedInsert($0, refused: refused, db) } }
         guard held.contains(true) else { return (batch, PushResult()) }
         var result = PushResult()

@@ -160,6 +160,11 @@ enum SyncStore {
                           arguments: [record]) ?? false
     }
 
+    /// Whether any insert this store made waits in the quarantine, refused by the server.
+    static func hasRefusedInsert(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: #"SELECT 1 FROM tandem_sync_quarantine WHERE position IS NULL AND change LIKE '%"kind":"insert"%' LIMIT 1"#)) ?? false
+    }
+
     static func hasQuarantinedPulled(record: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL LIMIT 1"),
                           arguments: [record]) ?? false

@@ -44,4 +44,18 @@ struct ServerWinnerTests {
         try store.write(author: "sync") { db in try ServerWinner(record: "tandem://todos/Todo/\(SyncFixtures.id(1))", entity: "Todo", lost: lost)?.adopt(db) }
         #expect(try Self.stored(store).title == "v3")
     }
+
+    /// A winning value another record here holds under a unique index is left to the pull and
+    /// the server's merges: written, it failed every sync for good (found by the hard soak).
+    @Test func aWinnerTakenByAnotherRecordUnderAUniqueIndexIsLeftToThePull() throws {
+        let store = try SyncFixtures.store(schema: UniqueValueReplicaTests.schema)
+        try SyncFixtures.insertProject(store, 1, name: "A")
+        try SyncFixtures.insertProject(store, 2, name: "B")
+        let text = try #require(try store.read { db in try String.fetchOne(db, sql: ##"SELECT "#hlc" FROM Project WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) })
+        let pushed = try #require(ChangeApplier.stamps(text)?["*"])
+        let lost = LostValue(attribute: "name", value: .text("A"), stamp: pushed.description,
+                             winningValue: .text("B"), winningStamp: "01a2fffff000-0000-0000000000000007")
+        try store.write(author: "sync") { db in try ServerWinner(record: "tandem://todos/Project/\(SyncFixtures.id(1))", entity: "Project", lost: lost)?.adopt(db) }
+        #expect(try UniqueValueReplicaTests.projects(store) == ["\(SyncFixtures.id(1)) A", "\(SyncFixtures.id(2)) B"])
+    }
 }

@@ -59,3 +59,15 @@ extension ServerClockReadingTests {
         #expect(try container.serverClock()?.offset == 0)
     }
 }
+
+extension ServerClockReadingTests {
+    /// A clock that was a day behind keeps its offset after a reboot: set right meanwhile,
+    /// its stamps come out ahead and the server has them re-stamped; still behind, its edits
+    /// would otherwise lose to older ones without a word.
+    @Test func afterARebootAClockThatWasBehindKeepsItsOffset() {
+        let behind = ServerClockReading(serverMilliseconds: 1_800_000_000_000, wallMilliseconds: 1_800_000_000_000 - Self.day,
+                                        boot: MonotonicReading(bootID: "one", milliseconds: 5_000))
+        let rebooted = MonotonicReading(bootID: "two", milliseconds: 1_000)
+        #expect(behind.estimate(wall: 1_800_000_500_000 - Self.day, boot: rebooted) == 1_800_000_500_000)
+    }
+}

@@ -50,10 +50,12 @@ public struct MonotonicReading: Sendable, Hashable {
 /// ```
 ///
 /// The estimate runs on the boot clock when the reading has one of this boot (a wall clock
-/// corrected since the reading changes nothing). A reading of another boot says nothing of
-/// the wall clock now (set again at boot, by NTP or by hand): the estimate is the wall clock
-/// until the next answer. Without boot clocks (not Linux), it is the wall clock plus the
-/// offset.
+/// corrected since the reading changes nothing). After a reboot the wall clock may have been
+/// set right: a clock that was ahead is taken as it is (stamping behind by the old offset
+/// would make every edit lose to older ones), one that was behind keeps its offset (if it
+/// was set right meanwhile, its stamps come out ahead, and the server refuses and the store
+/// re-stamps them; behind, they would lose without a word). Without boot clocks (not
+/// Linux), it is the wall clock plus the offset.
 public struct ServerClockReading: Sendable, Hashable {
     public var serverMilliseconds: Int64
     public var wallMilliseconds: Int64
@@ -72,7 +74,7 @@ public struct ServerClockReading: Sendable, Hashable {
     /// The server's time now, from this machine's wall clock and boot clock now.
     public func estimate(wall: Int64, boot now: MonotonicReading?) -> Int64 {
         if let then = boot, let now {
-            guard now.bootID == then.bootID, now.milliseconds >= then.milliseconds else { return wall }
+            guard now.bootID == then.bootID, now.milliseconds >= then.milliseconds else { return max(wall, wall + offset) }
             return serverMilliseconds + (now.milliseconds - then.milliseconds)
         }
         return wall + offset
