@@ -109,8 +109,8 @@ extension SyncEngine {
                 }
             }
             var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion, perValue: perValue)
-            // Links of an insert the first half had refused wait with it.
-            let (rest, held) = try holdLinksOfRefusedInserts(PushPlanner.Batch(Array(batch[half...])), refused: result.refusedInserts)
+            // Changes of an insert the first half had refused (its links too) wait with it.
+            let (rest, held) = try holdChangesOfRefusedInserts(PushPlanner.Batch(Array(batch[half...])), refused: result.refusedInserts)
             result.add(held)
             if !rest.changes.isEmpty {
                 let restKey = key + ".b" + (held.refused.isEmpty ? "" : ".h" + Self.fingerprint(held.refused.map(\.change)))
@@ -227,15 +227,13 @@ extension SyncEngine {
                 func start(_ position: Int) throws {
                     var key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
                     var batch = batches[position]
-                    // Links of a record whose insert the server refused wait with it (sent,
-                    // the server would refuse them as links to a deleted record). The batch
-                    // is then another push, with a key of its own: a retry after the insert
-                    // got through sends the whole batch under the range's key.
-                    var held = PushResult()
-                    if batch.changes.contains(where: { $0.kind.isLink }) {
-                        (batch, held) = try holdLinksOfRefusedInserts(batch)
-                        if !held.refused.isEmpty { key += ".h" + Self.fingerprint(held.refused.map(\.change)) }
-                    }
+                    // Changes of a record whose insert the server refused wait with it, and so
+                    // do links naming one. The batch is then another push, with a key of its
+                    // own: a retry after the insert got through sends the whole batch under
+                    // the range's key.
+                    var held: PushResult
+                    (batch, held) = try holdChangesOfRefusedInserts(batch)
+                    if !held.refused.isEmpty { key += ".h" + Self.fingerprint(held.refused.map(\.change)) }
                     guard !batch.changes.isEmpty else { return group.addTask { (position, held) } }
                     group.addTask {
                         var result = try await self.send(batch, key: key, schemaVersion: schemaVersion)

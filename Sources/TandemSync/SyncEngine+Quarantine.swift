@@ -46,16 +46,16 @@ extension SyncEngine {
             logger.info("local changes the server refused were replaced by later edits; no longer waiting", metadata: ["changes": "\(superseded.count)"])
         }
         guard !changes.isEmpty else { return PushResult() }
-        // Records first, then their links: a link waits while an insert of a record it names
-        // is still refused (the server would refuse the link as one to a deleted record).
-        let isLink = changes.map(\.kind.isLink)
-        if isLink.contains(true), isLink.contains(false) {
-            var result = try await sendQuarantined(zip(changes, ids).filter { !$0.0.kind.isLink }, schemaVersion: schemaVersion)
-            let links = try read { db in try zip(changes, ids).filter { try $0.0.kind.isLink && !waitsForRefusedInsert($0.0, db) } }
-            result.add(try await sendQuarantined(links, schemaVersion: schemaVersion))
+        // Inserts first, then the rest: a change of a record whose insert is still refused
+        // (or a link naming one) waits (``waitsForRefusedInsert(_:refused:_:)``).
+        let isInsert = changes.map { $0.kind == .insert }
+        if isInsert.contains(true), isInsert.contains(false) {
+            var result = try await sendQuarantined(zip(changes, ids).filter { $0.0.kind == .insert }, schemaVersion: schemaVersion)
+            let rest = try read { db in try zip(changes, ids).filter { try $0.0.kind != .insert && !waitsForRefusedInsert($0.0, db) } }
+            result.add(try await sendQuarantined(rest, schemaVersion: schemaVersion))
             return result
         }
-        let ready = try read { db in try zip(changes, ids).filter { try !$0.0.kind.isLink || !waitsForRefusedInsert($0.0, db) } }
+        let ready = try read { db in try zip(changes, ids).filter { try !waitsForRefusedInsert($0.0, db) } }
         return try await sendQuarantined(ready, schemaVersion: schemaVersion)
     }
 
@@ -85,29 +85,38 @@ extension SyncEngine {
         return [change.record, "tandem://\(container.dataset)/\(destination)/\(id)"]
     }
 
-    /// Whether link `change` names a record whose insert the server refused (waiting in the
-    /// quarantine): the server would refuse the link as one to a deleted record.
+    /// Whether `change` is of a record whose insert the server refused (waiting in the
+    /// quarantine), or a link naming one: the server would take an update for a change of a
+    /// record it deleted (applied before the insert, and lost on every replica), and refuse
+    /// the link as one to a deleted record.
     func waitsForRefusedInsert(_ change: WireChange, refused: Set<String> = [], _ db: Database) throws -> Bool {
-        try linkEnds(change).contains { try refused.contains($0) || SyncStore.hasRefusedInsert(record: $0, db) }
+        guard change.kind != .insert else { return false }
+        let records = change.kind.isLink ? linkEnds(change) : [change.record]
+        return try records.contains { try refused.contains($0) || SyncStore.hasRefusedInsert(record: $0, db) }
     }
 
-    /// `batch` less its links that wait for a refused insert, and those links put in the
-    /// quarantine beside it (sent again with it, after it: ``retryQuarantined(schemaVersion:)``).
-    /// `refused`: records whose insert was refused by this push and is not in the store's
-    /// quarantine yet.
-    func holdLinksOfRefusedInserts(_ batch: PushPlanner.Batch, refused: Set<String> = []) throws -> (PushPlanner.Batch, PushResult) {
-        guard batch.changes.contains(where: { $0.kind.isLink }) else { return (batch, PushResult()) }
-        // One query when no insert waits (the usual push): the links are looked at only then.
+    /// `batch` less the changes that wait for a refused insert (``waitsForRefusedInsert(_:refused:_:)``),
+    /// and those put in the quarantine beside it (sent again after it:
+    /// ``retryQuarantined(schemaVersion:)``). `refused`: records whose insert was refused by
+    /// this push and is not in the store's quarantine yet.
+    ///
+    /// ```swift
+    /// let (rest, held) = try holdChangesOfRefusedInserts(batch, refused: result.refusedInserts)
+    /// ```
+    ///
+    /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
+    func holdChangesOfRefusedInserts(_ batch: PushPlanner.Batch, refused: Set<String> = []) throws -> (PushPlanner.Batch, PushResult) {
+        // One query when no insert waits (the usual push): the changes are looked at only then.
         let anyRefused = try !refused.isEmpty || read { db in try SyncStore.hasRefusedInsert(db) }
         guard anyRefused else { return (batch, PushResult()) }
-        let held = try read { db in try batch.changes.map { try $0.kind.isLink && waitsForRefusedInsert($0, refused: refused, db) } }
+        let held = try read { db in try batch.changes.map { try waitsForRefusedInsert($0, refused: refused, db) } }
         guard held.contains(true) else { return (batch, PushResult()) }
         var result = PushResult()
         let now = clock()
         for (change, waits) in zip(batch.changes, held) where waits {
             result.quarantined += 1
             result.refused.append((WireJSON.data { $0.append(change) }.utf8Text, change.record,
-                                   "waits for the insert of a record it links, which the server refused (tandem quarantine list)", now))
+                                   "waits for the insert of its record (or of a record it links), which the server refused (tandem quarantine list)", now))
         }
         return (PushPlanner.Batch(zip(batch.changes, held).filter { !$0.1 }.map(\.0)), result)
     }
@@ -116,6 +125,9 @@ extension SyncEngine {
     /// stamp of the column is newer); `nil` when nothing of it is left: every value was
     /// replaced, the record was deleted after it, or (a delete) the record came back after it.
     static func unsuperseded(_ change: WireChange, _ db: Database) throws -> WireChange? {
+        // A link is sent as it is: the server decides it (a later link or unlink of the same
+        // member goes after it; an owner merged away here is the survivor's there).
+        if change.kind.isLink { return change }
         guard let uri = RecordURI(change.record), try db.tableExists(uri.entity) else { return change }
         let row = try String?.fetchOne(db, sql: "SELECT \(ChangeApplier.stampColumn) FROM \(SQLName.quote(uri.entity)) WHERE \(ChangeApplier.idColumn) = ?",
                                        arguments: [uri.id])

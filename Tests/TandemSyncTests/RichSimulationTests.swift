@@ -118,7 +118,7 @@ struct RichSimulationTests {
             func nameFree(_ name: String) throws -> Bool {
                 try store.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM Project WHERE name = ?", arguments: [name]) == nil }
             }
-            switch pick(17) {
+            switch pick(18) {
             case 0:
                 if !exists {
                     try store.write(author: "app") { db in
@@ -224,6 +224,26 @@ struct RichSimulationTests {
                     log.append("r\(r) insert tag \(tag) '\(label)'")
                     if exists { try ManyToManySyncTests.link(store, tag: tag, todo: n); log.append("r\(r) link tag \(tag) todo \(n)") }
                 }
+            case 13:
+                // A value the server refuses (text in the integer rank): on a new todo, tagged
+                // in the same save, or on one that exists. It waits in the quarantine, its
+                // links with it, until a later edit fixes it (before the end, at the latest).
+                if exists {
+                    try SyncFixtures.update(store, n, "rank", "bad\(step)")
+                    log.append("r\(r) refused rank \(n)")
+                } else {
+                    try store.write(author: "app") { db in
+                        try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank, "people.name", "people.age") VALUES (?, ?, ?, ?, ?)"##,
+                                       arguments: [SyncFixtures.id(n), "t\(step)", "bad\(step)", "n\(step)", step])
+                    }
+                    for (column, value) in [("title", WireValue.text("t\(step)")), ("people.name", .text("n\(step)")), ("people.age", .integer(Int64(step)))] {
+                        write(todo, column, value)
+                    }
+                    let tag = 200 + pick(3)
+                    let tagExists = try store.read { db in try Bool.fetchOne(db, sql: ##"SELECT 1 FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(tag)]) ?? false }
+                    if tagExists { try ManyToManySyncTests.link(store, tag: tag, todo: n) }
+                    log.append("r\(r) insert \(n) with a refused rank\(tagExists ? ", tagged \(tag)" : "")")
+                }
             case 12:
                 // A tag deleted as a model save deletes it: with its links.
                 let tag = 200 + pick(3)
@@ -238,6 +258,15 @@ struct RichSimulationTests {
             }
         }
         for transport in transports { transport.isEnabled = false }
+        // Every refused rank fixed by a later edit, as a user would: what waited goes.
+        for (r, store) in replicas.enumerated() {
+            let broken = try store.read { db in try String.fetchAll(db, sql: ##"SELECT "#id" FROM Todo WHERE typeof(rank) = 'text'"##) }
+            for id in broken {
+                try store.write(author: "app") { db in try db.execute(sql: ##"UPDATE Todo SET rank = 1000 WHERE "#id" = ?"##, arguments: [id]) }
+                writes.append(Write(step: 1000, replica: r, record: "Todo/\(id)", column: "rank", json: "1000"))
+                log.append("r\(r) fixes rank of \(id.suffix(2))")
+            }
+        }
         for clock in clocks { clock.offset.withLock { $0 = 0 } }
         for _ in 0..<3 { for r in 0..<3 { await sync(r) } }
         let fresh = try ConvergenceSimulationTests.store(dataset, schema: schema)
