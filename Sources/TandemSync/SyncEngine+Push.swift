@@ -22,6 +22,8 @@ extension SyncEngine {
         /// The server's values that won over pushed ones, written over them where the row
         /// still holds what was pushed (``save(_:_:)``).
         var winners: [ServerWinner] = []
+        /// Pushed links the server answered lost to a delete: their rows go (``save(_:_:)``).
+        var lostLinks: [LostLink] = []
         var refused: [(change: String, record: String, reason: String, at: Int64)] = []
         /// Records whose insert is among `refused`: links to them wait with them.
         var refusedInserts: Set<String> = []
@@ -34,6 +36,7 @@ extension SyncEngine {
             echoesSkipped += other.echoesSkipped
             lostValues += other.lostValues
             winners += other.winners
+            lostLinks += other.lostLinks
             refused += other.refused
             refusedInserts.formUnion(other.refusedInserts)
         }
@@ -43,7 +46,9 @@ extension SyncEngine {
         mutating func save(_ db: Database) throws {
             for conflict in lostValues { try SyncStore.recordConflict(conflict, db) }
             for winner in winners { try winner.adopt(db) }
+            for link in lostLinks { try link.drop(db) }
             winners = []
+            lostLinks = []
             for refusal in refused {
                 try SyncStore.quarantine(refusal.change, position: nil, reason: refusal.reason, at: refusal.at, record: refusal.record, db)
             }
@@ -128,11 +133,13 @@ extension SyncEngine {
         let now = clock()
         var lost: [SyncConflict] = []
         var winners: [ServerWinner] = []
+        var lostLinks: [LostLink] = []
         for (index, outcome) in outcomes {
             let change = batch[index]
             for value in outcome.lost {
                 let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.toDelete ? .deleteWins : .lastWriterWins)
                 if rule == .lastWriterWins, let winner = ServerWinner(record: change.record, entity: change.entity, lost: value) { winners.append(winner) }
+                if let link = LostLink(change: change, lost: value, schema: container.schema) { lostLinks.append(link) }
                 lost.append(SyncConflict(at: now, record: change.record, attribute: value.attribute,
                                          localValue: value.value.jsonText, localStamp: value.stamp,
                                          remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
@@ -140,7 +147,7 @@ extension SyncEngine {
             }
         }
         return PushResult(pushed: batch.count, conflicts: lost.count, echoes: echo(of: batch, answer: answer).map { [$0] } ?? [],
-                          lostValues: lost, winners: winners)
+                          lostValues: lost, winners: winners, lostLinks: lostLinks)
     }
 
     /// Pushes every journaled local change after the `sync` reader's acknowledged token, in

@@ -529,3 +529,4 @@ extension ManyToManySyncTests {
         }
     }
 }
+
