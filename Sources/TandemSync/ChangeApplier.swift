@@ -810,7 +810,9 @@ struct ChangeApplier {
             for (column, value) in values {
                 guard let stamp = stamps[column] ?? stamps["*"] else { continue }
                 let current = insert.stamps[column].flatMap { HLCTimestamp($0) } ?? insert.stamps["*"].flatMap { HLCTimestamp($0) } ?? .zero
-                guard stamp > current else { continue }
+                // Two values under one stamp (a swap in one save, one record merged away
+                // meanwhile): the tie is decided as everywhere (``ColumnMerge/winsTie(_:over:)``).
+                guard stamp > current || (stamp == current && insert.values[column].map { ColumnMerge.winsTie(value, over: $0) } ?? true) else { continue }
                 insert.values[column] = value
                 insert.stamps[column] = stamp.description
             }
