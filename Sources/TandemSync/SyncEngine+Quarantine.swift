@@ -92,7 +92,7 @@ extension SyncEngine {
     func waitsForRefusedInsert(_ change: WireChange, refused: Set<String> = [], _ db: Database) throws -> Bool {
         guard change.kind != .insert else { return false }
         let records = change.kind.isLink ? linkEnds(change) : [change.record]
-        return try records.contains { try refused.contains($0) || SyncStore.hasRefusedInsert(record: $0, db) }
+        return try records.contains { try refused.contains($0) || SyncStore.hasQuarantinedInsert(record: $0, pulled: false, db) }
     }
 
     /// `batch` less the changes that wait for a refused insert (``waitsForRefusedInsert(_:refused:_:)``),

@@ -146,18 +146,14 @@ enum SyncStore {
             """, arguments: [limit]).map { Quarantined(id: $0[0], position: $0[1], change: $0[2], schemaVersion: $0[3]) }
     }
 
-    /// Whether a pulled change of `record` waits in the quarantine.
     /// Whether a pulled insert of `record` waits in the quarantine.
-    static func hasQuarantinedInsert(record: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: #"SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL AND change LIKE '%"kind":"insert"%' LIMIT 1"#),
-                          arguments: [record]) ?? false
-    }
-
-    /// Whether an insert of `record` this store made waits in the quarantine, refused by the
-    /// server: the record is not on the server.
-    static func hasRefusedInsert(record: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: #"SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NULL AND change LIKE '%"kind":"insert"%' LIMIT 1"#),
-                          arguments: [record]) ?? false
+    ///
+    /// `pulled` false: an insert this store made, refused by the server (the record is not on
+    /// the server).
+    static func hasQuarantinedInsert(record: String, pulled: Bool = true, _ db: Database) throws -> Bool {
+        let origin = pulled ? "position IS NOT NULL" : "position IS NULL"
+        return try Bool.fetchOne(db.cachedStatement(sql: #"SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND "# + origin + #" AND change LIKE '%"kind":"insert"%' LIMIT 1"#),
+                                 arguments: [record]) ?? false
     }
 
     /// Whether any insert this store made waits in the quarantine, refused by the server.

@@ -268,6 +268,18 @@ extension ManyToManySyncTests {
         }
     }
 
+    /// C holds todo 1 and B's tag 52 "red"; then A's tag 51 "red" reaches the server, which
+    /// merges 52 into 51. C has not heard of the merge.
+    static func mergeTagCHolds(_ w: ConflictTableTests.World, _ syncC: SyncEngine) async throws {
+        _ = try await syncC.sync()
+        try Self.tag(w.b, 52, "red")
+        _ = try await w.syncB.sync()
+        _ = try await syncC.sync()
+        try await ConflictTableTests.tick()
+        try Self.tag(w.a, 51, "red")
+        _ = try await w.syncA.sync()
+    }
+
     /// Each tag as `<id> <label>`, by id.
     static func tags(_ store: ModelContainer) throws -> [String] {
         try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY 1"##).map { "\($0[0] as String) \($0[1] as String)" } }
@@ -322,13 +334,7 @@ extension ManyToManySyncTests {
     /// an extra link to the survivor for good, every sync saying synced).
     @Test func aLinkMadeBeforeItsMakerHeardOfAMergeGoesToTheSurvivorThoughTheIdWasMadeAgain() async throws {
         try await Self.withUniqueTags { w, c, syncC in
-            _ = try await syncC.sync()   // C has todo 1
-            try Self.tag(w.b, 52, "red")
-            _ = try await w.syncB.sync()
-            _ = try await syncC.sync()   // C has tag 52
-            try await ConflictTableTests.tick()
-            try Self.tag(w.a, 51, "red")
-            _ = try await w.syncA.sync()   // 52 merged into 51
+            try await Self.mergeTagCHolds(w, syncC)
             try Self.link(c, tag: 52, todo: 1)   // C has not heard of the merge
             _ = try await w.syncB.sync()   // B applies the merge: 52 is gone there
             try await ConflictTableTests.tick()
@@ -352,13 +358,7 @@ extension ManyToManySyncTests {
     /// survivor as well. Found by a hostile trial (C kept an extra link to the survivor).
     @Test func aLinkTheServerGaveToAMergedAwayIdMadeAgainIsNotMovedToTheSurvivorByItsMaker() async throws {
         try await Self.withUniqueTags { w, c, syncC in
-            _ = try await syncC.sync()
-            try Self.tag(w.b, 52, "red")
-            _ = try await w.syncB.sync()
-            _ = try await syncC.sync()   // C has tag 52
-            try await ConflictTableTests.tick()
-            try Self.tag(w.a, 51, "red")
-            _ = try await w.syncA.sync()   // 52 merged into 51
+            try await Self.mergeTagCHolds(w, syncC)
             _ = try await w.syncB.sync()
             try await ConflictTableTests.tick()
             try Self.tag(w.b, 52, "blue")   // made again
@@ -382,13 +382,7 @@ extension ManyToManySyncTests {
     /// pulled back takes the moved copy away. Found by a hostile trial.
     @Test func aLinkMovedByAMergeBeforeItWasPushedLeavesTheSurvivorWhenTheServerGivesItToTheRecordBack() async throws {
         try await Self.withUniqueTags { w, c, syncC in
-            _ = try await syncC.sync()
-            try Self.tag(w.b, 52, "red")
-            _ = try await w.syncB.sync()
-            _ = try await syncC.sync()   // C has tag 52
-            try await ConflictTableTests.tick()
-            try Self.tag(w.a, 51, "red")
-            _ = try await w.syncA.sync()   // 52 merged into 51
+            try await Self.mergeTagCHolds(w, syncC)
             try w.b.write(author: "app") { db in try db.execute(sql: ##"UPDATE Tag SET label = 'blue' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(52)]) }
             _ = try await w.syncB.sync()   // B had not heard of it: 52 comes back
             try await ConflictTableTests.tick()
@@ -414,13 +408,7 @@ extension ManyToManySyncTests {
     /// kept a link to a tag that exists nowhere).
     @Test func aDeleteOfASurvivorThisStoreNeverHeldTakesTheLinksTheMergeMovedToIt() async throws {
         try await Self.withUniqueTags { w, c, syncC in
-            _ = try await syncC.sync()   // C has todo 1
-            try Self.tag(w.b, 52, "red")
-            _ = try await w.syncB.sync()
-            _ = try await syncC.sync()   // C has tag 52
-            try await ConflictTableTests.tick()
-            try Self.tag(w.a, 51, "red")
-            _ = try await w.syncA.sync()   // 52 merged into 51
+            try await Self.mergeTagCHolds(w, syncC)
             try w.a.write(author: "app") { db in try db.execute(sql: ##"DELETE FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(51)]) }
             _ = try await w.syncA.sync()
             try Self.link(c, tag: 52, todo: 1)   // C has heard of neither

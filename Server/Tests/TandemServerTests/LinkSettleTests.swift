@@ -47,6 +47,17 @@ struct LinkSettleTests {
         try await client.pullAll("todos", token: harness.ann, limit: 100)
     }
 
+    /// `schema` with a unique todo title.
+    static let uniqueTitles: Schema = { var schema = Self.schema; schema.entities[0].attributes[0].options = [.unique]; return schema }()
+
+    /// The tag, and todos 1 "a" and 2 "b", pushed to `todos` (set up with ``uniqueTitles``).
+    static func makeTagAndTitledTodos(_ client: ServerHarness.Client, _ harness: ServerHarness) async throws {
+        let made = [WireChange(record: tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
+                    ServerHarness.insert("todos", 1, title: "a", at: ServerHarness.stamp(1_800_000_000_000)),
+                    ServerHarness.insert("todos", 2, title: "b", at: ServerHarness.stamp(1_800_000_000_000))]
+        #expect(try await Self.push(client, harness, "made", made).status == .ok)
+    }
+
     static func delete(at stamp: String) -> WireChange {
         WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .delete, stamps: ["*": stamp])
     }
@@ -130,15 +141,11 @@ struct LinkSettleTests {
     @Test(arguments: StorageKind.allCases)
     func aLinkToAMergedAwayRecordStaysOutWhenItIsMadeAgain(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind)
-        let schema = { var schema = Self.schema; schema.entities[0].attributes[0].options = [.unique]; return schema }()
         try await harness.run { client in
-            try await client.setUp("todos", token: harness.ann, schema: schema)
+            try await client.setUp("todos", token: harness.ann, schema: Self.uniqueTitles)
             let two = ServerHarness.uri("todos", 2)
             let twoID = String(two.split(separator: "/").last!)
-            let made = [WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
-                        ServerHarness.insert("todos", 1, title: "a", at: ServerHarness.stamp(1_800_000_000_000)),
-                        ServerHarness.insert("todos", 2, title: "b", at: ServerHarness.stamp(1_800_000_000_000))]
-            #expect(try await Self.push(client, harness, "made", made).status == .ok)
+            try await Self.makeTagAndTitledTodos(client, harness)
             let link = WireChange(record: Self.tag, entity: "Tag", kind: .link, values: ["todos": .text(twoID)], stamps: ["*": ServerHarness.stamp(1_800_000_000_001)])
             #expect(try await Self.push(client, harness, "l", [link]).status == .ok)
             // Todo 2 takes todo 1's title: merged into todo 1 (the smaller id survives).
@@ -161,15 +168,11 @@ extension LinkSettleTests {
     @Test(arguments: StorageKind.allCases)
     func aLinkToAMergedAwayMemberMadeBeforeItWasMadeAgainGoesToTheSurvivor(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind)
-        let schema = { var schema = Self.schema; schema.entities[0].attributes[0].options = [.unique]; return schema }()
         try await harness.run { client in
-            try await client.setUp("todos", token: harness.ann, schema: schema)
+            try await client.setUp("todos", token: harness.ann, schema: Self.uniqueTitles)
             let two = ServerHarness.uri("todos", 2)
             let twoID = String(two.split(separator: "/").last!)
-            let made = [WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
-                        ServerHarness.insert("todos", 1, title: "a", at: ServerHarness.stamp(1_800_000_000_000)),
-                        ServerHarness.insert("todos", 2, title: "b", at: ServerHarness.stamp(1_800_000_000_000))]
-            #expect(try await Self.push(client, harness, "made", made).status == .ok)
+            try await Self.makeTagAndTitledTodos(client, harness)
             let collide = WireChange(record: two, entity: "Todo", kind: .update, values: ["title": .text("a")], stamps: ["title": ServerHarness.stamp(1_800_000_000_002)])
             #expect(try await Self.push(client, harness, "c", [collide]).status == .ok)
             let again = ServerHarness.insert("todos", 2, title: "c", at: ServerHarness.stamp(1_800_000_000_500))
