@@ -134,6 +134,8 @@ struct ChangeApplier {
         /// pulled back under the same stamp.
         var ever = false
     }
+    /// Whether `tandem_sync_deleted_own` holds values (``keepOwnValues(newerThan:of:_:_:stamps:unpushed:_:)``).
+    let ownDeleted = OwnDeletedFlag()
     /// Entity → its to-one columns pointing at an entity with a unique attribute, and that entity.
     private let mergeableReferences: [String: [(column: String, destination: String)]]
 
@@ -289,6 +291,7 @@ struct ChangeApplier {
         let rowStamps = change.kind == .insert ? Self.rowStamps(created: created, columns: values.keys, stamps: stamps) : ""
         func inserted() throws {
             outcome.applied += 1
+            if ownDeleted.any { try logValuesLosingToOwnDeleted(change.record, values: values, stamp: remoteStamp, db, &outcome) }
             try recordInsert(of: uuid, change.entity, db)
             try checkReferences(values, of: change.entity, uuid, db, &outcome)
         }
@@ -374,6 +377,7 @@ struct ChangeApplier {
                     try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
                 }
             }
+            try keepOwnValues(newerThan: delete, of: change.record, change.entity, uuid, stamps: local, unpushed: mine, db)
             try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
             // Its many-to-many links go with it (the deleting replica's own unlinks are not
             // pushed: they are the delete's).

@@ -308,15 +308,16 @@ struct RichSimulationTests {
                deletes.contains(where: { $0.record == write.record }) || (write.record.hasPrefix("Todo/") && !projectDeletes.isEmpty) { continue }
             problems.append("replica \(write.replica)'s \(write.record) \(write.column) = \(write.json) (step \(write.step)) is nowhere: the replicas hold \(try Self.value(replicas[0], write.record, write.column) ?? "no record") and no conflict log has it")
         }
-        guard problems.isEmpty else {
-            if ProcessInfo.processInfo.environment["TANDEM_SIM_DEBUG"] != nil {
-                for (index, replica) in all.enumerated() {
-                    print("replica \(index) conflicts:", try SyncStatus.conflicts(of: replica, limit: 1000).reversed().map { "\($0.record.suffix(3)) \($0.attribute) \($0.rule) \($0.winner) l=\($0.localValue ?? "-") r=\($0.remoteValue ?? "-") s=\($0.survivor?.suffix(3) ?? "")" })
-                    print("replica \(index) merged:", try replica.read { db in try Row.fetchAll(db, sql: "SELECT loser, survivor FROM tandem_sync_merged").map { "\(($0[0] as String).suffix(3))→\(($0[1] as String).suffix(3))" } })
-                }
-                let entries = try await base.send(TransportRequest(method: "GET", path: "/v1/datasets/\(dataset)/pull?limit=1000", headers: ["Authorization": "Bearer \(token)"]))
-                print(String(decoding: entries.body, as: UTF8.self))
+        let debug = ProcessInfo.processInfo.environment["TANDEM_SIM_DEBUG"]
+        if debug == "always" || (!problems.isEmpty && debug != nil) {
+            for (index, replica) in all.enumerated() {
+                print("replica \(index) conflicts:", try SyncStatus.conflicts(of: replica, limit: 1000).reversed().map { "\($0.record.suffix(3)) \($0.attribute) \($0.rule) \($0.winner) l=\($0.localValue ?? "-") r=\($0.remoteValue ?? "-") s=\($0.survivor?.suffix(3) ?? "")" })
+                print("replica \(index) merged:", try replica.read { db in try Row.fetchAll(db, sql: "SELECT loser, survivor FROM tandem_sync_merged").map { "\(($0[0] as String).suffix(3))→\(($0[1] as String).suffix(3))" } })
             }
+            let entries = try await base.send(TransportRequest(method: "GET", path: "/v1/datasets/\(dataset)/pull?limit=1000", headers: ["Authorization": "Bearer \(token)"]))
+            print(String(decoding: entries.body, as: UTF8.self))
+            }
+        guard problems.isEmpty else {
             return "seed \(seed): " + problems.joined(separator: "\n") + "\n  history: " + log.joined(separator: "; ")
         }
         return nil
