@@ -6,7 +6,7 @@ public import TandemWire
 ///
 /// The state is a function of the set of changes received, whatever their order, so every
 /// replica and the server converge:
-/// - `created` is the newest insert stamp, `deleted` the newest delete stamp; the record is
+/// - `created` is the newest insert's creation stamp, `deleted` the newest delete stamp; the record is
 ///   deleted while `deleted` is newer than `created` (an insert newer than the delete brings
 ///   it back: delete, then re-insert).
 /// - A delete removes every value written before it; a value stamped before the newest delete
@@ -37,7 +37,11 @@ public enum RecordMerge {
     ///
     /// `incomingWins` is ``ColumnMerge/incomingWins(_:over:)``; tests plant another to show
     /// that the merge laws' property tests catch it.
-    public static func apply(_ change: WireChange, stamps: [String: HLCTimestamp], to state: inout RecordState?,
+    ///
+    /// `created` is an insert's creation stamp when the change says it (a pushed insert's
+    /// `"*"`): an insert the server refused, sent again with a later edit's value, is as old
+    /// as its making, not as that edit. Without it, the newest value's stamp dates the insert.
+    public static func apply(_ change: WireChange, stamps: [String: HLCTimestamp], created creation: HLCTimestamp? = nil, to state: inout RecordState?,
                              incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool = ColumnMerge.incomingWins) -> Result {
         var result = Result()
         var record = state ?? RecordState(entity: change.entity)
@@ -69,7 +73,7 @@ public enum RecordMerge {
             return result
         case .insert, .update:
             let wasDeleted = state?.isDeleted ?? false
-            if change.kind == .insert, let newest = change.values.keys.compactMap({ stamps[$0] }).max(),
+            if change.kind == .insert, let newest = creation ?? change.values.keys.compactMap({ stamps[$0] }).max(),
                record.created.map({ newest > $0 }) ?? true {
                 record.created = newest
             }

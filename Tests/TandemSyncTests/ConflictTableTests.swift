@@ -84,6 +84,38 @@ struct ConflictTableTests {
         }
     }
 
+    /// An insert the server refused (a value of the wrong type), fixed by a later edit after
+    /// another replica made and deleted a record of the same id: the insert is as old as its
+    /// making, so that delete wins over it (and over the fix, made without seeing it). Before,
+    /// the server dated the insert by its fix and brought the record back with the fix alone;
+    /// the other replica could not insert a record without its title, and the two diverged
+    /// for good. Found by the hard soak (seeds 4002444152811, 4429657929408).
+    @Test func aRefusedInsertFixedAfterADeleteElsewhereLosesToThatDelete() async throws {
+        try await Self.world { w in
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, 'mine', 'bad')"##, arguments: [SyncFixtures.id(5)])
+            }
+            _ = try await w.syncA.sync()   // refused: waits in the quarantine
+            try await Self.tick()
+            try SyncFixtures.insert(w.b, 5, title: "theirs", rank: 2)
+            _ = try await w.syncB.sync()
+            try SyncFixtures.delete(w.b, 5)
+            _ = try await w.syncB.sync()
+            try await Self.tick()
+            try SyncFixtures.update(w.a, 5, "rank", 1000)   // the fix, after the delete
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            _ = try await w.syncA.sync()
+            let (rowsA, rowsB) = (try SyncFixtures.rows(w.a), try SyncFixtures.rows(w.b))
+            #expect(rowsA == rowsB)
+            let a = try w.a.read { db in try Int.fetchOne(db, sql: ##"SELECT count(*) FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(5)]) }
+            #expect(a == 0)
+            #expect(try SyncStatus.quarantined(of: w.b).isEmpty)
+            let logged = try SyncStatus.conflicts(of: w.a).filter { $0.record.hasSuffix(SyncFixtures.id(5)) }
+            #expect(logged.contains { $0.attribute == "rank" && $0.localValue == "1000" && $0.rule == ConflictRule.deleteWins.rawValue }, "\(logged)")
+        }
+    }
+
     @Test func theSameColumnEditedTwiceTheNewerWinsAndOtherColumnsMerge() async throws {
         try await Self.world { w in
             try SyncFixtures.update(w.a, 1, "title", "from A")

@@ -21,6 +21,9 @@ import TandemWire
 struct RichSimulationTests {
     /// Histories per run: a third of `TANDEM_SIM_HISTORIES` (default 300), at least 40.
     static let histories = max(ConvergenceSimulationTests.histories / 3, 40)
+    /// The first history's number (`TANDEM_SIM_FIRST`, default 1): a soak can run histories
+    /// no earlier run has.
+    static let first = ProcessInfo.processInfo.environment["TANDEM_SIM_FIRST"].flatMap(UInt64.init) ?? 1
 
     static let schema: Schema = {
         var schema = ManyToManySyncTests.schema
@@ -347,7 +350,7 @@ struct RichSimulationTests {
 
     @Test func replicasWithLyingClocksUniqueValuesCompositesAndLinksConvergeAndLoseNothing() async throws {
         let seeds = ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
-            ?? (1...UInt64(Self.histories)).map { $0 &* 0x2F6B_3A1D }
+            ?? (Self.first..<Self.first + UInt64(Self.histories)).map { $0 &* 0x2F6B_3A1D }
         let failures = try await Self.run(seeds: seeds, planted: .none, stopAtFirst: false)
         #expect(failures.isEmpty, "\(failures.count) of \(seeds.count) histories failed; the first:\n\(failures.first ?? "")")
     }

@@ -162,6 +162,14 @@ struct PushProcessor: Sendable {
         var lost = 0
     }
 
+    /// An insert's creation stamp: its `"*"` when its values carry stamps of their own too (an
+    /// insert the server refused, sent again with later edits' values: it is as old as its
+    /// making), else its newest value's (a compact insert's one stamp).
+    static func creation(of change: WireChange, _ stamps: [String: HLCTimestamp]) -> HLCTimestamp? {
+        if change.stamps.count > 1, let star = change.stamps[WireChange.deleteStampKey], let stamp = HLCTimestamp(star) { return stamp }
+        return stamps.values.max()
+    }
+
     /// Merges every change into its record, appends what was applied to the log, records
     /// what lost; returns the answer, listing every change's outcome or, for `.lost`
     /// (``PushRequest/OutcomeDetail``), only those of changes that lost a value or were not
@@ -446,7 +454,8 @@ struct PushProcessor: Sendable {
             // A record the server has never seen, made by an insert: everything it sent is
             // applied, and it was created by its newest stamp (what RecordMerge decides,
             // without building the merge's dictionaries). Tried before the record is looked up.
-            if change.kind == .insert, let created = changeStamps.values.max(),
+            let creation = change.kind == .insert ? Self.creation(of: change, changeStamps) : nil
+            if change.kind == .insert, let created = creation,
                try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) {
                 // A compact insert's one stamp is its creation stamp already: logged as sent.
                 let compact = change.stamps.count == 1 && change.stamps[WireChange.deleteStampKey] != nil
@@ -582,7 +591,7 @@ struct PushProcessor: Sendable {
                 throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
             }
             let before = state
-            let merged = RecordMerge.apply(change, stamps: changeStamps, to: &state)
+            let merged = RecordMerge.apply(change, stamps: changeStamps, created: creation, to: &state)
             var position: Int64?
             // Saved whenever it changed: a value newer than a delete is kept even when it
             // is not applied (the record stays deleted), so arrival order cannot matter.
@@ -612,7 +621,7 @@ struct PushProcessor: Sendable {
                 switch change.kind {
                 case .delete, .link, .unlink: break
                 case .update: if !sentOnly { isEcho = false }
-                case .insert: if !sentOnly || state?.created != changeStamps.values.max() { isEcho = false }
+                case .insert: if !sentOnly || state?.created != creation { isEcho = false }
                 }
             }
             if let restore = merged.restore, !restore.isEmpty {

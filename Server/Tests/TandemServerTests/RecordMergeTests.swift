@@ -33,6 +33,28 @@ struct RecordMergeTests {
         #expect(state?.fields["rank"]?.value == .integer(7))
     }
 
+    /// An insert sent again with a later edit's value (the server refused it first) is as old
+    /// as its creation: a delete between the two wins over it, and the edit's value, newer,
+    /// is kept without bringing the record back in part.
+    @Test func anInsertIsAsOldAsItsCreationNotItsNewestValue() {
+        var state: RecordState?
+        _ = RecordMerge.apply(Self.change(.insert, ["title": .text("theirs")], at: 150).0, stamps: Self.change(.insert, ["title": .text("theirs")], at: 150).1, to: &state)
+        let (delete, deleteStamps) = Self.change(.delete, [:], at: 200)
+        _ = RecordMerge.apply(delete, stamps: deleteStamps, to: &state)
+        var insert = WireChange(record: delete.record, entity: "Todo", kind: .insert, values: ["title": .text("mine"), "rank": .integer(1000)],
+                                stamps: ["*": Self.stamp(100).description, "rank": Self.stamp(300).description])
+        let stamps = ["title": Self.stamp(100), "rank": Self.stamp(300)]
+        var dated = state
+        let merged = RecordMerge.apply(insert, stamps: stamps, created: Self.stamp(100), to: &state)
+        #expect(state?.isDeleted == true)
+        #expect(merged.applied.isEmpty)
+        #expect(Set(merged.lost.map(\.attribute)) == ["title", "rank"] && merged.lost.allSatisfy(\.toDelete))
+        // Dated by its newest value, it came back with the rank alone (the bug).
+        insert.stamps = ["title": Self.stamp(100).description, "rank": Self.stamp(300).description]
+        let byNewest = RecordMerge.apply(insert, stamps: stamps, to: &dated)
+        #expect(dated?.isDeleted == false && byNewest.applied.keys.sorted() == ["rank"])
+    }
+
     @Test func twoValuesUnderOneStampEndTheSameWhateverTheirOrder() {
         var states: [RecordState?] = []
         for order in [["a", "c"], ["c", "a"]] {
