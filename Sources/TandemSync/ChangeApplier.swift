@@ -134,8 +134,6 @@ struct ChangeApplier {
         /// pulled back under the same stamp.
         var ever = false
     }
-    /// Whether `tandem_sync_deleted_own` holds values (``keepOwnValues(newerThan:of:_:_:stamps:unpushed:_:)``).
-    let ownDeleted = OwnDeletedFlag()
     /// Entity → its to-one columns pointing at an entity with a unique attribute, and that entity.
     private let mergeableReferences: [String: [(column: String, destination: String)]]
 
@@ -291,7 +289,6 @@ struct ChangeApplier {
         let rowStamps = change.kind == .insert ? Self.rowStamps(created: created, columns: values.keys, stamps: stamps) : ""
         func inserted() throws {
             outcome.applied += 1
-            if ownDeleted.any { try logValuesLosingToOwnDeleted(change.record, values: values, stamp: remoteStamp, db, &outcome) }
             try recordInsert(of: uuid, change.entity, db)
             try checkReferences(values, of: change.entity, uuid, db, &outcome)
         }
@@ -377,7 +374,6 @@ struct ChangeApplier {
                     try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
                 }
             }
-            try keepOwnValues(newerThan: delete, of: change.record, change.entity, uuid, stamps: local, unpushed: mine, db)
             try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
             // Its many-to-many links go with it (the deleting replica's own unlinks are not
             // pushed: they are the delete's).
@@ -515,6 +511,14 @@ struct ChangeApplier {
                 if let loser = decision.logged, byStamp {
                     try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
                                  winner: loser == .incomingWon ? .remote : .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
+                } else if decision.applies, isOwn(remote), !isOwn(localStamp), mine[column] == nil, localValue != remoteValue {
+                    // This store's own value, pulled back, over another's older one the row
+                    // holds: the write never reached this row (made on a record the server
+                    // merged into this one, or on this record before a pulled delete and
+                    // re-insert replaced the row), so it was made without seeing that value,
+                    // which lost to it at the server without a word. Logged here.
+                    try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
+                                 winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
                 }
                 if decision.applies {
                     assignments.append(q(column) + " = ?")

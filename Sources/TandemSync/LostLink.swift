@@ -29,10 +29,17 @@ struct LostLink: Sendable {
         member = String(lost.attribute[lost.attribute.index(after: hash)...])
     }
 
-    /// Deletes the join row (author `sync`: nothing is pushed).
+    /// Deletes the join row (author `sync`: nothing is pushed), and the copy of it that
+    /// applying a merge moved to the survivor before the link was pushed
+    /// (`tandem_sync_moved_link`): the server did not give it to the survivor, so no replica
+    /// has it there.
     ///
     /// - Throws: ``DatabaseError`` when the store cannot be written.
     func drop(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM \(SQLName.quote(table)) WHERE source = ? AND target = ?", arguments: [owner, member])
+        guard let moved = try Row.fetchOne(db, sql: "SELECT to_source, to_target FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ?",
+                                           arguments: [table, owner, member]) else { return }
+        try db.execute(sql: "DELETE FROM \(SQLName.quote(table)) WHERE source = ? AND target = ?", arguments: [moved[0] as String, moved[1] as String])
+        try db.execute(sql: "DELETE FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ?", arguments: [table, owner, member])
     }
 }

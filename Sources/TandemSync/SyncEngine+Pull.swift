@@ -54,7 +54,6 @@ extension SyncEngine {
                     try applier.apply(entry, db, into: &outcome)
                 }
                 try SyncStore.set("cursor", page.nextCursor, db)
-                if !page.hasMore { try applier.forgetOwnDeleted(db) }
                 if let newest = outcome.newestStamp {
                     // Later local edits must be stamped after everything seen (HLC receive).
                     try ModelContainer.advanceClock(past: newest, in: db)
@@ -100,7 +99,6 @@ extension SyncEngine {
         applier.node = node
         applier.merges.any = try read { db in try SyncStore.count("tandem_sync_merged", db) > 0 }
         applier.merges.ever = try applier.merges.any || read { db in try SyncStore.value("merged", db) != nil }
-        applier.ownDeleted.any = try read { db in try SyncStore.count("tandem_sync_deleted_own", db) > 0 }
         return applier
     }
 

@@ -31,11 +31,6 @@ import TandemWire
 ///   link of this store's, not pushed yet, that applying a merge moved from the loser to
 ///   the survivor (a row the survivor did not have). Its own write pulled back to the
 ///   loser's id (the server gave it to that id made again) takes the moved row away.
-/// - `tandem_sync_deleted_own(record, attribute, value, stamp)`: this store's pushed values
-///   newer than a pulled delete that took their row, until the pull reaches the log's head:
-///   a pulled re-insert of the record whose values lost to them logs them as conflicts
-///   (``ChangeApplier/keepOwnValues(newerThan:of:_:_:stamps:unpushed:_:)``).
-///
 /// Local changes still to push are the journal's transactions after the `sync` history
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
 /// (``ModelContainer/unpushedHistory()``).
@@ -61,9 +56,6 @@ enum SyncStore {
             CREATE TABLE IF NOT EXISTS tandem_sync_moved_link (
                 link_table TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL, to_source TEXT NOT NULL, to_target TEXT NOT NULL,
                 stamp TEXT NOT NULL, PRIMARY KEY (link_table, source, target)) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS tandem_sync_deleted_own (
-                record TEXT NOT NULL, attribute TEXT NOT NULL, value TEXT NOT NULL, stamp TEXT NOT NULL,
-                PRIMARY KEY (record, attribute)) WITHOUT ROWID;
             """)
         if try !db.columns(in: "tandem_sync_conflict").contains(where: { $0.name == "survivor" }) {
             try db.execute(sql: "ALTER TABLE tandem_sync_conflict ADD COLUMN survivor TEXT")

@@ -64,8 +64,9 @@ struct ConflictTableTests {
 
     /// A record deleted and made again (same id) on one replica while another edits it: the
     /// edit, newer, wins at the server over the re-insert's value. Its maker pulls the delete
-    /// (which takes its row and the edit's stamp), then the re-insert: the value that lost is
-    /// logged there all the same. Found by the hard soak (seed 285604740779): it was in no log.
+    /// (which takes its row and the edit's stamp), the re-insert, then its own edit back over
+    /// the re-insert's value: the value that lost is logged there. Found by the hard soak
+    /// (seed 285604740779): it was in no log.
     @Test func aValueOfARecordMadeAgainLosingToAnEditPushedAfterIsLogged() async throws {
         try await Self.world { w in
             try SyncFixtures.delete(w.a, 1)
@@ -79,7 +80,7 @@ struct ConflictTableTests {
             let rank = try w.a.read { db in try Int.fetchOne(db, sql: ##"SELECT rank FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) }
             #expect(rank == 37)
             let logged = try (SyncStatus.conflicts(of: w.a) + SyncStatus.conflicts(of: w.b)).filter { $0.attribute == "rank" }
-            #expect(logged.contains { $0.localValue == "37" && $0.remoteValue == "38" && $0.winner == .local }, "\(logged)")
+            #expect(logged.contains { $0.localValue == "38" && $0.remoteValue == "37" && $0.winner == .remote }, "\(logged)")
             #expect(logged.count == 1, "\(logged)")
         }
     }

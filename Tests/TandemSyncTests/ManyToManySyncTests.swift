@@ -285,6 +285,37 @@ extension ManyToManySyncTests {
         try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY 1"##).map { "\($0[0] as String) \($0[1] as String)" } }
     }
 
+    /// A link C made to its tag 51 waits (its todo's insert was refused); meanwhile 51 is merged
+    /// into 50, which B had deleted and made again after the link. Applying the merge, C moves
+    /// the waiting link to 50; sent later, the server gives it to 50 too, where it is older than
+    /// 50's delete, and answers it lost to that delete. C drops the moved copy as well. Before,
+    /// C kept it for good (hard soak, seed 5287267708126).
+    @Test func aMovedLinkTheServerAnswersLostToADeleteGoesFromItsMaker() async throws {
+        try await Self.withUniqueTags { w, c, syncC in
+            try Self.tag(w.a, 50, "red")
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            _ = try await syncC.sync()
+            try c.write(author: "app") { db in
+                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, 'four', 'bad')"##, arguments: [SyncFixtures.id(4)])
+            }
+            try Self.tag(c, 51, "blue")
+            try Self.link(c, tag: 51, todo: 4)
+            try await ConflictTableTests.tick()
+            try w.b.write(author: "app") { db in try db.execute(sql: ##"DELETE FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(50)]) }
+            try Self.tag(w.b, 50, "blue")
+            _ = try await w.syncB.sync()
+            _ = try await syncC.sync()   // 51 merged into 50; the link waits, moved to 50 here
+            try c.write(author: "app") { db in try db.execute(sql: ##"UPDATE Todo SET rank = 4 WHERE "#id" = ?"##, arguments: [SyncFixtures.id(4)]) }
+            try await Self.rounds(w, syncC)
+            #expect(try Self.tags(c) == ["\(SyncFixtures.id(50)) blue"])
+            #expect(try Self.links(c) == Self.links(w.a))
+            #expect(try Self.links(w.b) == Self.links(w.a))
+            let logged = try SyncStatus.conflicts(of: c).filter { $0.attribute == "todos#\(SyncFixtures.id(4))" }
+            #expect(!logged.isEmpty, "the link's loss is logged")
+        }
+    }
+
     @Test func anIdMergedAwayElsewhereAndMadeAgainByAReplicaThatNeverSawItKeepsItsLinks() async throws {
         try await Self.withUniqueTags { w, c, syncC in
             // A's tag 51 and C's tag 53, both "red": 53 is merged into 51.

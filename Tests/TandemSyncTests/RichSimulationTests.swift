@@ -128,7 +128,8 @@ struct RichSimulationTests {
                         try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank, "people.name", "people.age") VALUES (?, ?, ?, ?, ?)"##,
                                        arguments: [SyncFixtures.id(n), "t\(step)", step, "n\(step)", step])
                     }
-                    for (column, value) in [("title", WireValue.text("t\(step)")), ("rank", .integer(Int64(step))), ("people.name", .text("n\(step)")), ("people.age", .integer(Int64(step)))] {
+                    // An insert writes every column: the project too (none).
+                    for (column, value) in [("title", WireValue.text("t\(step)")), ("rank", .integer(Int64(step))), ("people.name", .text("n\(step)")), ("people.age", .integer(Int64(step))), ("project", .null)] {
                         write(todo, column, value)
                     }
                     log.append("r\(r) insert \(n)")
@@ -239,7 +240,7 @@ struct RichSimulationTests {
                         try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank, "people.name", "people.age") VALUES (?, ?, ?, ?, ?)"##,
                                        arguments: [SyncFixtures.id(n), "t\(step)", "bad\(step)", "n\(step)", step])
                     }
-                    for (column, value) in [("title", WireValue.text("t\(step)")), ("people.name", .text("n\(step)")), ("people.age", .integer(Int64(step)))] {
+                    for (column, value) in [("title", WireValue.text("t\(step)")), ("people.name", .text("n\(step)")), ("people.age", .integer(Int64(step))), ("project", .null)] {
                         write(todo, column, value)
                     }
                     let tag = 200 + pick(3)

@@ -32,6 +32,38 @@ struct UniqueValueReplicaTests {
         }
     }
 
+    /// A value written on a record the server merged into another before the write arrived:
+    /// it goes to the survivor, over the survivor's own value, which its maker wrote without
+    /// seeing it. That value is logged (by the writer, when its own value comes back over it).
+    /// Found by the hard soak (seed 4930062893057): the survivor's value was in no log.
+    @Test func aSurvivorsValueOverwrittenByAWriteMadeOnTheMergedAwayRecordIsLogged() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            try SyncFixtures.insertProject(c, 102, name: "c")
+            _ = try await syncC.sync()
+            try await ConflictTableTests.tick()
+            try SyncFixtures.insertProject(w.b, 101, name: "c")
+            try await ConflictTableTests.tick()
+            try SyncFixtures.insertProject(w.a, 102, name: "b")   // A never saw C's 102
+            try await ConflictTableTests.tick()
+            _ = try await w.syncB.sync()   // 102 merged into 101
+            _ = try await w.syncA.sync()   // A's "b", older than the merge, goes to 101
+            for _ in 0..<2 {
+                try await Self.round(w)
+                _ = try await syncC.sync()
+            }
+            let expected = ["\(SyncFixtures.id(101)) b"]
+            #expect(try Self.projects(w.a) == expected)
+            #expect(try Self.projects(w.b) == expected)
+            #expect(try Self.projects(c) == expected)
+            let logged = try [w.a, w.b, c].flatMap { try SyncStatus.conflicts(of: $0) }
+                .filter { $0.record.hasSuffix(SyncFixtures.id(101)) && $0.attribute == "name" }
+            #expect(logged.contains { $0.localValue == "\"c\"" && $0.remoteValue == "\"b\"" }, "\(logged)")
+        }
+    }
+
     @Test func referencesToTheMergedAwayRecordFollowItToTheSurvivorAndItsDeleteRulesReachThem() async throws {
         try await ConflictTableTests.world(schema: Self.schema) { w in
             try SyncFixtures.insertProject(w.a, 100, name: "home")
