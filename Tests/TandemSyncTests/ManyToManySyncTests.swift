@@ -316,6 +316,39 @@ extension ManyToManySyncTests {
         }
     }
 
+    /// C's link to todo 1 waits (C's own insert of 1 was refused) while A deletes todo 1 and B
+    /// makes it again and links it the same way. Sent at last, C's link is older than the
+    /// delete; the server holds B's newer link, so C's changes nothing and is not answered lost
+    /// (C would drop the row B's link keeps everywhere else). Found by the hard soak (seed
+    /// 7090794023853): C ended without the link.
+    @Test func anOldLinkMeetingTheSameLinkMadeAfterTheDeleteIsNotLost() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            try Self.tag(c, 20, "home")
+            try c.write(author: "app") { db in
+                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, 'mine', 'bad')"##, arguments: [SyncFixtures.id(1)])
+            }
+            try Self.link(c, tag: 20, todo: 1)
+            _ = try await syncC.sync()   // the insert refused; the link waits with it
+            try await ConflictTableTests.tick()
+            try SyncFixtures.delete(w.a, 1)
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            try SyncFixtures.insert(w.b, 1, title: "again")
+            try Self.link(w.b, tag: 20, todo: 1)
+            _ = try await w.syncB.sync()
+            _ = try await syncC.sync()
+            try c.write(author: "app") { db in try db.execute(sql: ##"UPDATE Todo SET rank = 1 WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) }
+            try await Self.rounds(w, syncC)
+            let expected = ["\(SyncFixtures.id(20))>\(SyncFixtures.id(1))"]
+            #expect(try Self.links(w.a) == expected)
+            #expect(try Self.links(w.b) == expected)
+            #expect(try Self.links(c) == expected)
+        }
+    }
+
     @Test func anIdMergedAwayElsewhereAndMadeAgainByAReplicaThatNeverSawItKeepsItsLinks() async throws {
         try await Self.withUniqueTags { w, c, syncC in
             // A's tag 51 and C's tag 53, both "red": 53 is merged into 51.

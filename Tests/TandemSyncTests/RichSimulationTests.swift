@@ -300,6 +300,14 @@ struct RichSimulationTests {
             // A later write of it, or of a record merged into it (its updates go to the survivor).
             if writes.contains(where: { ($0.record == write.record || survivors[$0.record] == write.record) && $0.column == write.column && $0.step > write.step }) { continue }
             if deletes.contains(where: { $0.record == write.record && $0.step > write.step }) { continue }
+            // The same value another replica wrote before and then replaced itself (a rename of
+            // its own record, whose id this replica made too): the server held that value when
+            // this write came under an older stamp, saw nothing new in it, and the rename,
+            // stamped later (a clock ahead), replaced both. That replica's rename is checked.
+            if writes.contains(where: { earlier in
+                earlier.record == write.record && earlier.column == write.column && earlier.json == write.json && earlier.replica != write.replica && earlier.step < write.step
+                    && writes.contains { $0.replica == earlier.replica && $0.record == write.record && $0.column == write.column && $0.step > earlier.step }
+            }) { continue }
             if conflicts.contains(where: { Self.mentions($0, id: id, write: write) }) { continue }
             // A reference to a record merged into another now points at the survivor.
             let final = try Self.value(replicas[0], write.record, write.column)

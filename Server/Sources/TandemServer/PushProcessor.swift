@@ -550,7 +550,12 @@ struct PushProcessor: Sendable {
                     if let gone {
                         losesTo = gone?.deleted?.description ?? ""
                     } else if let deleted = memberState?.deleted, deleted >= stamp {
-                        losesTo = deleted.description
+                        // Unless the owner holds this link already, made after that delete
+                        // (elsewhere): this older one changes nothing, and its maker keeps the
+                        // row the newer one keeps everywhere.
+                        if let current = state?.fields[field], current.value == .bool(true), current.stamp > deleted {} else {
+                            losesTo = deleted.description
+                        }
                     }
                     if let losesTo {
                         // Newer than the delete it meets, the link is kept (neither applied nor
