@@ -23,9 +23,14 @@ struct ServerWinner: Sendable {
     var stamp: HLCTimestamp
     /// The stamp of the pushed value that lost.
     var lostStamp: HLCTimestamp
+    /// The entity a to-one column points at: a winning reference to a record merged into
+    /// another is taken as the survivor, as the merge re-pointed references here (the server
+    /// keeps the reference as it was sent).
+    var destination: String?
 
     /// `nil` for what is not a plain column of a record (a link field, the record itself).
-    init?(record: String, entity: String, lost: LostValue) {
+    /// `schema` names the column's destination when it is a to-one reference.
+    init?(record: String, entity: String, lost: LostValue, schema: Schema? = nil) {
         guard !lost.attribute.contains("#"), lost.attribute != WireChange.deleteStampKey, let uri = RecordURI(record),
               let stamp = HLCTimestamp(lost.winningStamp), let lostStamp = HLCTimestamp(lost.stamp) else { return nil }
         self.entity = entity
@@ -34,6 +39,9 @@ struct ServerWinner: Sendable {
         value = lost.winningValue
         self.stamp = stamp
         self.lostStamp = lostStamp
+        if let relationship = schema?.entity(named: entity)?.relationship(named: lost.attribute), !relationship.isToMany {
+            destination = relationship.destination
+        }
     }
 
     /// Writes the winner over the row's value when the row still holds the pushed one (a
@@ -49,6 +57,10 @@ struct ServerWinner: Sendable {
               var stamps = ChangeApplier.stamps(text), (stamps[column] ?? stamps[WireChange.deleteStampKey]) == lostStamp,
               try db.columns(in: entity).contains(where: { $0.name == column }) else { return }
         stamps[column] = stamp
+        var value = self.value
+        if let destination, case .text(let target) = value, let survivor = try SyncStore.survivor(entity: destination, id: target, db) {
+            value = .text(survivor)
+        }
         try db.execute(sql: "UPDATE OR IGNORE \(table) SET \(SQLName.quote(column)) = ?, \(stampColumn) = ? WHERE \(id) = ?",
                        arguments: [value.databaseValue, ChangeApplier.json(stamps.mapValues(\.description)), self.id])
     }

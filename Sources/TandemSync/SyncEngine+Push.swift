@@ -138,7 +138,7 @@ extension SyncEngine {
             let change = batch[index]
             for value in outcome.lost {
                 let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.toDelete ? .deleteWins : .lastWriterWins)
-                if rule == .lastWriterWins, let winner = ServerWinner(record: change.record, entity: change.entity, lost: value) { winners.append(winner) }
+                if rule == .lastWriterWins, let winner = ServerWinner(record: change.record, entity: change.entity, lost: value, schema: container.schema) { winners.append(winner) }
                 if let link = LostLink(change: change, lost: value, schema: container.schema) { lostLinks.append(link) }
                 lost.append(SyncConflict(at: now, record: change.record, attribute: value.attribute,
                                          localValue: value.value.jsonText, localStamp: value.stamp,

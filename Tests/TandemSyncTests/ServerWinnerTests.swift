@@ -45,6 +45,27 @@ struct ServerWinnerTests {
         #expect(try Self.stored(store).title == "v3")
     }
 
+    /// A winning reference to a record merged into another here is taken as the survivor, as
+    /// the merge re-pointed references: the server keeps references as they were sent. Before,
+    /// the row took the merged-away id and pointed nowhere (hard soak, seed 7823501450754).
+    @Test func aWinningReferenceToAMergedRecordIsTakenAsItsSurvivor() throws {
+        let store = try SyncFixtures.store(schema: UniqueValueReplicaTests.schema)
+        try SyncFixtures.insertProject(store, 100, name: "b")
+        try SyncFixtures.insert(store, 1, title: "t")
+        try SyncFixtures.move(store, 1, to: 100)
+        try store.write(author: "sync") { db in
+            try SyncStore.create(db)
+            try SyncStore.setMerged(entity: "Project", loser: SyncFixtures.id(102), survivor: SyncFixtures.id(100), stamp: HLCTimestamp(physical: 1, counter: 0, node: 1), db)
+        }
+        let text = try #require(try store.read { db in try String.fetchOne(db, sql: ##"SELECT "#hlc" FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) })
+        let pushed = try #require(ChangeApplier.stamps(text)?["project"])
+        let lost = LostValue(attribute: "project", value: .text(SyncFixtures.id(100)), stamp: pushed.description,
+                             winningValue: .text(SyncFixtures.id(102)), winningStamp: "01a2fffff000-0000-0000000000000007")
+        let winner = try #require(ServerWinner(record: "tandem://todos/Todo/\(SyncFixtures.id(1))", entity: "Todo", lost: lost, schema: UniqueValueReplicaTests.schema))
+        try store.write(author: "sync") { db in try winner.adopt(db) }
+        #expect(try UniqueValueReplicaTests.project(of: 1, store) == SyncFixtures.id(100))
+    }
+
     /// A winning value another record here holds under a unique index is left to the pull and
     /// the server's merges: written, it failed every sync for good (found by the hard soak).
     @Test func aWinnerTakenByAnotherRecordUnderAUniqueIndexIsLeftToThePull() throws {

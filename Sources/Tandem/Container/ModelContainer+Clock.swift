@@ -88,8 +88,8 @@ extension ModelContainer {
     /// Stamps again, below `ceiling`, every stamp above it in the history after
     /// `acknowledged` and in the records: what a machine whose clock ran ahead wrote and a
     /// sync server refused (`clock_skew`). The new stamps keep the old ones' order and sort
-    /// after every stamp kept (so no earlier edit overtakes a later one) and after the
-    /// server's time as the store knows it; the store's HLC moves back to the last of them.
+    /// after every stamp kept (so no earlier edit overtakes a later one), after every stamp
+    /// received from a sync (HLC receive) and after the server's time as the store knows it; the store's HLC moves back to the last of them.
     /// Nothing else changes: values, tokens and the journal's entries stay. `including`
     /// names stamps kept outside the store's tables (a sync's quarantine of refused
     /// changes) to stamp again in the same order. Returns each replaced stamp's new one.
@@ -116,6 +116,10 @@ extension ModelContainer {
                 var kept = HLCTimestamp(physical: UInt64(max(0, Journal.now(clock, server: server))), counter: 0, node: node)
                 func see(_ text: String) {
                     if text > limit { bad.insert(text) } else if let stamp = HLCTimestamp(text), stamp > kept { kept = stamp }
+                }
+                // Stamps received (a pulled delete is in no row) stay below the new ones.
+                if let received = try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'received'") {
+                    see(received)
                 }
                 // Stamps already pushed (links, deletes: in no row) stay below the new ones.
                 if let pushed = try String.fetchOne(db, sql: "SELECT max(stamp) FROM tandem_history_transaction WHERE stamp <= ?", arguments: [limit]) {

@@ -84,7 +84,7 @@ extension ModelContainer {
     ///
     /// - Throws: the database's error.
     public static func advanceClock(past stamp: HLCTimestamp, in db: Database) throws {
-        try StoreFile.advanceClock(past: stamp, db)
+        try StoreFile.advanceClock(past: stamp, received: true, db)
     }
 
     /// Whether every row of the store has its insert in the journal: the journal is as old as

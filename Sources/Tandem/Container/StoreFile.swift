@@ -181,10 +181,13 @@ enum StoreFile {
         return Stored(schema: schema, dataset: dataset, formatVersion: version)
     }
 
-    /// Moves the store's latest HLC stamp (`hlc`) up to `stamp`; never back.
-    static func advanceClock(past stamp: HLCTimestamp, _ db: Database) throws {
+    /// Moves the store's latest HLC stamp (`hlc`) up to `stamp`; never back. With `received`
+    /// (a stamp from elsewhere: a sync's pulled changes), `received` too, which keeps the
+    /// newest stamp received apart: `hlc` may run ahead with a clock that is wrong, and a
+    /// repair of that clock must still stamp after everything received.
+    static func advanceClock(past stamp: HLCTimestamp, received: Bool = false, _ db: Database) throws {
         try db.execute(sql: """
-            INSERT INTO tandem_metadata (key, value) VALUES ('hlc', ?)
+            INSERT INTO tandem_metadata (key, value) VALUES ('hlc', ?1)\(received ? ", ('received', ?1)" : "")
             ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
             """, arguments: [stamp.description])
     }
