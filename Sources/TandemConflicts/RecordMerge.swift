@@ -6,7 +6,8 @@ public import TandemWire
 ///
 /// The state is a function of the set of changes received, whatever their order, so every
 /// replica and the server converge:
-/// - `created` is the newest insert's creation stamp, `deleted` the newest delete stamp; the record is
+/// - `created` is the newest insert's creation stamp (its `"*"` when given, else its newest
+///   value's), `deleted` the newest delete stamp; the record is
 ///   deleted while `deleted` is newer than `created` (an insert newer than the delete brings
 ///   it back: delete, then re-insert).
 /// - A delete removes every value written before it; a value stamped before the newest delete
@@ -80,6 +81,14 @@ public enum RecordMerge {
             let deleted = record.isDeleted
             for (column, value) in change.values.sorted(by: { $0.key < $1.key }) {
                 guard let stamp = stamps[column] else { continue }
+                // The same value, held under a stamp newer than this one and than the newest
+                // delete (written again after the delete, elsewhere): this one loses nothing.
+                // A link older than its owner's delete meeting the same link made after it:
+                // answered lost to the delete, its maker would drop the row the newer one keeps.
+                if let current = record.fields[column], current.value == value, current.stamp > stamp,
+                   record.deleted.map({ current.stamp > $0 }) ?? true {
+                    continue
+                }
                 if let delete = record.deleted, stamp <= delete {
                     result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
                                                  winningValue: .null, winningStamp: delete.description, toDelete: true))

@@ -29,7 +29,7 @@ public struct RecordState: Sendable, Hashable, Codable {
     }
 
     /// The state of a record made by one insert: each value with its stamp (`stamps` holds
-    /// one per value), `created` the newest stamp.
+    /// one per value), `created` its creation stamp.
     public init(newRecord entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp], created: HLCTimestamp) {
         self.entity = entity
         fields = Dictionary(uniqueKeysWithValues: values.map { ($0.key, Field(value: $0.value, stamp: stamps[$0.key] ?? created)) })

@@ -30,7 +30,9 @@ import TandemWire
 /// - `tandem_sync_moved_link(link_table, source, target, to_source, to_target, stamp)`: a
 ///   link of this store's, not pushed yet, that applying a merge moved from the loser to
 ///   the survivor (a row the survivor did not have). Its own write pulled back to the
-///   loser's id (the server gave it to that id made again) takes the moved row away.
+///   loser's id (the server gave it to that id made again) takes the moved row away, and
+///   so does the link answered lost to a delete (``LostLink``).
+///
 /// Local changes still to push are the journal's transactions after the `sync` history
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
 /// (``ModelContainer/unpushedHistory()``).

@@ -4,9 +4,10 @@
 /// Most changes stamp every value alike (one edit wrote them), so the compact form sends one
 /// stamp instead of one per column: about 40 % fewer bytes for a three-column insert, and as
 /// much less to parse, hash, log and apply on every side. In an insert, `"*"` is also the
-/// record's creation stamp: the newest of its values' stamps, in what a client pushes, and
-/// what the server decided, in what it logs. (The server dates a pushed insert by its
-/// values' newest stamp: a pushed `"*"` that no value takes changes nothing.)
+/// record's creation stamp: in what a client pushes, the stamp it made the record with (its
+/// values' newest, unless later edits' values went with a refused insert sent again), and
+/// what the server decided, in what it logs. The server dates a pushed insert by its `"*"`
+/// when the insert carries other stamps too, by its one stamp otherwise.
 ///
 /// ```swift
 /// let change = WireChange(record: uri, entity: "Todo", kind: .insert, values: ["title": .text("Milk"), "done": .bool(false)],
@@ -41,8 +42,8 @@ extension WireChange {
     public var hasDefaultStamp: Bool { kind != .delete && stamps[Self.deleteStampKey] != nil }
 
     /// This change as servers before compact stamps read it: an insert or update with a
-    /// stamp per value and none under `"*"` (the server dates an insert's creation by its
-    /// newest value, which is what a pushed `"*"` is). A delete is returned as it is.
+    /// stamp per value and none under `"*"` (such a server dates an insert's creation by its
+    /// newest value). A delete is returned as it is.
     public func withStampPerValue() -> WireChange {
         guard hasDefaultStamp else { return self }
         var expanded = self

@@ -349,6 +349,37 @@ extension ManyToManySyncTests {
         }
     }
 
+    /// The same with the link's owner deleted and made again: C's older link meets the same
+    /// link made after the tag's delete, and changes nothing (found by review).
+    @Test func anOldLinkMeetingTheSameLinkMadeAfterItsOwnersDeleteIsNotLost() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let token = w.token
+            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
+            try Self.tag(c, 20, "home")
+            try c.write(author: "app") { db in
+                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, 'mine', 'bad')"##, arguments: [SyncFixtures.id(1)])
+            }
+            try Self.link(c, tag: 20, todo: 1)
+            _ = try await syncC.sync()   // the tag goes; the todo's insert is refused, the link waits
+            try await ConflictTableTests.tick()
+            _ = try await w.syncA.sync()
+            try w.a.write(author: "app") { db in try db.execute(sql: ##"DELETE FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(20)]) }
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            try Self.tag(w.b, 20, "home")
+            try Self.link(w.b, tag: 20, todo: 1)
+            _ = try await w.syncB.sync()
+            _ = try await syncC.sync()
+            try c.write(author: "app") { db in try db.execute(sql: ##"UPDATE Todo SET rank = 1 WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) }
+            try await Self.rounds(w, syncC)
+            let expected = ["\(SyncFixtures.id(20))>\(SyncFixtures.id(1))"]
+            #expect(try Self.links(w.a) == expected)
+            #expect(try Self.links(w.b) == expected)
+            #expect(try Self.links(c) == expected)
+        }
+    }
+
     @Test func anIdMergedAwayElsewhereAndMadeAgainByAReplicaThatNeverSawItKeepsItsLinks() async throws {
         try await Self.withUniqueTags { w, c, syncC in
             // A's tag 51 and C's tag 53, both "red": 53 is merged into 51.

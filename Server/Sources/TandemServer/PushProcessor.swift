@@ -452,8 +452,8 @@ struct PushProcessor: Sendable {
                 }
             }
             // A record the server has never seen, made by an insert: everything it sent is
-            // applied, and it was created by its newest stamp (what RecordMerge decides,
-            // without building the merge's dictionaries). Tried before the record is looked up.
+            // applied, and it was created at its creation stamp (``creation(of:_:)``, what
+            // RecordMerge decides, without building the merge's dictionaries). Tried before the record is looked up.
             let creation = change.kind == .insert ? Self.creation(of: change, changeStamps) : nil
             if change.kind == .insert, let created = creation,
                try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) {
@@ -478,7 +478,8 @@ struct PushProcessor: Sendable {
             // the replicas that applied the merge; unlinked after the insert for any replica
             // that did not (one whose own record with this id is newer than the merge).
             var remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?
-            let newest = changeStamps.values.max() ?? .zero
+            // An insert's by its creation (see ``creation(of:_:)``), as RecordMerge dates it.
+            let newest = creation ?? changeStamps.values.max() ?? .zero
             if unique.hasUniqueValues(change.entity), change.kind != .delete, let merged = try transaction.mergedInto(change.record),
                merged.remade == nil || (change.kind.isLink && merged.takes(newest)) {
                 let reinserted = change.kind == .insert && newest > merged.stamp

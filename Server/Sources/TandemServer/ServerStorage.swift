@@ -137,7 +137,7 @@ public protocol PushTransaction {
     /// need not build.
     mutating func appendLog(_ change: @autoclosure () -> WireChange, json: ArraySlice<UInt8>, schemaVersion: Int) throws -> Int64
     /// Stores the state of a record made by one insert, when the dataset has no record at
-    /// `uri`: each value with its stamp, `created` the newest stamp. Returns `false`, having
+    /// `uri`: each value with its stamp, `created` its creation stamp. Returns `false`, having
     /// written nothing, when it has one. The same as ``record(_:)`` then ``setRecord(_:_:)``
     /// with that state, which the default does; a storage may write it without looking the
     /// record up or building the state.

@@ -5,7 +5,9 @@ internal import TandemWAL
 /// A Tandem store keeps its metadata in `tandem_metadata` (key/value): `formatVersion` (the
 /// store file format, see ``StoreFile/formatVersion``), `dataset`, and `schema` (the
 /// canonical schema JSON), `node` (the store's HLC node id, 16 hex digits), `hlc` (the
-/// latest HLC stamp issued) and `journalFromCreation` (`1` when the journal was there from
+/// latest HLC stamp issued or received), `received` (the latest received from a sync: a
+/// repair of a clock that ran ahead stamps after it), `serverClock` (the last reading of the
+/// sync server's clock, ``ServerClockReading``) and `journalFromCreation` (`1` when the journal was there from
 /// the file's creation, not added by the format 1 upgrade: every row then has its insert in
 /// the journal unless history was deleted). Entity tables are named after entities; the
 /// change journal's tables and triggers are described in ``JournalDDL``.
