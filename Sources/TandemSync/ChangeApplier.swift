@@ -529,7 +529,11 @@ struct ChangeApplier {
             }
             if change.kind == .insert { try recordInsert(of: uuid, change.entity, db) }
             guard !assignments.isEmpty else { return }
-            let text = Self.json(merged.mapValues(\.description))
+            var text = Self.json(merged.mapValues(\.description))
+            // The stamps unchanged (two values under one stamp: the tie decided for the pulled
+            // one) are written back with a space added: the same text would let the journal's
+            // trigger stamp the row as a fresh local edit, newer than everything.
+            if text == (row ?? nil) { text += " " }
             let update = {
                 try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
                     .executeBound { bind in
