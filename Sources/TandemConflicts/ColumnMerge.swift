@@ -39,17 +39,21 @@ public enum ColumnMerge {
     /// a lost local value). `ownEdit`: this replica wrote the stored value, pushed or not
     /// (pulls come in log order, so it was written without seeing the pulled one: the pulled
     /// value lost a real conflict); `false` when the pulled value is this replica's own too
-    /// (an older edit of its own, replaced). Equal stamps are the same write: nothing happens.
+    /// (an older edit of its own, replaced). `ownOverOther`: the pulled value is this
+    /// replica's own and the stored one another's: the write never reached this row (made on a
+    /// record merged into this one, or before a pulled delete and re-insert replaced the row),
+    /// so it was made without seeing the stored value, which lost to it at the server without
+    /// a word. Equal stamps are the same write: nothing happens.
     ///
     /// ```swift
     /// let decision = ColumnMerge.decide(incoming: remote, current: local, valuesDiffer: true, unpushed: true, ownEdit: true)
     /// decision.applies   // remote > local
     /// ```
     public static func decide(incoming: HLCTimestamp, current: HLCTimestamp, valuesDiffer: Bool, unpushed: Bool, ownEdit: Bool,
-                              incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool = incomingWins) -> Decision {
+                              ownOverOther: Bool = false, incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool = incomingWins) -> Decision {
         if incoming == current { return Decision(applies: false, logged: nil) }
         if incomingWins(incoming, current) {
-            return Decision(applies: true, logged: unpushed && valuesDiffer ? .incomingWon : nil)
+            return Decision(applies: true, logged: (unpushed || ownOverOther) && valuesDiffer ? .incomingWon : nil)
         }
         return Decision(applies: false, logged: ownEdit && valuesDiffer ? .currentWon : nil)
     }

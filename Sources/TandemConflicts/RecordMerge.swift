@@ -81,14 +81,11 @@ public enum RecordMerge {
             let deleted = record.isDeleted
             for (column, value) in change.values.sorted(by: { $0.key < $1.key }) {
                 guard let stamp = stamps[column] else { continue }
-                // The same value, held under a stamp newer than this one and than the newest
-                // delete (written again after the delete, elsewhere): this one loses nothing.
-                // A link older than its owner's delete meeting the same link made after it:
-                // answered lost to the delete, its maker would drop the row the newer one keeps.
-                if let current = record.fields[column], current.value == value, current.stamp > stamp,
-                   record.deleted.map({ current.stamp > $0 }) ?? true {
-                    continue
-                }
+                // The same value written again after the newest delete (elsewhere): this one
+                // loses nothing. A link older than its owner's delete meeting the same link made
+                // after it: answered lost to the delete, its maker would drop the row the newer
+                // one keeps.
+                if record.holds(column, value, newerThan: stamp) { continue }
                 if let delete = record.deleted, stamp <= delete {
                     result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
                                                  winningValue: .null, winningStamp: delete.description, toDelete: true))

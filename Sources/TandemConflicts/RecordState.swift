@@ -42,6 +42,18 @@ public struct RecordState: Sendable, Hashable, Codable {
         fields.filter { !$0.key.contains("#") }
     }
 
+    /// Whether field `column` holds `value` under a stamp newer than `stamp` and than the
+    /// newest delete (written again after the delete): a write of the same value older than
+    /// that changes nothing, and loses nothing, not even to the delete.
+    ///
+    /// ```swift
+    /// if state.holds("todos#\(member)", .bool(true), newerThan: stamp) { /* the link is there already */ }
+    /// ```
+    public func holds(_ column: String, _ value: WireValue, newerThan stamp: HLCTimestamp) -> Bool {
+        guard let field = fields[column], field.value == value, field.stamp > stamp else { return false }
+        return deleted.map { field.stamp > $0 } ?? true
+    }
+
     /// Deleted: the newest delete is newer than the newest insert.
     public var isDeleted: Bool {
         guard let deleted else { return false }

@@ -506,19 +506,12 @@ struct ChangeApplier {
                 let decision = ColumnMerge.decide(incoming: remote, current: localStamp, valuesDiffer: localValue != remoteValue,
                                                   unpushed: mine[column] == localStamp,
                                                   ownEdit: (mine[column] != nil || localStamp.node == node) && !isOwn(remote),
+                                                  ownOverOther: isOwn(remote) && !isOwn(localStamp) && mine[column] == nil,
                                                   incomingWins: remoteWins)
                 let byStamp = mine[column] == nil || policy(change.entity, column).name == ConflictRule.lastWriterWins.rawValue
                 if let loser = decision.logged, byStamp {
                     try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
                                  winner: loser == .incomingWon ? .remote : .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
-                } else if decision.applies, isOwn(remote), !isOwn(localStamp), mine[column] == nil, localValue != remoteValue {
-                    // This store's own value, pulled back, over another's older one the row
-                    // holds: the write never reached this row (made on a record the server
-                    // merged into this one, or on this record before a pulled delete and
-                    // re-insert replaced the row), so it was made without seeing that value,
-                    // which lost to it at the server without a word. Logged here.
-                    try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
-                                 winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
                 }
                 if decision.applies {
                     assignments.append(q(column) + " = ?")
@@ -529,11 +522,9 @@ struct ChangeApplier {
             }
             if change.kind == .insert { try recordInsert(of: uuid, change.entity, db) }
             guard !assignments.isEmpty else { return }
-            var text = Self.json(merged.mapValues(\.description))
-            // The stamps unchanged (two values under one stamp: the tie decided for the pulled
-            // one) are written back with a space added: the same text would let the journal's
-            // trigger stamp the row as a fresh local edit, newer than everything.
-            if text == (row ?? nil) { text += " " }
+            // The stamps may be unchanged (two values under one stamp: the tie decided for the
+            // pulled one).
+            let text = Self.stampText(merged, replacing: row ?? nil)
             let update = {
                 try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
                     .executeBound { bind in
@@ -768,8 +759,7 @@ struct ChangeApplier {
                 let old: String? = row[1]
                 var stamps = old.flatMap(Self.stamps) ?? [:]
                 stamps[referrer.column] = stamps[referrer.column] ?? stamps["*"] ?? .zero
-                var text = Self.json(stamps.mapValues(\.description))
-                if text == old { text += " " }
+                let text = Self.stampText(stamps, replacing: old)
                 try db.execute(sql: "UPDATE \(q(referrer.entity)) SET \(q(referrer.column)) = ?, \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
                                arguments: [survivor, text, row[0] as String])
             }
@@ -889,6 +879,14 @@ struct ChangeApplier {
             if let stamp = stamps[column] ?? fallback, stamp != created { map[column] = stamp.description }
         }
         return json(map)
+    }
+
+    /// The `"#hlc"` text to write for `stamps` over a row's `old` text, made to differ from it
+    /// (a space added) when the stamps did not change: the journal's trigger stamps a row
+    /// whose `"#hlc"` an update leaves as it was as a fresh local edit, newer than everything.
+    static func stampText(_ stamps: [String: HLCTimestamp], replacing old: String?) -> String {
+        let text = json(stamps.mapValues(\.description))
+        return text == old ? text + " " : text
     }
 
     /// A row's `"#hlc"` JSON → stamps.

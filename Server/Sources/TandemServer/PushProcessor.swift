@@ -453,7 +453,8 @@ struct PushProcessor: Sendable {
             }
             // A record the server has never seen, made by an insert: everything it sent is
             // applied, and it was created at its creation stamp (``creation(of:_:)``, what
-            // RecordMerge decides, without building the merge's dictionaries). Tried before the record is looked up.
+            // RecordMerge decides, without building the merge's dictionaries). Tried before the
+            // record is looked up.
             let creation = change.kind == .insert ? Self.creation(of: change, changeStamps) : nil
             if change.kind == .insert, let created = creation,
                try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) {
@@ -550,13 +551,12 @@ struct PushProcessor: Sendable {
                     let gone = [state, memberState].first(where: { $0?.isDeleted ?? true })
                     if let gone {
                         losesTo = gone?.deleted?.description ?? ""
-                    } else if let deleted = memberState?.deleted, deleted >= stamp {
-                        // Unless the owner holds this link already, made after that delete
-                        // (elsewhere): this older one changes nothing, and its maker keeps the
-                        // row the newer one keeps everywhere.
-                        if let current = state?.fields[field], current.value == .bool(true), current.stamp > deleted {} else {
-                            losesTo = deleted.description
-                        }
+                    } else if let deleted = memberState?.deleted, deleted >= stamp,
+                              // Unless the owner holds this link already, made after that delete
+                              // (elsewhere): this older one changes nothing, and its maker keeps
+                              // the row the newer one keeps everywhere.
+                              !(state?.holds(field, .bool(true), newerThan: deleted) ?? false) {
+                        losesTo = deleted.description
                     }
                     if let losesTo {
                         // Newer than the delete it meets, the link is kept (neither applied nor

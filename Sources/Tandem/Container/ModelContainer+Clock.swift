@@ -89,7 +89,8 @@ extension ModelContainer {
     /// `acknowledged` and in the records: what a machine whose clock ran ahead wrote and a
     /// sync server refused (`clock_skew`). The new stamps keep the old ones' order and sort
     /// after every stamp kept (so no earlier edit overtakes a later one), after every stamp
-    /// received from a sync (HLC receive) and after the server's time as the store knows it; the store's HLC moves back to the last of them.
+    /// received from a sync (HLC receive) and after the server's time as the store knows it;
+    /// the store's HLC moves back to the last of them.
     /// Nothing else changes: values, tokens and the journal's entries stay. `including`
     /// names stamps kept outside the store's tables (a sync's quarantine of refused
     /// changes) to stamp again in the same order. Returns each replaced stamp's new one.

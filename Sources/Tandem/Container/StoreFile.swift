@@ -7,9 +7,9 @@ internal import TandemWAL
 /// canonical schema JSON), `node` (the store's HLC node id, 16 hex digits), `hlc` (the
 /// latest HLC stamp issued or received), `received` (the latest received from a sync: a
 /// repair of a clock that ran ahead stamps after it), `serverClock` (the last reading of the
-/// sync server's clock, ``ServerClockReading``) and `journalFromCreation` (`1` when the journal was there from
-/// the file's creation, not added by the format 1 upgrade: every row then has its insert in
-/// the journal unless history was deleted). Entity tables are named after entities; the
+/// sync server's clock, ``ServerClockReading``) and `journalFromCreation` (`1` when the
+/// journal was there from the file's creation, not added by the format 1 upgrade: every row
+/// then has its insert in the journal unless history was deleted). Entity tables are named after entities; the
 /// change journal's tables and triggers are described in ``JournalDDL``.
 ///
 /// Format history: 1 — tables and metadata; 2 — the change journal (history tables, the
@@ -188,11 +188,17 @@ enum StoreFile {
     /// newest stamp received apart: `hlc` may run ahead with a clock that is wrong, and a
     /// repair of that clock must still stamp after everything received.
     static func advanceClock(past stamp: HLCTimestamp, received: Bool = false, _ db: Database) throws {
-        try db.execute(sql: """
-            INSERT INTO tandem_metadata (key, value) VALUES ('hlc', ?1)\(received ? ", ('received', ?1)" : "")
-            ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
-            """, arguments: [stamp.description])
+        try db.cachedStatement(sql: received ? advanceReceivedSQL : advanceSQL).execute(arguments: [stamp.description])
     }
+
+    private static let advanceSQL = """
+        INSERT INTO tandem_metadata (key, value) VALUES ('hlc', ?1)
+        ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
+        """
+    private static let advanceReceivedSQL = """
+        INSERT INTO tandem_metadata (key, value) VALUES ('hlc', ?1), ('received', ?1)
+        ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
+        """
 
     /// The metadata key saying the journal is as old as the file (see the type's overview).
     static let journalFromCreationKey = "journalFromCreation"
