@@ -33,6 +33,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // SHA-256 for tokens and push keys (already in the graph through Hummingbird's NIO
+        // extras); 3.x or 4.x, whichever the rest of the graph resolves.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // No I/O: entity/attribute descriptions, canonical JSON, migration planning.
@@ -122,10 +125,6 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "TandemCurl", dependencies: ["CCurl", "TandemSync", "TandemGzip"], swiftSettings: strict),
 
-        // SHA-256 block compression (the server hashes every push's canonical text): the CPU's
-        // SHA extensions where it has them, else portable rounds.
-        .target(name: "CSHA256", path: "Server/Sources/CSHA256"),
-
         // No I/O: the conflict core both sides decide with (a record's state and how a change
         // merges into it, the rules the conflict log names).
         .target(name: "TandemConflicts", dependencies: ["TandemSchema", "TandemWire"], swiftSettings: strict),
@@ -138,7 +137,6 @@ let package = Package(
         .target(
             name: "TandemServer",
             dependencies: [
-                "CSHA256",
                 "TandemConflicts",
                 "TandemWire",
                 "TandemSchema",
@@ -152,6 +150,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Server/Sources/TandemServer",
             resources: [.copy("Resources/openapi.yaml")],

@@ -38,14 +38,9 @@ struct APIToken: Sendable {
         self.secret = secret
     }
 
-    static func hash(_ secret: String) -> String { SHA256.hex(Array(secret.utf8)) }
+    static func hash(_ secret: String) -> String { SHA256Hex.of(Array(secret.utf8)) }
 
-    /// Compares two strings in time that depends only on their lengths.
-    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for index in x.indices { difference |= x[index] ^ y[index] }
-        return difference == 0
-    }
+    /// Whether `secretHash` (as stored) is the hash of this token's secret, compared in
+    /// constant time.
+    func matches(secretHash: String) -> Bool { SHA256Hex.matches(Array(secret.utf8), hex: secretHash) }
 }

@@ -15,7 +15,7 @@ struct Authenticator: RouterMiddleware {
             throw APIError.unauthorized("malformed bearer token: expected Authorization: Bearer tdm_<id>_<secret>")
         }
         guard let stored = try await storage.token(id: token.id),
-              APIToken.constantTimeEquals(stored.secretHash, token.secretHash) else {
+              token.matches(secretHash: stored.secretHash) else {
             throw APIError.unauthorized("unknown or revoked token")
         }
         if let wait = await limiter.admit(token.id) {

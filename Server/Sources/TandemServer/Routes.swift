@@ -182,7 +182,7 @@ struct Routes: Sendable {
         var canonical = WireJSON()
         var spans: [WireJSON.ChangeSpan] = []
         canonical.append(push, spans: &spans)
-        let requestHash = SHA256.hex(canonical.bytes)
+        let requestHash = SHA256Hex.of(canonical.bytes)
         let storage = self.storage
         guard let schema = try await schemas.schema(dataset: dataset.id, version: push.schemaVersion,
                                                     load: { try await storage.schemaHistory(dataset: dataset.id) }) else {
@@ -231,7 +231,7 @@ struct Routes: Sendable {
         plain.outcomes = nil
         var text = WireJSON()
         text.append(plain)
-        return SHA256.hex(text.bytes)
+        return SHA256Hex.of(text.bytes)
     }
 
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import CSHA256
 @testable import TandemServer
 import TandemSchema
 import TandemWire
@@ -240,40 +239,5 @@ struct RecordMergeTests {
         #expect(merged.applied.isEmpty)
         #expect(merged.lost.map(\.attribute) == ["*"])
         #expect(state?.isDeleted == false)
-    }
-
-    @Test func sha256MatchesTheStandardVectors() {
-        #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
-                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        // Around the padding's block boundaries (values from Python's hashlib).
-        let vectors = [
-            55: "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318", 56: "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a",
-            57: "f13b2d724659eb3bf47f2dd6af1accc87b81f09f59f2b75e5c0bed6589dfe8c6", 63: "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34",
-            64: "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb", 65: "635361c48bb9eab14198e76ea8ab7f1a41685d6ad62aa9146d301d4f17eb0ae0",
-            119: "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb", 120: "2f3d335432c70b580af0e8e1b3674a7c020d683aa5f73aaaedfdc55af904c21c",
-            1000: "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3",
-        ]
-        for (length, digest) in vectors {
-            #expect(SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: length)) == digest, "\(length) bytes")
-            let rounds = SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: length), accelerated: false)
-            #expect(rounds.map { String(format: "%02x", $0) }.joined() == digest, "\(length) bytes, portable rounds")
-        }
-    }
-
-    /// The CPU's SHA extensions (where it has them: the test says so when it has not) and
-    /// the portable rounds agree on messages of every length across several blocks.
-    @Test func sha256WithTheCPUsExtensionsEqualsThePortableRounds() {
-        var probe: [UInt32] = Array(repeating: 0, count: 8)
-        let block = [UInt8](repeating: 0, count: 64)
-        if tandem_sha256_blocks_accelerated(&probe, block, 1) == 0 {
-            print("sha256WithTheCPUsExtensionsEqualsThePortableRounds: this CPU has no SHA extensions; only the portable rounds ran")
-        }
-        var generator = SystemRandomNumberGenerator()
-        for length in Array(0...300) + [4_096, 100_000] {
-            let message = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            #expect(SHA256.hash(message) == SHA256.hash(message, accelerated: false), "\(length) bytes")
-        }
     }
 }
