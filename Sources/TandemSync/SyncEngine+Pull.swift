@@ -38,7 +38,7 @@ extension SyncEngine {
             let (cursor, page) = fetched
             if page.hasMore, !page.changes.isEmpty {
                 let after = page.nextCursor
-                ahead = Task.detached { try await self.page(after: after) }   // not on the engine, busy applying
+                ahead = Task.detached { [limit = pageLimit] in try await self.page(after: after, limit: limit) }   // not on the engine, busy applying
             }
             if hasLocalChanges(after: mark) {
                 mark = try historyToken()
@@ -105,12 +105,17 @@ extension SyncEngine {
     /// The page after the saved cursor, with that cursor.
     private func nextPage() async throws -> (cursor: String, page: PullResponse) {
         let cursor = try read { db in try SyncStore.value("cursor", db) } ?? ""
-        return try await page(after: cursor)
+        return try await page(after: cursor, limit: pageLimit)
+    }
+
+    /// Changes per page asked for: the configured size, within the server's maximum.
+    private var pageLimit: Int {
+        max(min(configuration.pullPageSize, capabilities?.maxPageSize ?? .max), 1)
     }
 
     /// The page after `cursor`, read on ``pageReader`` rather than the engine's queue.
-    private nonisolated func page(after cursor: String) async throws -> (cursor: String, page: PullResponse) {
-        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(configuration.pullPageSize)&stamps=compact")
+    private nonisolated func page(after cursor: String, limit: Int) async throws -> (cursor: String, page: PullResponse) {
+        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)&stamps=compact")
         return (cursor, try await Self.readPage(response.body))
     }
 

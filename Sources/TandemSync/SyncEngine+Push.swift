@@ -429,10 +429,13 @@ extension SyncEngine {
         var bytes: Int
     }
 
-    /// The batch shape new ranges are cut with: the configured one, smaller once the server
-    /// refused a batch as too large (``batchLimit``).
+    /// The batch shape new ranges are cut with: the configured one, within the server's
+    /// limits (its capabilities, and ``batchLimit`` once it refused a batch as too large).
+    /// The body's envelope around the changes takes well under 1 KiB of the server's limit.
     var batchShape: BatchShape {
-        BatchShape(count: max(min(configuration.pushBatchSize, batchLimit ?? .max), 1), bytes: max(configuration.pushBatchBytes, 1))
+        let count = min(configuration.pushBatchSize, batchLimit ?? .max, capabilities?.maxChangesPerPush ?? .max)
+        let bytes = min(configuration.pushBatchBytes, (capabilities?.maxBodyBytes).map { $0 - 1024 } ?? .max)
+        return BatchShape(count: max(count, 1), bytes: max(bytes, 1))
     }
 
     /// Reads and cuts the next push range (blocking SQLite and JSON work, kept off both the

@@ -73,6 +73,8 @@ public actor SyncEngine {
         echoSkipChecksPulledChanges = false
     }
     private var schemaVersion: Int?
+    /// What the server said of itself in this engine's first handshake (`GET /v1/capabilities`).
+    var capabilities: ServerCapabilities?
     /// The server's clock minus this machine's, from the last answer (ms).
     let clockOffset = Mutex<Int64?>(nil)
 
@@ -293,9 +295,17 @@ public actor SyncEngine {
 
     // MARK: Schema handshake
 
-    /// The dataset's version number of this store's schema, registering it when missing.
+    /// The dataset's version number of this store's schema, registering it when missing;
+    /// first, once per engine, the server's capabilities (its protocol and limits).
     func handshake() async throws -> Int {
         if let schemaVersion { return schemaVersion }
+        if capabilities == nil {
+            let answer = try Self.decode(ServerCapabilities.self, try await call("GET", "/v1/capabilities"))
+            guard answer.protocolVersion == WireProtocol.version else {
+                throw SyncError(.unsupportedProtocol, "the server speaks sync protocol \(answer.protocolVersion); this Tandem speaks \(WireProtocol.version). Use a Tandem and a tandem-server of the same protocol")
+            }
+            capabilities = answer
+        }
         let path = "/v1/datasets/\(dataset)"
         _ = try await call("PUT", path)
         let canonical = try container.schema.canonicalJSON()

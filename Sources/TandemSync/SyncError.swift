@@ -23,6 +23,8 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let rejected = Code(rawValue: "rejected")
         /// The server failed (5xx) or is rate limiting (429). Retrying later may work.
         public static let serverUnavailable = Code(rawValue: "serverUnavailable")
+        /// The server speaks another version of the sync protocol than this Tandem.
+        public static let unsupportedProtocol = Code(rawValue: "unsupportedProtocol")
         /// The server's answer could not be read.
         public static let invalidResponse = Code(rawValue: "invalidResponse")
         /// The local store failed.

@@ -107,10 +107,55 @@ struct PushRangeTests {
         }
     }
 
-    /// A server with a lower cap on changes per push refuses a batch as too large: the batch
-    /// is sent in halves, and the ranges after it are cut to the cap the server names (the
-    /// one read ahead meanwhile is cut again), instead of every batch being refused first.
-    @Test func aServerThatTakesFewerChangesPerPushGetsSmallerBatchesAfterRefusingOne() async throws {
+    /// A server with a lower cap on changes per push than the client's batch size: its
+    /// capabilities name the cap, and every batch is cut to it from the first one, with no
+    /// refused push.
+    @Test func batchesAreCutToTheCapTheServersCapabilitiesName() async throws {
+        try await Self.withLowCapServer(advertising: nil) { transport, pushes, token, quiet in
+            let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
+            try Self.bulkInsert(a, 100...139)
+            var configuration = SyncConfiguration(token: { token })
+            configuration.pushBatchSize = 8
+            let engine = SyncEngine(container: a, transport: transport, configuration: configuration, logger: quiet)
+            let summary = try await engine.sync()
+            #expect(summary.pushed == 40 && summary.quarantined == 0)
+            #expect(await engine.capabilities?.maxChangesPerPush == 3)
+            #expect(await engine.batchLimit == nil, "nothing was refused")
+            let sent = pushes.sent.withLock { $0 }
+            #expect(sent.allSatisfy { $0.status == 200 && $0.changes <= 3 }, "\(sent)")
+            #expect(sent.count == 14, "40 changes in batches of 3: \(sent.count) pushes")
+        }
+    }
+
+    /// A server whose cap dropped after the client's handshake (restarted with a lower
+    /// `maxChangesPerPush`) refuses a batch as too large: the batch is sent in halves, and the
+    /// ranges after it are cut to the cap the server names (the one read ahead meanwhile is
+    /// cut again), instead of every batch being refused first.
+    @Test func aCapLoweredSinceTheHandshakeCostsOneRefusedBatchThenSmallerOnes() async throws {
+        try await Self.withLowCapServer(advertising: 100) { transport, pushes, token, quiet in
+            let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
+            try Self.bulkInsert(a, 100...139)   // 40 changes: five batches of 8
+            var configuration = SyncConfiguration(token: { token })
+            configuration.pushBatchSize = 8
+            configuration.pushesInFlight = 1
+            let engine = SyncEngine(container: a, transport: transport, configuration: configuration, logger: quiet)
+            let summary = try await engine.sync()
+            #expect(summary.pushed == 40 && summary.quarantined == 0)
+            #expect(await engine.batchLimit == 3)
+            // The first batch of 8 costs three refusals (8, then its halves of 4); every range
+            // after it is cut to 3.
+            let refused = pushes.sent.withLock { $0.filter { $0.status == 413 }.count }
+            #expect(refused == 3, "\(pushes.sent.withLock { $0 })")
+            let pulled = try await SyncEngine(container: ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema), transport: transport,
+                                              configuration: SyncConfiguration(token: { token }), logger: quiet).sync()
+            #expect(pulled.pulled == 40)
+        }
+    }
+
+    /// A server taking at most 3 changes per push, whose capabilities answer says so, or says
+    /// `advertising` instead; `body` gets a transport that records each push's size and status.
+    static func withLowCapServer(advertising: Int?,
+                                 _ body: @Sendable (MemoryTransport, PushLog, String, Logger) async throws -> Void) async throws {
         let storage = MemoryServerStorage()
         let token = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
         var server = ServerConfiguration()
@@ -119,29 +164,48 @@ struct PushRangeTests {
         let app = Application(router: buildRouter(ServerDependencies(storage: storage, configuration: server)), logger: quiet)
         try await app.test(.router) { client in
             let base = ConvergenceSimulationTests.transport(client)
-            let statuses = Mutex<[Int]>([])
-            let counting = MemoryTransport { request in
-                let response = try await base.send(request)
-                if request.path.hasSuffix("/push") { statuses.withLock { $0.append(response.status) } }
+            let pushes = PushLog()
+            let transport = MemoryTransport { request in
+                var response = try await base.send(request)
+                if request.path.hasSuffix("/push"), let sent = request.body {
+                    let changes = (try? WireJSONReader.pushRequest(sent))?.changes.count ?? -1
+                    pushes.sent.withLock { $0.append((changes, response.status)) }
+                }
+                if request.path == "/v1/capabilities", let advertising,
+                   var capabilities = try? JSONDecoder().decode(ServerCapabilities.self, from: response.body) {
+                    capabilities.maxChangesPerPush = advertising
+                    response.body = try JSONEncoder().encode(capabilities)
+                }
                 return response
             }
-            let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
-            try Self.bulkInsert(a, 100...139)   // 40 changes: five batches of 8
-            var configuration = SyncConfiguration(token: { token })
-            configuration.pushBatchSize = 8
-            configuration.pushesInFlight = 1
-            let engine = SyncEngine(container: a, transport: counting, configuration: configuration, logger: quiet)
-            let summary = try await engine.sync()
-            #expect(summary.pushed == 40 && summary.quarantined == 0)
-            #expect(await engine.batchLimit == 3)
-            // The first batch of 8 costs three refusals (8, then its halves of 4); every range
-            // after it is cut to 3.
-            let refused = statuses.withLock { $0.filter { $0 == 413 }.count }
-            #expect(refused == 3, "\(statuses.withLock { $0 })")
-            let pulled = try await SyncEngine(container: ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema), transport: base,
-                                              configuration: SyncConfiguration(token: { token }), logger: quiet).sync()
-            #expect(pulled.pulled == 40)
+            try await body(transport, pushes, token, quiet)
         }
+    }
+
+    /// Each push a test server answered: how many changes it held, and the status.
+    final class PushLog: Sendable {
+        let sent = Mutex<[(changes: Int, status: Int)]>([])
+    }
+
+    /// A server of another protocol version: the handshake stops with a message naming both,
+    /// before anything is pushed or pulled.
+    @Test func aServerOfAnotherProtocolVersionIsRefusedInTheHandshake() async throws {
+        let requests = Mutex<[String]>([])
+        let transport = MemoryTransport { request in
+            requests.withLock { $0.append(request.path) }
+            let capabilities = ServerCapabilities(protocolVersion: 2, maxChangesPerPush: 5_000, maxPageSize: 5_000, maxBodyBytes: 8 << 20,
+                                                  maxClockSkewMilliseconds: 300_000)
+            return TransportResponse(status: 200, headers: [:], body: try JSONEncoder().encode(capabilities))
+        }
+        let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
+        try Self.bulkInsert(a, 1...2)
+        let engine = SyncEngine(container: a, transport: transport, configuration: SyncConfiguration(token: { "tdm_x" }),
+                                logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let error = await #expect(throws: SyncError.self) { try await engine.sync() }
+        #expect(error?.code == .unsupportedProtocol)
+        #expect(error?.message.contains("protocol 2") == true && error?.message.contains("speaks 1") == true, "\(error?.message ?? "")")
+        #expect(requests.withLock { $0 } == ["/v1/capabilities"])
+        #expect(try SyncStatus(of: a).pendingChanges == 2)
     }
 
     @Test func theCapIsReadFromTheServersMessage() {

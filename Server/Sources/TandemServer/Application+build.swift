@@ -65,6 +65,7 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
     let v1 = router.group("v1")
         .add(middleware: Authenticator(storage: dependencies.storage,
                                        limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst)))
+    v1.get("capabilities") { _, _ in try routes.capabilities() }
     v1.get("datasets") { _, context in try await routes.listDatasets(context) }
     v1.put("datasets/:dataset") { _, context in try await routes.createDataset(context) }
     v1.get("datasets/:dataset/schema") { _, context in try await routes.schemaHistory(context) }

@@ -113,6 +113,14 @@ struct Routes: Sendable {
         }
     }
 
+    /// `GET /v1/capabilities`: the protocol version, this server's limits, and the additions
+    /// to v1 it has (none yet).
+    func capabilities() throws -> Response {
+        try Self.json(ServerCapabilities(maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
+                                         maxBodyBytes: configuration.maxBodyBytes,
+                                         maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds))
+    }
+
     func listDatasets(_ context: TandemRequestContext) async throws -> Response {
         try Self.json(DatasetList(datasets: try await storage.datasets(owner: try context.requireUser().id)))
     }

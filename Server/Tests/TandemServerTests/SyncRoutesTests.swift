@@ -8,6 +8,25 @@ import TandemWire
 
 @Suite("Protocol v1 routes")
 struct SyncRoutesTests {
+    /// The capabilities answer names protocol 1 and this server's configured limits, to a
+    /// signed-in caller only.
+    @Test func capabilitiesNameTheProtocolAndTheConfiguredLimits() async throws {
+        let harness = try await ServerHarness.make(.memory) { configuration in
+            configuration.maxChangesPerPush = 123
+            configuration.maxPageSize = 456
+            configuration.maxBodyBytes = 1 << 20
+            configuration.maxClockSkewMilliseconds = 9_000
+        }
+        try await harness.run { client in
+            let answer = try await client.send(.get, "/v1/capabilities", token: harness.ann)
+            #expect(answer.status == .ok)
+            let capabilities = try answer.decode(ServerCapabilities.self)
+            #expect(capabilities == ServerCapabilities(protocolVersion: 1, maxChangesPerPush: 123, maxPageSize: 456, maxBodyBytes: 1 << 20,
+                                                       maxClockSkewMilliseconds: 9_000, features: []))
+            #expect(try await client.send(.get, "/v1/capabilities", token: nil).status == .unauthorized)
+        }
+    }
+
     @Test(arguments: StorageKind.allCases)
     func pushThenPullReturnsTheAppliedChangesInLogOrder(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind)
