@@ -748,7 +748,7 @@ struct ChangeApplier {
         merges.any = true
         if !merges.ever {
             merges.ever = true
-            try SyncStore.set("merged", "1", db)
+            try SyncState.update(db) { $0.everMerged = true }
         }
         for referrer in referrers[entity] ?? [] {
             let rows = try Row.fetchAll(db, sql: "SELECT \(Self.idColumn), \(Self.stampColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ?",

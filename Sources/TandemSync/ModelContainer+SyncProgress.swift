@@ -53,14 +53,14 @@ extension ModelContainer {
     /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
     func syncPushedChange(acknowledged: HistoryToken) throws -> Int64 {
         do {
-            let parts = try read { db in try SyncStore.value("pushedChange", db) }?.split(separator: ":").compactMap { Int64($0) } ?? []
-            guard parts.count == 3, parts[0] == acknowledged.rawValue, parts[1] > acknowledged.rawValue else { return 0 }
-            var probe = HistoryDescriptor(after: HistoryToken(rawValue: parts[1] - 1))
-            probe.afterChange = parts[2] - 1
+            guard let pushed = try read({ db in try db.tableExists(PushedChange.databaseTableName) ? try PushedChange.fetchOne(db) : nil }),
+                  pushed.acknowledged == acknowledged.rawValue, pushed.token > acknowledged.rawValue else { return 0 }
+            var probe = HistoryDescriptor(after: HistoryToken(rawValue: pushed.token - 1))
+            probe.afterChange = pushed.changeID - 1
             probe.changeLimit = 1
             let found = try fetchHistory(probe).first
-            guard found?.token.rawValue == parts[1], found?.changes.first?.id == parts[2] else { return 0 }
-            return parts[2]
+            guard found?.token.rawValue == pushed.token, found?.changes.first?.id == pushed.changeID else { return 0 }
+            return pushed.changeID
         } catch let error as SyncError {
             throw error
         } catch {

@@ -50,7 +50,7 @@ extension SyncEngine {
                            _ db: Database) throws -> (skipped: Int, waiting: [Echo]) {
         guard !echoes.isEmpty else { return (0, []) }
         if checkingPulledChanges, try ModelContainer.hasPulledChanges(since: first, db) { return (0, []) }
-        var cursor = try SyncStore.value("cursor", db) ?? ""
+        var cursor = try SyncState.read(db)?.cursor ?? ""
         var waiting = echoes
         var skipped = 0
         while let index = waiting.firstIndex(where: { $0.from == cursor }) {
@@ -61,7 +61,7 @@ extension SyncEngine {
             cursor = echo.to
             skipped += 1
         }
-        if skipped > 0 { try SyncStore.set("cursor", cursor, db) }
+        if skipped > 0 { try SyncState.update(db) { $0.cursor = cursor } }
         return (skipped, waiting)
     }
 }

@@ -48,12 +48,12 @@ extension SyncEngine {
             let outcome = try store { db -> ChangeApplier.Outcome? in
                 // Another process (the daemon and `tandem sync`) may have applied this page
                 // meanwhile: apply only if the cursor is still the one the page follows.
-                guard try SyncStore.value("cursor", db) ?? "" == cursor else { return nil }
+                guard try SyncState.read(db)?.cursor ?? "" == cursor else { return nil }
                 var outcome = ChangeApplier.Outcome()
                 for entry in page.changes {
                     try applier.apply(entry, db, into: &outcome)
                 }
-                try SyncStore.set("cursor", page.nextCursor, db)
+                try SyncState.update(db) { $0.cursor = page.nextCursor }
                 if let newest = outcome.newestStamp {
                     // Later local edits must be stamped after everything seen (HLC receive).
                     try ModelContainer.advanceClock(past: newest, in: db)
@@ -98,13 +98,13 @@ extension SyncEngine {
         applier.updateWinsOverDelete = configuration.updateWinsOverDelete
         applier.node = node
         applier.merges.any = try read { db in try SyncStore.count("tandem_sync_merged", db) > 0 }
-        applier.merges.ever = try applier.merges.any || read { db in try SyncStore.value("merged", db) != nil }
+        applier.merges.ever = try applier.merges.any || read { db in try SyncState.read(db)?.everMerged ?? false }
         return applier
     }
 
     /// The page after the saved cursor, with that cursor.
     private func nextPage() async throws -> (cursor: String, page: PullResponse) {
-        let cursor = try read { db in try SyncStore.value("cursor", db) } ?? ""
+        let cursor = try read { db in try SyncState.read(db)?.cursor } ?? ""
         return try await page(after: cursor, limit: pageLimit)
     }
 

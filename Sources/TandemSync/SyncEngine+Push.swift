@@ -160,7 +160,7 @@ extension SyncEngine {
     /// remembers how far into the next one it got.
     func push(schemaVersion: Int) async throws -> PushResult {
         var result = try await pushSnapshotIfNeeded(schemaVersion: schemaVersion)
-        let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
+        let clientID = try read { db in try SyncState.read(db)?.clientID } ?? "client"
         // The next range is read and cut while this one is sent (off the engine's queue), from
         // where this one will leave the journal's acknowledgement; it is used only if the
         // store is there when this one is done.
@@ -173,9 +173,9 @@ extension SyncEngine {
             // since is pushed now, not at the next sync).
             // One cut to a batch size the server has refused since is read again too.
             if let next = try? await ahead?.value, let range = next.range, next.acknowledged == acknowledged, range.shape == batchShape,
-               try read({ db in try SyncStore.value("inflight", db) }) == nil,
+               try read({ db in try InFlightRange.fetchOne(db) }) == nil,
                try container.syncPushedChange(acknowledged: acknowledged) == next.afterChange {
-                try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
+                try store { db in try range.saved(nextBatch: 0).save(db) }
                 prepared = next
             } else {
                 guard let range = try nextRange(after: acknowledged) else { return result }
@@ -275,7 +275,7 @@ extension SyncEngine {
                         let (skipped, unmatched) = try store { db in
                             try answered.save(db)
                             if mergedAway { try Self.unmergeReinserted(sentBatches.flatMap(\.changes), uniqueEntities: uniqueEntities, db) }
-                            try SyncStore.set("inflight", range.saved(chunk: chunk), db)
+                            try range.saved(nextBatch: chunk).save(db)
                             return try Self.skipEchoes(echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
                         }
                         unmatchedEchoes = unmatched
@@ -294,8 +294,8 @@ extension SyncEngine {
             // Saved under the acknowledged token it will be valid for; a crash before the
             // acknowledgement below only makes it stale (the range is sent again).
             try store { db in
-                try SyncStore.set("pushedChange", "\(newAcknowledged.rawValue):\(range.lastToken.rawValue):\(range.throughChange)", db)
-                try SyncStore.set("inflight", nil, db)
+                try PushedChange(acknowledged: newAcknowledged.rawValue, token: range.lastToken.rawValue, changeID: range.throughChange).save(db)
+                try InFlightRange.clear(db)
             }
             if let finished = range.finishedThrough, finished > acknowledged {
                 do {
@@ -327,14 +327,14 @@ extension SyncEngine {
     /// pushed as inserts with their stored stamps, so no record stays behind.
     func pushSnapshotIfNeeded(schemaVersion: Int) async throws -> PushResult {
         var result = PushResult()
-        guard try read({ db in try SyncStore.value("snapshot", db) }) == nil else { return result }
+        guard try read({ db in try SyncState.read(db)?.snapshotPushed }) == false else { return result }
         // A store journaled since its creation, with all its history, has nothing to add: the
         // scan below reads every row (50 ms per 100 k rows) to find none.
         if try read({ db in try ModelContainer.journalHoldsEveryInsert(db) }) {
-            try store { db in try SyncStore.set("snapshot", "done", db) }
+            try store { db in try SyncState.update(db) { $0.snapshotPushed = true } }
             return result
         }
-        let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
+        let clientID = try read { db in try SyncState.read(db)?.clientID } ?? "client"
         // Read and sent a slice at a time (ids in order), so a large store is never held
         // in memory whole.
         let slice = min(max(configuration.pushBatchSize, 1), 100_000) * 10
@@ -376,7 +376,7 @@ extension SyncEngine {
                 if changes.count < slice { break }
             }
         }
-        try store { db in try SyncStore.set("snapshot", "done", db) }
+        try store { db in try SyncState.update(db) { $0.snapshotPushed = true } }
         result.echoes = []   // rows without history: their echoes are pulled back
         return result
     }
@@ -416,10 +416,10 @@ extension SyncEngine {
             "\(clientID):v\(schemaVersion):t\(firstToken.rawValue).\(afterChange)-t\(lastToken.rawValue).\(throughChange):\(index)/\(shape.count)"
         }
 
-        /// The form saved under `inflight`:
-        /// `r:<acknowledged>:<after>:<through>:<batch>:<changes per batch>:<bytes per batch>`.
-        func saved(chunk: Int) -> String {
-            "r:\(acknowledged.rawValue):\(afterChange):\(throughChange):\(chunk):\(shape.count):\(shape.bytes)"
+        /// The range as saved while it is sent, with its first batch not answered yet.
+        func saved(nextBatch: Int) -> InFlightRange {
+            InFlightRange(acknowledged: acknowledged.rawValue, afterChange: afterChange, throughChange: throughChange,
+                          nextBatch: nextBatch, batchChanges: shape.count, batchBytes: shape.bytes)
         }
     }
 
@@ -509,25 +509,22 @@ extension SyncEngine {
     /// first ``firstRangeLimit`` local changes after the acknowledged transaction and after
     /// the last change pushed.
     func nextRange(after acknowledged: HistoryToken) throws -> Range? {
-        if let text = try read({ db in try SyncStore.value("inflight", db) }) {
-            let parts = text.split(separator: ":")
-            // A range saved under another acknowledged token, or in an older format (without
-            // its batch shape: its batch index cannot be trusted), is dropped: sending the
-            // same changes again under other keys changes nothing at the server (same values,
-            // same stamps).
-            if parts.count == 7, parts[0] == "r", let ack = Int64(parts[1]), ack == acknowledged.rawValue,
-               let after = Int64(parts[2]), let through = Int64(parts[3]), let chunk = Int(parts[4]),
-               let count = Int(parts[5]), count > 0, let bytes = Int(parts[6]), bytes > 0,
-               var range = try fetchRange(after: acknowledged, afterChange: after, through: through, limit: rangeLimit, shape: BatchShape(count: count, bytes: bytes)),
-               range.throughChange == through {
-                range.chunk = chunk
+        if let saved = try read({ db in try InFlightRange.fetchOne(db) }) {
+            // A range saved under another acknowledged token is dropped: sending the same
+            // changes again under other keys changes nothing at the server (same values, same
+            // stamps).
+            if saved.acknowledged == acknowledged.rawValue, saved.batchChanges > 0, saved.batchBytes > 0,
+               var range = try fetchRange(after: acknowledged, afterChange: saved.afterChange, through: saved.throughChange, limit: rangeLimit,
+                                          shape: BatchShape(count: saved.batchChanges, bytes: saved.batchBytes)),
+               range.throughChange == saved.throughChange {
+                range.chunk = saved.nextBatch
                 return range
             }
-            try store { db in try SyncStore.set("inflight", nil, db) }
+            try store { db in try InFlightRange.clear(db) }
         }
         let pushed = try container.syncPushedChange(acknowledged: acknowledged)
         guard let range = try fetchRange(after: acknowledged, afterChange: pushed, through: nil, limit: firstRangeLimit, shape: batchShape) else { return nil }
-        try store { db in try SyncStore.set("inflight", range.saved(chunk: 0), db) }
+        try store { db in try range.saved(nextBatch: 0).save(db) }
         return range
     }
 

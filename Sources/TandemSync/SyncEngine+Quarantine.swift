@@ -64,7 +64,7 @@ extension SyncEngine {
     private func sendQuarantined(_ waiting: [(WireChange, Int64)], schemaVersion: Int) async throws -> PushResult {
         let changes = waiting.map(\.0), ids = waiting.map(\.1)
         guard !changes.isEmpty else { return PushResult() }
-        let clientID = try read { db in try SyncStore.value("clientID", db) } ?? "client"
+        let clientID = try read { db in try SyncState.read(db)?.clientID } ?? "client"
         // The same waiting changes are the same push (a retry after a lost answer replays);
         // stamped again, or with others, they are another.
         let key = "\(clientID):v\(schemaVersion):quarantine:\(Self.fingerprint(changes.map { change in WireJSON.data { $0.append(change) }.utf8Text }))"

@@ -160,7 +160,7 @@ public actor SyncEngine {
                            metadata: ["changes": "\(summary.waitingLocal)"])
         }
         let now = clock()
-        try store { db in try SyncStore.set("lastSync", String(now), db) }
+        try store { db in try SyncState.update(db) { $0.lastSync = now } }
         logger.info("synced", metadata: ["pushed": "\(summary.pushed)", "pulled": "\(summary.pulled)",
                                          "conflicts": "\(summary.conflicts)", "quarantined": "\(summary.quarantined)"])
         return summary

@@ -3,14 +3,15 @@ import GRDB
 import TandemSchema
 import TandemWire
 
-/// The sync engine's own tables in the store file (format 2, kept in `tandem_sync_state`
-/// under `formatVersion`; format 1 lacked the tombstones and is upgraded in place):
+/// The sync engine's own tables in the store file (format 3, ``SyncState/formatVersion``;
+/// until Tandem's first release a store of another format is refused, not upgraded):
 ///
-/// - `tandem_sync_state(key, value)`: `cursor` (the server's pull cursor), `clientID` (this
-///   store's id in idempotency keys), `inflight` (the push range being sent:
-///   `r:<acknowledged token>:<after change>:<through change>:<batch>`), `pushedChange`
-///   (`<acknowledged token>:<token>:<change id>`: how far into a transaction not
-///   acknowledged yet the pushes got), `lastSync` (milliseconds since 1970), `formatVersion`.
+/// - `tandem_sync_state`: one row (``SyncState``): this store's client id, the pull cursor,
+///   when the last sync finished, whether the first sync's snapshot was pushed and whether a
+///   merge was ever pulled.
+/// - `tandem_sync_push_range`: the push range being sent (``InFlightRange``), at most one row.
+/// - `tandem_sync_pushed_change`: how far into a transaction not acknowledged yet the pushes
+///   got (``PushedChange``), at most one row.
 /// - `tandem_sync_conflict`: every value that lost, with both values (wire JSON), stamps,
 ///   the winner (`local`, `remote`, `server`) and the rule.
 /// - `tandem_sync_quarantine`: changes waiting for their cause to go away, with the reason:
@@ -37,17 +38,30 @@ import TandemWire
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
 /// (``ModelContainer/unpushedHistory()``).
 enum SyncStore {
-    static let formatVersion = 2
+    static let formatVersion = 3
     static let reader = "sync"
     static let author = "sync"
 
+    /// Makes the engine's tables (once) and its state row.
+    ///
+    /// - Throws: ``SyncError`` with code `store` for sync tables of another format.
     static func create(_ db: Database) throws {
+        if try db.tableExists(SyncState.databaseTableName) {
+            let columns = try db.columns(in: SyncState.databaseTableName).map(\.name)
+            let version = columns.contains("format_version")
+                ? try Int.fetchOne(db, sql: "SELECT format_version FROM tandem_sync_state") : 2
+            if let version, version != formatVersion {
+                throw SyncError(.store, "the store's sync tables have format \(version); this Tandem reads format \(formatVersion) only (no upgrade before the first release). Push its changes with the Tandem that made it, then start a new store and sync it")
+            }
+        }
         try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS tandem_sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+            \(SyncState.createSQL);
+            \(InFlightRange.createSQL);
+            \(PushedChange.createSQL);
             CREATE TABLE IF NOT EXISTS tandem_sync_conflict (
                 id INTEGER PRIMARY KEY, at INTEGER NOT NULL, record TEXT NOT NULL, attribute TEXT NOT NULL,
                 local_value TEXT, local_stamp TEXT, remote_value TEXT, remote_stamp TEXT,
-                winner TEXT NOT NULL, rule TEXT NOT NULL);
+                winner TEXT NOT NULL, rule TEXT NOT NULL, survivor TEXT);
             CREATE TABLE IF NOT EXISTS tandem_sync_quarantine (
                 id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL,
                 record TEXT, schema_version INTEGER, newer_schema INTEGER NOT NULL DEFAULT 0);
@@ -59,37 +73,8 @@ enum SyncStore {
                 link_table TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL, to_source TEXT NOT NULL, to_target TEXT NOT NULL,
                 stamp TEXT NOT NULL, PRIMARY KEY (link_table, source, target)) WITHOUT ROWID;
             """)
-        if try !db.columns(in: "tandem_sync_conflict").contains(where: { $0.name == "survivor" }) {
-            try db.execute(sql: "ALTER TABLE tandem_sync_conflict ADD COLUMN survivor TEXT")
-        }
-        // Format 2 stores made before the quarantine kept its record and schema version.
-        let quarantineColumns = try db.columns(in: "tandem_sync_quarantine").map(\.name)
-        if !quarantineColumns.contains("record") {
-            try db.execute(sql: "ALTER TABLE tandem_sync_quarantine ADD COLUMN record TEXT; ALTER TABLE tandem_sync_quarantine ADD COLUMN schema_version INTEGER")
-        }
-        if !quarantineColumns.contains("newer_schema") {
-            try db.execute(sql: "ALTER TABLE tandem_sync_quarantine ADD COLUMN newer_schema INTEGER NOT NULL DEFAULT 0")
-        }
-        if let version = try value("formatVersion", db).flatMap(Int.init), version > formatVersion {
-            throw SyncError(.store, "the store's sync tables have format \(version); this Tandem reads format \(formatVersion). Upgrade Tandem")
-        }
-        try set("formatVersion", String(formatVersion), db)
-        if try value("clientID", db) == nil {
-            try set("clientID", UUID().uuidString.lowercased(), db)
-        }
-    }
-
-    static func value(_ key: String, _ db: Database) throws -> String? {
-        guard try db.tableExists("tandem_sync_state") else { return nil }
-        return try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM tandem_sync_state WHERE key = ?"), arguments: [key])
-    }
-
-    static func set(_ key: String, _ value: String?, _ db: Database) throws {
-        if let value {
-            try db.cachedStatement(sql: "INSERT INTO tandem_sync_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-                .execute(arguments: [key, value])
-        } else {
-            try db.cachedStatement(sql: "DELETE FROM tandem_sync_state WHERE key = ?").execute(arguments: [key])
+        if try SyncState.fetchOne(db, key: 1) == nil {
+            try SyncState(formatVersion: formatVersion, clientID: UUID().uuidString.lowercased()).insert(db)
         }
     }
 

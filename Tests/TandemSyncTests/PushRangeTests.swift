@@ -252,8 +252,8 @@ struct PushRangeTests {
                 slices.append(range.transactions.reduce(0) { $0 + $1.changes.count })
                 #expect(range.finishedThrough == nil || range.finishedThrough! <= acknowledgedBefore)
                 try w.a.write(author: "sync") { db in
-                    try SyncStore.set("pushedChange", "\(acknowledgedBefore.rawValue):\(range.lastToken.rawValue):\(range.throughChange)", db)
-                    try SyncStore.set("inflight", nil, db)
+                    try PushedChange(acknowledged: acknowledgedBefore.rawValue, token: range.lastToken.rawValue, changeID: range.throughChange).save(db)
+                    try InFlightRange.clear(db)
                 }
             }
             #expect(slices == [7, 7, 7])
@@ -263,8 +263,8 @@ struct PushRangeTests {
             #expect(last.finishedThrough == last.lastToken)
             // Nothing was sent: forget the simulated progress.
             try w.a.write(author: "sync") { db in
-                try SyncStore.set("pushedChange", nil, db)
-                try SyncStore.set("inflight", nil, db)
+                try PushedChange.clear(db)
+                try InFlightRange.clear(db)
             }
 
             // The whole thing through the engine, then B has every row.

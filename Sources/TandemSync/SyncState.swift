@@ -1,0 +1,61 @@
+import GRDB
+
+/// The sync engine's own state in the store: one row of `tandem_sync_state`.
+///
+/// ```swift
+/// let cursor = try SyncState.read(db)?.cursor ?? ""
+/// try SyncState.update(db) { $0.cursor = page.nextCursor }
+/// ```
+struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "tandem_sync_state"
+
+    /// Always 1: the table holds one row.
+    var id = 1
+    /// The format of the engine's tables (``SyncStore/formatVersion``).
+    var formatVersion: Int
+    /// This store's id in idempotency keys.
+    var clientID: String
+    /// The server's pull cursor: where the next pull starts ("" before the first).
+    var cursor = ""
+    /// When the last sync finished, milliseconds since 1970.
+    var lastSync: Int64?
+    /// Whether the rows older than the journal were pushed (the first sync's snapshot).
+    var snapshotPushed = false
+    /// Whether a pulled change ever merged two records here (a record merged away may still
+    /// be named by a later change).
+    var everMerged = false
+
+    enum CodingKeys: String, CodingKey, ColumnExpression {
+        case id
+        case formatVersion = "format_version"
+        case clientID = "client_id"
+        case cursor
+        case lastSync = "last_sync"
+        case snapshotPushed = "snapshot_pushed"
+        case everMerged = "ever_merged"
+    }
+
+    static let createSQL = """
+        CREATE TABLE IF NOT EXISTS tandem_sync_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1), format_version INTEGER NOT NULL, client_id TEXT NOT NULL,
+            cursor TEXT NOT NULL DEFAULT '', last_sync INTEGER, snapshot_pushed INTEGER NOT NULL DEFAULT 0,
+            ever_merged INTEGER NOT NULL DEFAULT 0)
+        """
+
+    /// The row; `nil` in a store that never synced (no sync tables yet).
+    static func read(_ db: Database) throws -> SyncState? {
+        guard try db.tableExists(databaseTableName) else { return nil }
+        return try fetchOne(db, key: 1)
+    }
+
+    /// Changes the row (made by ``SyncStore/create(_:)``).
+    ///
+    /// - Throws: a `DatabaseError`, or ``SyncError`` with code `store` when the engine's
+    ///   tables were never made.
+    static func update(_ db: Database, _ change: (inout SyncState) -> Void) throws {
+        guard var state = try read(db) else { throw SyncError(.store, "the store has no sync tables yet") }
+        let before = state
+        change(&state)
+        if state != before { try state.update(db) }
+    }
+}
