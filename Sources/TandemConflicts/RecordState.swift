@@ -4,8 +4,8 @@ public import TandemWire
 
 /// The server's view of one record: the newest value and HLC stamp of each column, and the
 /// newest insert and delete stamps (``RecordMerge`` decides from them).
-public struct RecordState: Sendable, Hashable, Codable {
-    public struct Field: Sendable, Hashable, Codable {
+public struct RecordState: Sendable, Hashable {
+    public struct Field: Sendable, Hashable {
         public var value: WireValue
         public var stamp: HLCTimestamp
         public init(value: WireValue, stamp: HLCTimestamp) {
@@ -58,37 +58,5 @@ public struct RecordState: Sendable, Hashable, Codable {
     public var isDeleted: Bool {
         guard let deleted else { return false }
         return created.map { deleted > $0 } ?? true
-    }
-}
-
-extension RecordState {
-    /// The JSON of its `Codable` form, written without `JSONEncoder` (a push writes one per
-    /// change inside the write transaction).
-    public func jsonData() -> Data {
-        WireJSON.data { json in
-            if let created {
-                json.raw("{\"created\":")
-                json.string(created.description)
-                json.raw(",")
-            } else {
-                json.raw("{")
-            }
-            if let deleted {
-                json.raw("\"deleted\":")
-                json.string(deleted.description)
-                json.raw(",")
-            }
-            json.raw("\"entity\":")
-            json.string(entity)
-            json.raw(",\"fields\":")
-            json.object(fields) { json, field in
-                json.raw("{\"stamp\":")
-                json.string(field.stamp.description)
-                json.raw(",\"value\":")
-                json.append(field.value)
-                json.raw("}")
-            }
-            json.raw("}")
-        }
     }
 }

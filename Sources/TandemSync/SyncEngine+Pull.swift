@@ -115,7 +115,7 @@ extension SyncEngine {
 
     /// The page after `cursor`, read on ``pageReader`` rather than the engine's queue.
     private nonisolated func page(after cursor: String, limit: Int) async throws -> (cursor: String, page: PullResponse) {
-        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)&stamps=compact")
+        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)")
         return (cursor, try await Self.readPage(response.body))
     }
 

@@ -57,45 +57,19 @@ extension SyncEngine {
         }
     }
 
-    /// The `Idempotency-Key` prefix of a push's form: its stamps (compact or one per value)
-    /// and its answer (the short one). See ``send(_:key:schemaVersion:perValue:)``.
-    static func keyPrefix(compact: Bool) -> String { compact ? "cl~" : "l~" }
-
     /// Pushes one batch and logs the values that lost. A batch the server refuses as invalid
     /// or too large is split in two (each half with its own key, derived from the batch's);
     /// a single change it refuses is quarantined with the server's reason instead of
     /// blocking every later sync. The local row keeps its value.
     ///
     /// The answer lists only the outcomes of changes that lost a value or were not applied
-    /// (``PushRequest/OutcomeDetail/lost``); a server before it lists every change's, which
-    /// reads the same.
-    ///
-    /// The server hashes a push as sent, so no two forms of one batch share a key: a range
-    /// left in flight by an older client, or sent again while falling back, is then applied
-    /// again instead of being refused as a reused key (the values it already applied are
-    /// applied again; those overwritten since lose, and are logged as conflicts). The key gets
-    /// a prefix for its form (``keyPrefix(compact:)``): `cl~` for compact stamps (see
-    /// ``WireChange/compacted()``), `l~` for a stamp per value (`perValue`, or once a server
-    /// refused compact stamps). Clients before the short answer sent `c~` and no prefix.
-    func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int, perValue: Bool? = nil) async throws -> PushResult {
+    /// (``PushRequest/OutcomeDetail/lost``).
+    func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int) async throws -> PushResult {
         let batch = pushed.changes
-        let perValue = perValue ?? sendsStampPerValue
-        let sentCompact = !perValue && batch.contains(where: \.hasDefaultStamp)
-        let body = perValue
-            ? PushPlanner.Batch(batch.map { $0.withStampPerValue() }).body(schemaVersion: schemaVersion)
-            : pushed.body(schemaVersion: schemaVersion)
+        let body = pushed.body(schemaVersion: schemaVersion)
         let response: TransportResponse
         do {
-            response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": Self.keyPrefix(compact: sentCompact) + key])
-        } catch let error as SyncError where error.code == .rejected && error.serverCode == "invalid_stamp" && sentCompact {
-            // Perhaps a server older than compact stamps: this batch again with a stamp per
-            // value. When the server takes it whole, every later batch goes that way too.
-            let result = try await send(pushed, key: key, schemaVersion: schemaVersion, perValue: true)
-            if result.quarantined == 0 && !sendsStampPerValue {
-                logger.warning("the server refuses compact stamps (it is older than this client); pushing a stamp per value. Upgrade the server.")
-                sendsStampPerValue = true
-            }
-            return result
+            response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
         } catch let error as SyncError where error.code == .rejected && [400, 413, 422].contains(error.status ?? 0) {
             guard batch.count > 1 else {
                 logger.warning("the server refused a local change; quarantined", metadata: ["record": "\(batch[0].record)", "error": "\(error.message)"])
@@ -113,13 +87,13 @@ extension SyncEngine {
                     batchLimit = cap
                 }
             }
-            var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion, perValue: perValue)
+            var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion)
             // Changes of an insert the first half had refused (its links too) wait with it.
             let (rest, held) = try holdChangesOfRefusedInserts(PushPlanner.Batch(Array(batch[half...])), refused: result.refusedInserts)
             result.add(held)
             if !rest.changes.isEmpty {
                 let restKey = key + ".b" + (held.refused.isEmpty ? "" : ".h" + Self.fingerprint(held.refused.map(\.change)))
-                result.add(try await send(rest, key: restKey, schemaVersion: schemaVersion, perValue: perValue))
+                result.add(try await send(rest, key: restKey, schemaVersion: schemaVersion))
             }
             return result
         }
@@ -322,9 +296,8 @@ extension SyncEngine {
         }
     }
 
-    /// On the first sync, rows the journal has no insert for — history deleted before sync
-    /// was set up, or rows older than the journal (a store upgraded from format 1) — are
-    /// pushed as inserts with their stored stamps, so no record stays behind.
+    /// On the first sync, rows the journal has no insert for (history deleted before sync was
+    /// set up) are pushed as inserts with their stored stamps, so no record stays behind.
     func pushSnapshotIfNeeded(schemaVersion: Int) async throws -> PushResult {
         var result = PushResult()
         guard try read({ db in try SyncState.read(db)?.snapshotPushed }) == false else { return result }

@@ -50,9 +50,6 @@ public actor SyncEngine {
     /// Whether an echo is skipped only when no pulled change came after the pushed edits
     /// (tests plant `false` to show that the simulation catches it).
     var echoSkipChecksPulledChanges = true
-    /// Whether pushes carry a stamp per value: set when the server refused compact stamps
-    /// (a server older than them), for the rest of this engine's life.
-    var sendsStampPerValue = false
     /// The batch size later ranges are cut to once the server refused a batch as too large
     /// (`batch_too_large`, a server with a lower cap than ``SyncConfiguration/pushBatchSize``):
     /// the cap its message names, or half the refused batch. For this engine's life: a

@@ -41,23 +41,14 @@ extension WireChange {
     /// Whether this insert or update carries a default stamp under `"*"` (compact stamps).
     public var hasDefaultStamp: Bool { kind != .delete && stamps[Self.deleteStampKey] != nil }
 
-    /// This change as servers before compact stamps read it: an insert or update with a
-    /// stamp per value and none under `"*"` (such a server dates an insert's creation by its
-    /// newest value). A delete is returned as it is.
+    /// This change with a stamp per value and none under `"*"` (how a replica merges later
+    /// edits of a record into its pending change, value by value). A delete is returned as
+    /// it is.
     public func withStampPerValue() -> WireChange {
         guard hasDefaultStamp else { return self }
         var expanded = self
         expanded.stamps = [:]
         for column in values.keys { expanded.stamps[column] = stamp(of: column) }
-        return expanded
-    }
-
-    /// This change with a stamp for every value (what a client that does not ask for compact
-    /// stamps gets): an update loses its `"*"`; an insert keeps it, as its creation stamp. A
-    /// delete is returned as it is.
-    public func expanded() -> WireChange {
-        var expanded = withStampPerValue()
-        if kind == .insert, let created = stamps[Self.deleteStampKey] { expanded.stamps[Self.deleteStampKey] = created }
         return expanded
     }
 

@@ -508,47 +508,8 @@ struct SnapshotTests {
         }
     }
 
-    /// A store upgraded from format 1 (no journal) has rows older than its journal: they are
-    /// pushed by its first sync, as rows whose history was deleted are.
-    @Test func rowsOfAStoreUpgradedFromFormatOneAreStillPushed() async throws {
-        try await ConflictTableTests.world { w in
-            let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-format1-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let url = directory.appending(path: "old.store")
-            let configuration = ModelConfiguration(url: url, dataset: "todos")
-            do {
-                let old = try ModelContainer(schema: SyncFixtures.schema, configuration: configuration)
-                for n in 60...62 { try SyncFixtures.insert(old, n, title: "older than the journal \(n)", rank: n) }
-            }
-            // The file as a format 1 store: no journal, no stamps, no HLC node.
-            let queue = try DatabaseQueue(path: url.path(percentEncoded: false))
-            try await queue.write { db in
-                for trigger in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
-                    try db.execute(sql: "DROP TRIGGER \(trigger.quotedDatabaseIdentifier)")
-                }
-                try db.execute(sql: "DROP TABLE tandem_history_transaction; DROP TABLE tandem_history_change; DROP TABLE tandem_history_reader")
-                for entity in SyncFixtures.schema.entities {
-                    try db.execute(sql: "ALTER TABLE \(entity.name.quotedDatabaseIdentifier) DROP COLUMN \"#hlc\"")
-                }
-                try db.execute(sql: "DELETE FROM tandem_metadata WHERE key IN ('node', 'hlc', 'journalFromCreation')")
-                try db.execute(sql: "UPDATE tandem_metadata SET value = '1' WHERE key = 'formatVersion'")
-            }
-            try queue.close()
-            let upgraded = try ModelContainer(schema: SyncFixtures.schema, configuration: configuration)
-            #expect(try upgraded.read { db in try ModelContainer.journalHoldsEveryInsert(db) } == false)
-            try SyncFixtures.insert(upgraded, 63, title: "journaled", rank: 63)
-            let summary = try await SyncEngine(container: upgraded, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
-            #expect(summary.pushed == 4)
-            _ = try await w.syncA.sync()
-            #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(61)] == ["older than the journal 61", "61"])
-            #expect(try SyncFixtures.rows(w.a).count == 5, "record 1, the three old rows and the new one")
-        }
-    }
-
     /// A store journaled since its creation, with all its history, skips the snapshot's scan
-    /// of every row: the journal holds every insert. Deleting history, or an upgrade from
-    /// format 1, brings the scan back.
+    /// of every row: the journal holds every insert. Deleting history brings the scan back.
     @Test func aStoreJournaledSinceItsCreationHoldsEveryInsert() async throws {
         let c = try ConvergenceSimulationTests.store("todos")
         #expect(try c.read { db in try ModelContainer.journalHoldsEveryInsert(db) }, "an empty new store")

@@ -344,31 +344,25 @@ struct JournalTests {
         #expect(await received.value == ["T-1", "T-2", "T-3"])
     }
 
-    @Test func aFormat1StoreIsUpgradedInPlace() throws {
+    /// A store file of an earlier or a later format is refused with what to do, and left
+    /// as it was.
+    @Test(arguments: ["1", "3"]) func aStoreOfAnotherFormatIsRefusedAndLeftAsItWas(_ version: String) throws {
         let directory = TemporaryDirectory()
         do {
             let container = try container(Item.self, url: directory.file())
             let context = ModelContext(container)
             context.insert(Item(name: "old"))
             try context.save()
-            // Turn the file back into store format 1: no journal.
             try container.writer.write { db in
-                try JournalDDL.dropTriggers(db)
-                try db.execute(sql: "DROP TABLE tandem_history_transaction; DROP TABLE tandem_history_change; DROP TABLE tandem_history_reader")
-                try db.execute(sql: ##"ALTER TABLE "Item" DROP COLUMN "#hlc""##)
-                try db.execute(sql: "DELETE FROM tandem_metadata WHERE key IN ('node', 'hlc')")
-                try db.execute(sql: "UPDATE tandem_metadata SET value = '1' WHERE key = 'formatVersion'")
+                try db.execute(sql: "UPDATE tandem_metadata SET value = ? WHERE key = 'formatVersion'", arguments: [version])
             }
         }
-        let container = try container(Item.self, url: directory.file())
-        let context = ModelContext(container)
-        let old = try #require(try context.fetch(FetchDescriptor<Item>()).only)
-        #expect(old.name == "old")
-        old.name = "renamed"
-        try context.save()
-        let change = try #require(try context.fetchHistory(HistoryDescriptor()).only?.changes.only)
-        #expect(change.values == ["name": .text("renamed")])
-        #expect(try container.read { db in try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'formatVersion'") } == "2")
+        let error = #expect(throws: StoreError.self) { try container(Item.self, url: directory.file()) }
+        #expect(error?.code == .corruptFile)
+        #expect(error?.message.contains("format \(version)") == true && error?.message.contains("make a new store") == true, "\(error?.message ?? "")")
+        let queue = try DatabaseQueue(path: directory.file().path(percentEncoded: false))
+        #expect(try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'formatVersion'") } == version)
+        #expect(try queue.read { db in try String.fetchAll(db, sql: #"SELECT name FROM "Item""#) } == ["old"])
     }
 
     @Test func aMigrationKeepsJournalingTheNewColumns() throws {

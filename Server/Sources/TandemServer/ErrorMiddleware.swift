@@ -11,7 +11,7 @@ struct ErrorMiddleware: RouterMiddleware {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         switch parts.count {
         case 1 where parts[0] == "health" || parts[0] == "openapi.yaml" || parts[0] == "metrics": return "GET"
-        case 2 where parts == ["v1", "datasets"]: return "GET"
+        case 2 where parts == ["v1", "datasets"] || parts == ["v1", "capabilities"]: return "GET"
         case 3 where parts[0] == "v1" && parts[1] == "datasets" && !parts[2].isEmpty: return "PUT"
         case 4 where parts[0] == "v1" && parts[1] == "datasets" && !parts[2].isEmpty:
             switch parts[3] {

@@ -6,8 +6,7 @@ import TandemWire
 /// it: every push reads and writes one per change inside the write transaction, where JSON
 /// (and `JSONDecoder` for every update) cost more than SQLite did.
 ///
-/// Layout, little-endian: the format byte `0x01` (JSON states, from servers before it,
-/// start with `{` and are still read); the entity (LEB128 length + UTF-8); a flags byte
+/// Layout, little-endian: the format byte `0x01`; the entity (LEB128 length + UTF-8); a flags byte
 /// (1: created, 2: deleted) followed by those stamps; the field count (LEB128); per field
 /// its column name, its stamp and its value. A stamp is physical (8 bytes), counter (2),
 /// node (8). A value is a tag — 0 null, 1 false, 2 true, 3 integer (8 bytes), 4 real (IEEE
@@ -15,7 +14,7 @@ import TandemWire
 ///
 /// ```swift
 /// let blob = state.binaryBytes()
-/// let again = try RecordState(stored: Data(blob))   // == state; JSON blobs decode too
+/// let again = try RecordState(stored: Data(blob))   // == state
 /// ```
 extension RecordState {
     static let binaryFormat: UInt8 = 1
@@ -69,22 +68,16 @@ extension RecordState {
         }
     }
 
-    /// Reads a stored state in either form (binary, or the JSON of servers before it).
+    /// Reads a stored state.
     ///
-    /// - Throws: ``StorageError/unavailable(_:)`` when the bytes are neither (a damaged
-    ///   database): the push fails and nothing is written.
+    /// - Throws: ``StorageError/unavailable(_:)`` when the bytes are not a state of this
+    ///   format (a damaged database): the push fails and nothing is written.
     init(stored data: Data) throws {
         self = try data.withUnsafeBytes { try RecordState(stored: $0) }
     }
 
     /// ``init(stored:)`` from bytes as SQLite hands them over.
     init(stored raw: UnsafeRawBufferPointer) throws {
-        if raw.first == UInt8(ascii: "{") {
-            do { self = try JSONDecoder().decode(RecordState.self, from: Data(raw)) } catch {
-                throw StorageError.unavailable("a stored record state is damaged: \(error)")
-            }
-            return
-        }
         var reader = Reader(bytes: raw.bindMemory(to: UInt8.self))
         guard let decoded = reader.state() else {
             throw StorageError.unavailable("a stored record state is damaged (\(raw.count) bytes, format byte \(raw.first.map(String.init) ?? "none"))")

@@ -214,10 +214,7 @@ struct Routes: Sendable {
             counts.withLock { $0 = (result.applied, result.lost) }
             return WireJSON.data { $0.append(result.response) }
         }
-        // A server before the short answer ignored "outcomes" and hashed the push without it:
-        // a retry across the upgrade is the same push, and gets that server's full answer.
-        if stored.replayed && stored.requestHash != requestHash
-            && (push.outcomes != .lost || stored.requestHash != Self.hashIgnoringOutcomeDetail(push)) {
+        if stored.replayed && stored.requestHash != requestHash {
             throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(key)' was used for a different push; use a new key for new changes")
         }
         let metrics = dependencies.metrics
@@ -231,15 +228,6 @@ struct Routes: Sendable {
         }
         metrics.pushDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(stored.response)
-    }
-
-    /// The hash of `push` as a server before ``PushRequest/OutcomeDetail`` hashed it.
-    static func hashIgnoringOutcomeDetail(_ push: PushRequest) -> String {
-        var plain = push
-        plain.outcomes = nil
-        var text = WireJSON()
-        text.append(plain)
-        return SHA256Hex.of(text.bytes)
     }
 
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
@@ -270,14 +258,7 @@ struct Routes: Sendable {
         dependencies.metrics.changesPulled.increment(by: page.count)
         dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         let serverTime = dependencies.now()
-        let body = WireJSON.data { $0.pullResponse(entries: page.json, hasMore: page.hasMore, nextCursor: next, serverTime: serverTime) }
-        // The log keeps the stamps as they were pushed, compact or not; a client that does
-        // not ask for compact stamps gets one per value.
-        guard query["stamps"] == "compact" else {
-            var response = try WireJSONReader.pullResponse(body)
-            response.changes = response.changes.map { LogEntry(position: $0.position, change: $0.change.expanded(), schemaVersion: $0.schemaVersion) }
-            return try Self.json(WireJSON.data { $0.append(response) })
-        }
-        return try Self.json(body)
+        // The entries as logged: their stamps as pushed.
+        return try Self.json(WireJSON.data { $0.pullResponse(entries: page.json, hasMore: page.hasMore, nextCursor: next, serverTime: serverTime) })
     }
 }

@@ -12,45 +12,16 @@ public import TandemWire
 /// let storage = try SQLiteServerStorage(path: "tandem-data/tandem.sqlite")
 /// ```
 public final class SQLiteServerStorage: ServerStorage {
-    /// The version of the database layout, kept in `PRAGMA user_version`.
-    ///
-    /// - 1: record states as JSON.
-    /// - 2: record states written in their binary form (``RecordState/binaryBytes()``);
-    ///   format 1 databases are upgraded in place, their JSON states read as they are.
-    /// - 3: log entries may carry compact stamps (a default under `"*"`, see
-    ///   `WireChange.compacted()`), expanded for clients that do not ask for them; a
-    ///   format 2 server would pass them on as they are. Earlier formats are upgraded in
-    ///   place: their entries have a stamp per value, which format 3 reads as it is.
-    /// - 4: the log is keyed by dataset and position (`WITHOUT ROWID`), positions counted per
-    ///   dataset: one B-tree insert per entry, where format 3 also updated an index and
-    ///   `sqlite_sequence`. Earlier logs are copied over with their positions, so cursors
-    ///   stay valid; a dataset's next position is its last plus one.
-    /// - 5: `unique_values` (which live record holds each unique value) and `merged_records`
-    ///   (records merged into another because both held one): the server decides unique-value
-    ///   merges. Added empty to a format 4 file.
-    /// - 6: `link_members` (which records' link fields have named each member), so a delete
-    ///   or a revival of a record settles the links that name it. Added empty to a format 4
-    ///   or 5 file (links made before it are not in it: a delete of their member does not
-    ///   see them).
-    /// - 7: `merged_records.remade`, when a merged-away id was made again by a newer insert:
-    ///   a change stamped before it still goes to the survivor. Added to a format 5 or 6 file.
+    /// The version of the database layout, kept in `PRAGMA user_version`: 7. Until the
+    /// first release a database of another format is refused, not upgraded (the operator
+    /// starts a new data directory). The layout: users, tokens, datasets, schema versions;
+    /// per dataset its records (each a ``RecordState`` in its binary form), its log (keyed by
+    /// dataset and position, entries as pushed: see `WireChange.compacted()`), the values
+    /// that lost, the idempotency keys of its pushes, which live record holds each unique
+    /// value (`unique_values`), the records merged into another (`merged_records`, with
+    /// `remade` when a merged-away id was made again by a newer insert), and which records'
+    /// link fields have named each member (`link_members`).
     public static let formatVersion = 7
-
-    /// The tables formats 5, 6 and 7 added.
-    private static let uniqueTablesSQL = """
-        CREATE TABLE IF NOT EXISTS unique_values(dataset_id INTEGER NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, uri TEXT NOT NULL,
-                                   PRIMARY KEY(dataset_id, entity, key)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS merged_records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL, state BLOB, remade TEXT,
-                                    PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS link_members(dataset_id INTEGER NOT NULL, member TEXT NOT NULL, owner TEXT NOT NULL, field TEXT NOT NULL,
-                                  PRIMARY KEY(dataset_id, member, owner, field)) WITHOUT ROWID
-        """
-
-    /// The log's layout since format 4.
-    private static let logTableSQL = """
-        CREATE TABLE log(dataset_id INTEGER NOT NULL, position INTEGER NOT NULL, schema_version INTEGER NOT NULL,
-                         change BLOB NOT NULL, PRIMARY KEY(dataset_id, position)) WITHOUT ROWID
-        """
 
     private let pool: DatabasePool
     /// Pushes that queue for the writer run together, each in its own savepoint.
@@ -112,33 +83,12 @@ public final class SQLiteServerStorage: ServerStorage {
 
     private static func migrate(_ db: Database) throws {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-        if version > formatVersion {
-            throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion). Upgrade tandem-server.")
+        if version == formatVersion { return }
+        guard version == 0 else {
+            throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion) only (no upgrades before the first release). Stop the server, move its data directory aside and start with a new one; clients then sync into new stores")
         }
-        guard version < formatVersion else { return }
-        if (4...6).contains(version) {
-            try db.execute(sql: "\(uniqueTablesSQL);")
-            if version > 4 { try db.execute(sql: "ALTER TABLE merged_records ADD COLUMN remade TEXT") }
-            try db.execute(sql: "PRAGMA user_version = \(formatVersion)")
-            return
-        }
-        if (1...3).contains(version) {
-            // JSON states are still read, and rewritten as binary when a push changes them;
-            // log entries with a stamp per value are still served. The log is copied into
-            // its format 4 layout, positions kept. Older servers refuse the file from now on.
-            try db.execute(sql: """
-                ALTER TABLE log RENAME TO log_format3;
-                \(logTableSQL);
-                INSERT INTO log(dataset_id, position, schema_version, change)
-                    SELECT dataset_id, position, schema_version, change FROM log_format3 ORDER BY dataset_id, position;
-                DROP TABLE log_format3;
-                \(uniqueTablesSQL);
-                PRAGMA user_version = \(formatVersion);
-                """)
-            if try db.tableExists("sqlite_sequence") {
-                try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name IN ('log', 'log_format3')")
-            }
-            return
+        guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master")! == 0 else {
+            throw StorageError.unavailable("the file is not a tandem-server database (it has tables, and no format); point --data-dir at an empty directory or a tandem-server one")
         }
         try db.execute(sql: """
             CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
@@ -149,12 +99,18 @@ public final class SQLiteServerStorage: ServerStorage {
             CREATE TABLE schema_versions(dataset_id INTEGER NOT NULL REFERENCES datasets(id), version INTEGER NOT NULL,
                                          schema TEXT NOT NULL, registered_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, version));
             CREATE TABLE records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, state BLOB NOT NULL, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
-            \(logTableSQL);
+            CREATE TABLE log(dataset_id INTEGER NOT NULL, position INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+                             change BLOB NOT NULL, PRIMARY KEY(dataset_id, position)) WITHOUT ROWID;
             CREATE TABLE lost_values(id INTEGER PRIMARY KEY, dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, position INTEGER,
                                      lost BLOB NOT NULL, at INTEGER NOT NULL);
             CREATE TABLE idempotency(dataset_id INTEGER NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL,
                                      response BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, key)) WITHOUT ROWID;
-            \(uniqueTablesSQL);
+            CREATE TABLE unique_values(dataset_id INTEGER NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, uri TEXT NOT NULL,
+                                       PRIMARY KEY(dataset_id, entity, key)) WITHOUT ROWID;
+            CREATE TABLE merged_records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL, state BLOB,
+                                        remade TEXT, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
+            CREATE TABLE link_members(dataset_id INTEGER NOT NULL, member TEXT NOT NULL, owner TEXT NOT NULL, field TEXT NOT NULL,
+                                      PRIMARY KEY(dataset_id, member, owner, field)) WITHOUT ROWID;
             PRAGMA user_version = \(formatVersion);
             """)
     }

@@ -13,18 +13,12 @@ struct WireChangeStampsTests {
         #expect(compact.stamps == ["*": Self.s3, "a": Self.s1])
         #expect(Self.values.keys.map { compact.stamp(of: $0) } == Self.values.keys.map { change.stamp(of: $0) })
         #expect(compact.compacted() == compact)
-        #expect(compact.expanded() == change, "an update's expanded form has no \"*\"")
-    }
-
-    @Test func anInsertKeepsItsCreationStampWhenExpanded() {
-        let compact = WireChange(record: "r", entity: "E", kind: .insert, values: Self.values, stamps: ["*": Self.s2, "a": Self.s1])
-        #expect(compact.expanded().stamps == ["*": Self.s2, "a": Self.s1, "b": Self.s2, "c": Self.s2])
-        #expect(compact.expanded().compacted() == compact)
+        #expect(compact.withStampPerValue() == change, "a stamp per value, none under \"*\"")
     }
 
     @Test func aDeleteIsLeftAsItIs() {
         let delete = WireChange(record: "r", entity: "E", kind: .delete, stamps: ["*": Self.s1])
-        #expect(delete.compacted() == delete && delete.expanded() == delete)
+        #expect(delete.compacted() == delete && delete.withStampPerValue() == delete)
         #expect(delete.stamp(of: "a") == nil, "a delete's \"*\" stamps the delete, not values")
     }
 

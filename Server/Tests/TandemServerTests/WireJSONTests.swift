@@ -82,16 +82,6 @@ struct WireJSONTests {
         #expect(WireJSON.data { $0.append(request) } == WireJSON.data { $0.append(reordered) })
     }
 
-    @Test func recordStatesRoundTrip() throws {
-        let stamp = HLCTimestamp(physical: 1, counter: 2, node: 3)
-        for state in [
-            RecordState(entity: "Todo", fields: ["title": .init(value: .text("x\n"), stamp: stamp)]),
-            RecordState(entity: "Todo", fields: [:], created: stamp, deleted: HLCTimestamp(physical: 9, counter: 0, node: 1)),
-        ] {
-            #expect(try JSONDecoder().decode(RecordState.self, from: state.jsonData()) == state)
-        }
-    }
-
     static let states: [RecordState] = {
         let stamp = HLCTimestamp(physical: 1_800_000_000_000, counter: 65_535, node: .max)
         return [
@@ -107,10 +97,9 @@ struct WireJSONTests {
         ]
     }()
 
-    @Test func recordStatesRoundTripInTheirBinaryFormAndJSONOnesAreStillRead() throws {
+    @Test func recordStatesRoundTripInTheirBinaryForm() throws {
         for state in Self.states {
             #expect(try RecordState(stored: Data(state.binaryBytes())) == state)
-            #expect(try RecordState(stored: state.jsonData()) == state, "states stored by servers before format 2")
         }
     }
 

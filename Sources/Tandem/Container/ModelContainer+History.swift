@@ -87,9 +87,8 @@ extension ModelContainer {
         try StoreFile.advanceClock(past: stamp, received: true, db)
     }
 
-    /// Whether every row of the store has its insert in the journal: the journal is as old as
-    /// the file (not added by the format 1 upgrade), and no history was ever deleted (the
-    /// transaction tokens, `AUTOINCREMENT` from 1, are all still there). The sync engine's
+    /// Whether every row of the store has its insert in the journal: no history was ever
+    /// deleted (the transaction tokens, `AUTOINCREMENT` from 1, are all still there). The sync engine's
     /// first push then needs no snapshot of the rows.
     ///
     /// Two edits outside Tandem's API fool it: changing a row's `"#id"` with raw SQL (the
@@ -102,9 +101,6 @@ extension ModelContainer {
     ///
     /// - Throws: the database's error.
     public static func journalHoldsEveryInsert(_ db: Database) throws -> Bool {
-        guard try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = ?", arguments: [StoreFile.journalFromCreationKey]) == "1" else {
-            return false
-        }
         let kept = try Int64.fetchOne(db, sql: "SELECT COUNT(*) FROM tandem_history_transaction") ?? 0
         let issued = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tandem_history_transaction'") ?? 0
         return kept == issued

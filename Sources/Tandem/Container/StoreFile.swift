@@ -7,13 +7,11 @@ internal import TandemWAL
 /// canonical schema JSON), `node` (the store's HLC node id, 16 hex digits), `hlc` (the
 /// latest HLC stamp issued or received), `received` (the latest received from a sync: a
 /// repair of a clock that ran ahead stamps after it), `serverClock` (the last reading of the
-/// sync server's clock, ``ServerClockReading``) and `journalFromCreation` (`1` when the
-/// journal was there from the file's creation, not added by the format 1 upgrade: every row
-/// then has its insert in the journal unless history was deleted). Entity tables are named after entities; the
+/// sync server's clock, ``ServerClockReading``). Entity tables are named after entities; the
 /// change journal's tables and triggers are described in ``JournalDDL``.
 ///
-/// Format history: 1 — tables and metadata; 2 — the change journal (history tables, the
-/// `"#hlc"` column, triggers). Opening a format 1 file upgrades it in place.
+/// The format is 2 (tables, metadata and the change journal). Until Tandem's first release a
+/// file of another format is refused, not upgraded.
 enum StoreFile {
     /// The version of the store file layout. Bump it when the layout of Tandem's own tables
     /// or the column scheme changes.
@@ -30,7 +28,6 @@ enum StoreFile {
     struct Stored {
         var schema: Schema
         var dataset: String
-        var formatVersion: Int
     }
 
     static func open(configuration: ModelConfiguration, schema: Schema, mappings: [EntityMapping]) throws -> Opened {
@@ -78,13 +75,11 @@ enum StoreFile {
                     let current = try readMetadata(db)
                     if let current {
                         dataset = current.dataset
-                        if current.formatVersion < 2 { try upgradeToJournal(current.schema, db) }
                         try Migrator.apply(try plan(from: current.schema, to: schema), schema: schema, mappings: mappings, db: db)
                     } else {
                         try db.execute(sql: "CREATE TABLE tandem_metadata (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
                         try setMetadata("dataset", dataset, db)
                         try createJournal(db)
-                        try setMetadata(journalFromCreationKey, "1", db)
                         try Migrator.apply(try plan(from: Schema(entities: []), to: schema), schema: schema, mappings: mappings, db: db)
                     }
                     try setMetadata("formatVersion", String(formatVersion), db)
@@ -102,17 +97,6 @@ enum StoreFile {
         var node: UInt64 = 0
         while node == 0 { node = UInt64.random(in: 1...UInt64.max) }
         try setMetadata("node", String(node, radix: 16), db)
-    }
-
-    /// Format 1 → 2: adds the journal. Existing rows have no stamps (older than any change).
-    private static func upgradeToJournal(_ schema: Schema, _ db: Database) throws {
-        try createJournal(db)
-        // The rows already here have no insert in the journal.
-        try db.execute(sql: "DELETE FROM tandem_metadata WHERE key = ?", arguments: [journalFromCreationKey])
-        for entity in schema.entities {
-            try db.execute(sql: "ALTER TABLE \(SQLName.quote(entity.name)) ADD COLUMN \(SQLName.quote(JournalDDL.stampColumn)) TEXT")
-        }
-        try JournalDDL.createTriggers(for: schema, db)
     }
 
     private static func readNode(_ db: Database) throws -> UInt64 {
@@ -168,8 +152,8 @@ enum StoreFile {
         guard let version = values["formatVersion"].flatMap(Int.init) else {
             throw StoreError(.corruptFile, "the store's tandem_metadata has no valid formatVersion")
         }
-        guard version <= formatVersion else {
-            throw StoreError(.corruptFile, "the store was written with store format \(version); this Tandem reads format \(formatVersion) and older. Upgrade Tandem")
+        guard version == formatVersion else {
+            throw StoreError(.corruptFile, "the store has store format \(version); this Tandem reads format \(formatVersion) only (no upgrades before the first release). Sync its changes with the Tandem that made it, then make a new store and sync it")
         }
         guard let dataset = values["dataset"] else { throw StoreError(.corruptFile, "the store's tandem_metadata has no dataset") }
         let schema: Schema
@@ -180,7 +164,7 @@ enum StoreFile {
         } else {
             schema = Schema(entities: [])
         }
-        return Stored(schema: schema, dataset: dataset, formatVersion: version)
+        return Stored(schema: schema, dataset: dataset)
     }
 
     /// Moves the store's latest HLC stamp (`hlc`) up to `stamp`; never back. With `received`
@@ -199,9 +183,6 @@ enum StoreFile {
         INSERT INTO tandem_metadata (key, value) VALUES ('hlc', ?1), ('received', ?1)
         ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
         """
-
-    /// The metadata key saying the journal is as old as the file (see the type's overview).
-    static let journalFromCreationKey = "journalFromCreation"
 
     static func setMetadata(_ key: String, _ value: String, _ db: Database) throws {
         try db.execute(sql: "INSERT INTO tandem_metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
