@@ -212,8 +212,8 @@ struct ChangeApplier {
         Set(schema.entities.flatMap { $0.relationships.filter { !$0.isToMany }.map(\.destination) })
     }
 
-    static let stampColumn = "\"#hlc\""
-    static let idColumn = "\"#id\""
+    static let stampColumn = SyncJournal.stampColumn
+    static let idColumn = SyncJournal.idColumn
 
     func apply(_ entry: LogEntry, _ db: Database, into outcome: inout Outcome) throws {
         var change = entry.change

@@ -67,21 +67,4 @@ extension ModelContainer {
             throw SyncError(.store, "the store failed: \(error)")
         }
     }
-
-    /// The newest transaction token when every transaction after `token` is a pulled one
-    /// (author `sync`); `nil` when there is none, or a local one among them. One read, so
-    /// call it inside one snapshot.
-    static func newestPulledOnly(after token: HistoryToken, _ db: Database) throws -> HistoryToken? {
-        guard let newest = try Int64.fetchOne(db, sql: "SELECT MAX(token) FROM tandem_history_transaction"), newest > token.rawValue else { return nil }
-        let local = try Bool.fetchOne(db, sql: """
-            SELECT 1 FROM tandem_history_transaction WHERE token > ? AND token <= ? AND (author IS NULL OR author != ?) LIMIT 1
-            """, arguments: [token.rawValue, newest, SyncStore.author]) ?? false
-        return local ? nil : HistoryToken(rawValue: newest)
-    }
-
-    /// Whether a pulled change (author `sync`) was applied in transaction `token` or later.
-    static func hasPulledChanges(since token: HistoryToken, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_history_transaction WHERE token >= ? AND author = ? LIMIT 1"),
-                          arguments: [token.rawValue, SyncStore.author]) ?? false
-    }
 }

@@ -49,7 +49,7 @@ extension SyncEngine {
     static func skipEchoes(_ echoes: [Echo], since first: HistoryToken, checkingPulledChanges: Bool = true,
                            _ db: Database) throws -> (skipped: Int, waiting: [Echo]) {
         guard !echoes.isEmpty else { return (0, []) }
-        if checkingPulledChanges, try ModelContainer.hasPulledChanges(since: first, db) { return (0, []) }
+        if checkingPulledChanges, try SyncJournal.hasTransaction(by: SyncStore.author, since: first, db) { return (0, []) }
         var cursor = try SyncState.read(db)?.cursor ?? ""
         var waiting = echoes
         var skipped = 0

@@ -88,9 +88,7 @@ extension SyncEngine {
 
     /// An applier of pulled changes with this engine's rules and the store's unpushed edits.
     func makeApplier() throws -> ChangeApplier {
-        let node = try read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
-        }
+        let node = try read { db in try SyncJournal.node(db) }
         var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: try pendingLocalStamps())
         applier.remoteWins = remoteWins
         applier.appliesDeleteRules = appliesDeleteRules

@@ -288,7 +288,7 @@ extension SyncEngine {
     /// The newest token and the check for local transactions are read in one snapshot: a
     /// local write committed after it has a newer token and stays unacknowledged.
     func acknowledgePulled(after acknowledged: HistoryToken) throws {
-        guard let newest = try read({ db in try ModelContainer.newestPulledOnly(after: acknowledged, db) }) else { return }
+        guard let newest = try read({ db in try SyncJournal.newestTransaction(after: acknowledged, allBy: SyncStore.author, db) }) else { return }
         do {
             try container.acknowledgeHistory(through: newest, reader: SyncStore.reader)
         } catch {
@@ -313,16 +313,11 @@ extension SyncEngine {
         let slice = min(max(configuration.pushBatchSize, 1), 100_000) * 10
         for entity in container.schema.entities {
             let columns = entity.columns.filter { $0.role != .primaryKey }.map(\.name)
-            let table = SQLName.quote(entity.name)
             var after = ""
             var index = 0
             while true {
                 let (changes, lastID): ([WireChange], String?) = try read { db in
-                    let rows = try Row.fetchAll(db, sql: """
-                        SELECT "#id", "#hlc"\(columns.map { ", " + SQLName.quote($0) }.joined()) FROM \(table)
-                        WHERE "#id" > ? AND "#id" NOT IN (SELECT record FROM tandem_history_change WHERE entity = ? AND kind = 'insert')
-                        ORDER BY "#id" LIMIT ?
-                        """, arguments: [after, entity.name, slice])
+                    let rows = try SyncJournal.rowsWithoutJournaledInsert(entity: entity.name, columns: columns, after: after, limit: slice, db)
                     return (rows.map { row in
                         let id: String = row[0]
                         let stamps = (row[1] as String?).flatMap(ChangeApplier.stamps) ?? [:]

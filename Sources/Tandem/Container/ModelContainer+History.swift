@@ -83,7 +83,7 @@ extension ModelContainer {
     /// ```
     ///
     /// - Throws: the database's error.
-    public static func advanceClock(past stamp: HLCTimestamp, in db: Database) throws {
+    package static func advanceClock(past stamp: HLCTimestamp, in db: Database) throws {
         try StoreFile.advanceClock(past: stamp, received: true, db)
     }
 
@@ -100,7 +100,7 @@ extension ModelContainer {
     /// ```
     ///
     /// - Throws: the database's error.
-    public static func journalHoldsEveryInsert(_ db: Database) throws -> Bool {
+    package static func journalHoldsEveryInsert(_ db: Database) throws -> Bool {
         let kept = try Int64.fetchOne(db, sql: "SELECT COUNT(*) FROM tandem_history_transaction") ?? 0
         let issued = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tandem_history_transaction'") ?? 0
         return kept == issued
