@@ -24,6 +24,9 @@ final class Benchmark {
         try checkLayout()
         // Read tests first: the insert test leaves the kernel writing back hundreds of MB.
         try fetchTests()
+        if options.includes("articles") {
+            try ArticleBenchmark(rows: options.rows, runs: options.runs, scratch: scratch).run(into: &report)
+        }
         if options.includes("graph") {
             try GraphBenchmark(collections: max(100, options.rows / 10), runs: options.runs, scratch: scratch).run(into: &report)
         }

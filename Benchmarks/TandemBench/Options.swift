@@ -1,16 +1,16 @@
-/// Command line: `TandemBench [--rows N] [--runs K] [--only insert|fetch|groupby]`.
+/// Command line: `TandemBench [--rows N] [--runs K] [--only TEST]`.
 struct Options {
     var rows = 100_000
     var runs = 3
     /// Runs only these tests (for profiling one of them); all when empty.
     var only: Set<String> = []
-    static let tests = ["insert", "fetch", "groupby", "graph", "journal", "schema"]
+    static let tests = ["insert", "fetch", "articles", "groupby", "graph", "journal", "schema"]
 
     static let usage = """
         usage: TandemBench [--rows N] [--runs K] [--only T]
           --rows N   rows per test (default 100000)
           --runs K   measured runs per test after one warm-up; the median is reported (default 3)
-          --only T   run only test T (insert, fetch, groupby, graph, journal or schema; repeatable), e.g. under a profiler
+          --only T   run only test T (insert, fetch, articles, groupby, graph, journal or schema; repeatable), e.g. under a profiler
         """
 
     /// Parses `arguments` (without the program name); `nil` after printing help.

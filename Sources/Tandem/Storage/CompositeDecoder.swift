@@ -69,12 +69,42 @@ final class CompositeDecoder: Decoder {
             guard !isNull(offset) else {
                 throw ColumnDecodingFailure("field '\(key)' is NULL but \(T.self) is not optional")
             }
-            return try LeafCoding.read(T.self, as: fieldType, column: base + offset, statement: statement, coders: coders)
+            return try leaf(T.self, fieldType, offset)
         case .composite(let nested):
             return try T(from: CompositeDecoder(layout: nested, statement: statement, base: base, coders: coders))
         case nil:
             throw ColumnDecodingFailure("field '\(key)' is not in the stored composite (fields: \(layout.fieldOrder.joined(separator: ", ")))")
         }
+    }
+
+    /// An optional field in one step (the synthesized `init(from:)` calls `decodeIfPresent`,
+    /// which would otherwise look the key up three times): `nil` for NULL or a field the
+    /// stored composite lacks.
+    fileprivate func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
+        switch field(key) {
+        case .leaf(let offset, let fieldType):
+            return isNull(offset) ? nil : try leaf(T.self, fieldType, offset)
+        case .composite(let nested):
+            if nested.presenceOffset.map(isNull) ?? false { return nil }
+            return try T(from: CompositeDecoder(layout: nested, statement: statement, base: base, coders: coders))
+        case nil:
+            return nil
+        }
+    }
+
+    /// ``decodeIfPresent(_:forKey:)`` of a scalar read straight from its column.
+    fileprivate func scalarIfPresent<S: ColumnValue>(_: S.Type, forKey key: String) throws -> S? {
+        guard case .leaf(let offset, _) = field(key) else { return nil }
+        return isNull(offset) ? nil : try S(sqliteColumn: base + offset, of: statement)
+    }
+
+    /// A non-NULL leaf: dates straight from their column, the rest through ``LeafCoding``.
+    @inline(__always)
+    private func leaf<T: Decodable>(_: T.Type, _ fieldType: Schema.AttributeType, _ offset: Int32) throws -> T {
+        if T.self == Date.self {
+            return unsafeBitCast(try Date(sqliteColumn: base + offset, of: statement), to: T.self)
+        }
+        return try LeafCoding.read(T.self, as: fieldType, column: base + offset, statement: statement, coders: coders)
     }
 
     private struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -91,6 +121,14 @@ final class CompositeDecoder: Decoder {
         func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder.scalar(type, forKey: key.stringValue) }
         func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.scalar(type, forKey: key.stringValue) }
         func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.scalar(type, forKey: key.stringValue) }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            try decoder.decodeIfPresent(T.self, forKey: key.stringValue)
+        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decoder.scalarIfPresent(type, forKey: key.stringValue) }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decoder.scalarIfPresent(type, forKey: key.stringValue) }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decoder.scalarIfPresent(type, forKey: key.stringValue) }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decoder.scalarIfPresent(type, forKey: key.stringValue) }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decoder.scalarIfPresent(type, forKey: key.stringValue) }
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
             throw ColumnDecodingFailure("hand-written nested containers are not supported in composites")
         }

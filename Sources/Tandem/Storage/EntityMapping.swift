@@ -227,16 +227,11 @@ public enum SQLName {
 /// The decoding strategy of one attribute, decided once from its Swift type, so fetching does
 /// no runtime type checks per row.
 ///
-/// `@unchecked Sendable`: `none` is `Optional<Scalar>.none` for a scalar type (all of which are
-/// value types with no references), stored as `Any` only because its static type varies; the
-/// enumeration closures capture only metatypes.
-enum AttributeReader: @unchecked Sendable {
+enum AttributeReader: Sendable {
     case string, int, double, bool, date, int64
     case optionalString, optionalInt, optionalDouble, optionalDate
-    case scalar(any ColumnValue.Type)
-    case optionalScalar(any ColumnValue.Type, none: Any)
-    /// Reads the raw value and builds the enum (or `Optional` of it); the result is the property's type.
-    case enumeration((OpaquePointer, Int32) throws -> Any)
+    /// Another scalar or an enum with a storable raw value, or an `Optional` of either.
+    case column(any ColumnReading)
     case other
 
     init(_ type: Any.Type) {
@@ -253,33 +248,29 @@ enum AttributeReader: @unchecked Sendable {
         case ObjectIdentifier(Date?.self): self = .optionalDate
         default:
             if let scalar = type as? any ColumnValue.Type {
-                self = .scalar(scalar)
+                self = .column(Self.scalarReader(scalar, optional: false))
             } else if let optional = type as? any OptionalMarker.Type, let scalar = optional.wrappedType as? any ColumnValue.Type {
-                self = .optionalScalar(scalar, none: optional.none)
+                self = .column(Self.scalarReader(scalar, optional: true))
             } else if let raw = type as? any (RawRepresentable & Decodable).Type, let read = Self.enumReader(raw, optional: false) {
-                self = .enumeration(read)
+                self = .column(read)
             } else if let optional = type as? any OptionalMarker.Type,
                       let raw = optional.wrappedType as? any (RawRepresentable & Decodable).Type,
                       let read = Self.enumReader(raw, optional: true) {
-                self = .enumeration(read)
+                self = .column(read)
             } else {
                 self = .other
             }
         }
     }
 
-    private static func enumReader<E: RawRepresentable>(_: E.Type, optional: Bool) -> ((OpaquePointer, Int32) throws -> Any)? {
+    private static func scalarReader<S: ColumnValue>(_: S.Type, optional: Bool) -> any ColumnReading {
+        ScalarColumnReader<S>(optional: optional)
+    }
+
+    /// A reader of `E` through its raw type, when that type is storable.
+    private static func enumReader<E: RawRepresentable>(_: E.Type, optional: Bool) -> (any ColumnReading)? {
         guard let rawType = E.RawValue.self as? any ColumnValue.Type else { return nil }
-        return { statement, column in
-            if sqlite3_column_type(statement, column) == SQLITE_NULL {
-                guard optional else { throw ColumnDecodingFailure("NULL in a non-optional \(E.self) attribute") }
-                return E?.none as Any
-            }
-            guard let raw = try rawType.init(sqliteColumn: column, of: statement) as? E.RawValue else {
-                throw ColumnDecodingFailure("\(E.self)'s raw type is not storable")
-            }
-            guard let value = E(rawValue: raw) else { throw ColumnDecodingFailure("\(E.self) has no case with raw value \(raw)") }
-            return optional ? (E?.some(value) as Any) : value
-        }
+        func make<R: ColumnValue>(_: R.Type) -> any ColumnReading { EnumColumnReader<E, R>(optional: optional) }
+        return make(rawType)
     }
 }

@@ -50,14 +50,8 @@ public struct PersistentRow {
         case .optionalInt: return unsafeBitCast(try optionalScalar(Int.self, attribute, column), to: T.self)
         case .optionalDouble: return unsafeBitCast(try optionalScalar(Double.self, attribute, column), to: T.self)
         case .optionalDate: return unsafeBitCast(try optionalScalar(Date.self, attribute, column), to: T.self)
-        case .scalar(let type):
-            guard !isNull(column) else { throw failure(attribute, "NULL in a non-optional \(T.self) attribute") }
-            do { return try type.init(sqliteColumn: column, of: statement) as! T } catch { throw failure(attribute, error.reason) }
-        case .optionalScalar(let type, let none):
-            if isNull(column) { return none as! T }
-            do { return try type.init(sqliteColumn: column, of: statement) as! T } catch { throw failure(attribute, error.reason) }
-        case .enumeration(let read):
-            do { return try read(statement, column) as! T } catch let error as ColumnDecodingFailure { throw failure(attribute, error.reason) }
+        case .column(let reader):
+            do { return try reader.read(T.self, statement, column) } catch { throw failure(attribute, error.reason) }
         case .other:
             return try decodeOther(T.self, attribute, column)
         }

@@ -159,3 +159,32 @@ enum V4Bad {
     var nickname: String?
     init(name: String) { self.name = name }
 }
+
+/// A composite with every kind of optional field and a `Date`: the fetch path reads each in
+/// one step (``CompositeFieldTests``).
+struct Byline: Codable, Equatable {
+    var name: String
+    var email: String?
+    var rank: Int?
+    var score: Double?
+    var since: Date
+    var until: Date?
+    var status: Status?
+    var geo: Geo?
+}
+
+@Model final class Story {
+    var title: String
+    var author: Byline
+    var status: Status
+    var section: Priority?
+    var editor: UUID?
+
+    init(title: String, author: Byline, status: Status, section: Priority?, editor: UUID?) {
+        self.title = title
+        self.author = author
+        self.status = status
+        self.section = section
+        self.editor = editor
+    }
+}
