@@ -10,7 +10,7 @@ struct SchemaExtractionTests {
     static let models: [String: any PersistentModel.Type] = Dictionary(uniqueKeysWithValues: ([
         Todo.self, Item.self, AllTypes.self, Student.self, Schedule.self,
         Category.self, Article.self, ArticleCollection.self, Tag.self, Shelf.self, Book.self, RingNode.self, PetOwner.self, Pet.self,
-        LedgerEntry.self, CrashNote.self, Product.self,
+        LedgerEntry.self, CrashNote.self, Product.self, Story.self,
     ] as [any PersistentModel.Type]).map { ($0.entityName, $0) })
 
     /// The versioned `Note`s, each nested in its version's enum.
