@@ -99,8 +99,38 @@ struct PushRun {
     /// what was applied and records what lost.
     mutating func apply(_ sent: WireChange, stamps changeStamps: [String: HLCTimestamp], at index: Int) throws {
         var change = sent
-        // References to records merged into others, pointed at their survivors once the
-        // change is applied (``rewriteReferences``).
+        let rewrites = try mergedReferences(in: change, stamps: changeStamps)
+        let creation = change.kind == .insert ? PushProcessor.creation(of: change, changeStamps) : nil
+        if let created = creation, try insertNew(change, stamps: changeStamps, created: created, at: index) {
+            return try rewriteReferences(change.record, change.entity, rewrites)
+        }
+        // A record merged into another: its later changes are the survivor's (see
+        // ``followMerge(_:stamps:newest:at:)``).
+        // An insert's by its creation (see ``creation(of:_:)``), as RecordMerge dates it.
+        let newest = creation ?? changeStamps.values.max() ?? .zero
+        var redirected = false
+        var remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?
+        if unique.hasUniqueValues(change.entity), change.kind != .delete {
+            switch try followMerge(&change, stamps: changeStamps, newest: newest, at: index) {
+            case .revived: return
+            case .redirected: redirected = true
+            case .remade(let state, let stamp): remadeAfterMerge = (state, stamp)
+            case .none: break
+            }
+        }
+        // A link or an unlink: one field of its record, `<relationship>#<member>`, true
+        // while linked, merged by stamp like any value (the later wins).
+        if let field = change.linkField, let stamp = changeStamps.values.first {
+            return try applyLink(change, sent: sent, field: field, stamp: stamp, at: index, redirected: redirected)
+        }
+        try applyToRecord(change, stamps: changeStamps, created: creation, redirected: redirected, remadeAfterMerge: remadeAfterMerge, at: index)
+        try rewriteReferences(change.record, change.entity, rewrites)
+    }
+
+    /// The references `change` sets to records merged into others: pointed at their
+    /// survivors once the change is applied (``rewriteReferences(_:_:_:)``).
+    func mergedReferences(in change: WireChange, stamps changeStamps: [String: HLCTimestamp]) throws
+        -> [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)] {
         var rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)] = []
         if change.kind == .insert || change.kind == .update, let targets = mergeableReferences[change.entity] {
             for (column, destination) in targets {
@@ -110,80 +140,94 @@ struct PushRun {
                 rewrites.append((column, id, survivor, sentStamp))
             }
         }
-        // A record the server has never seen, made by an insert: everything it sent is
-        // applied, and it was created at its creation stamp (``creation(of:_:)``, what
-        // RecordMerge decides, without building the merge's dictionaries). Tried before the
-        // record is looked up.
-        let creation = change.kind == .insert ? PushProcessor.creation(of: change, changeStamps) : nil
-        if change.kind == .insert, let created = creation,
-           try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) {
-            // A compact insert's one stamp is its creation stamp already: logged as sent.
-            let compact = change.stamps.count == 1 && change.stamps[WireChange.deleteStampKey] != nil
-            let position = try Self.log({ var applied = change; applied.setCreationStamp(created.description); return applied }(),
-                                   whole: true, index: index, sent: change, created: compact ? nil : created, canonical: canonical, schemaVersion: schemaVersion, to: &transaction)
-            last = position
-            outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
-            if unique.hasUniqueValues(change.entity) {
-                touch(change.record, change.entity, old: [], new: unique.keys(of: change.entity, values: change.values), isNew: true)
-            }
-            try rewriteReferences(change.record, change.entity, rewrites)
-            return
+        return rewrites
+    }
+
+    /// A record the server has never seen, made by an insert: everything it sent is applied,
+    /// and it was created at `created` (``PushProcessor/creation(of:_:)``, what RecordMerge
+    /// decides, without building the merge's dictionaries). Tried before the record is looked
+    /// up; `false` when the record exists.
+    mutating func insertNew(_ change: WireChange, stamps changeStamps: [String: HLCTimestamp], created: HLCTimestamp, at index: Int) throws -> Bool {
+        guard try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) else {
+            return false
         }
-        // A record merged into another: its later changes are the survivor's. An insert
-        // newer than the merge makes it a record of its own again; a link made before
-        // that, by a replica that had not heard of the merge, still goes to the survivor
-        // (that replica moved it there when it applied the merge).
-        var redirected = false
-        // Made again after a merge took it: the links it had then went to the survivor on
-        // the replicas that applied the merge; unlinked after the insert for any replica
-        // that did not (one whose own record with this id is newer than the merge).
-        var remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?
-        // An insert's by its creation (see ``creation(of:_:)``), as RecordMerge dates it.
-        let newest = creation ?? changeStamps.values.max() ?? .zero
-        if unique.hasUniqueValues(change.entity), change.kind != .delete, let merged = try transaction.mergedInto(change.record),
-           merged.remade == nil || (change.kind.isLink && merged.takes(newest)) {
-            let reinserted = change.kind == .insert && newest > merged.stamp
-            if reinserted {
-                remadeAfterMerge = (merged.state, merged.stamp)
-                var remade = merged
-                remade.remade = newest
-                try transaction.setMerged(change.record, remade)
-            } else if change.kind == .update, let loser = merged.state {
-                // An edit made before its maker learned of the merge that changes the
-                // unique value the two records shared frees it: the loser lives again,
-                // as it was with the edit, as if the edit had reached the server first.
-                var edited: RecordState? = loser
-                let applied = RecordMerge.apply(change, stamps: changeStamps, to: &edited)
-                if var revived = edited, !applied.applied.isEmpty, unique.keys(of: revived) != unique.keys(of: loser) {
-                    let current = try transaction.record(change.record) ?? loser
-                    let stamp = UniqueMerge.mergeStamp(loser: current, now: now)
-                    revived.created = stamp
-                    revived.deleted = nil
-                    try transaction.setRecord(change.record, revived)
-                    try transaction.setMerged(change.record, nil)
-                    var insert = WireChange(record: change.record, entity: change.entity, kind: .insert, values: revived.values.mapValues(\.value),
-                                            stamps: revived.values.mapValues(\.stamp.description))
-                    insert.setCreationStamp(stamp.description)
-                    let position = try transaction.appendLog(insert, schemaVersion: schemaVersion)
-                    last = position
-                    isEcho = false
-                    outcome(index, position: position, applied: applied.applied.keys.sorted(), lost: applied.lost)
-                    touch(change.record, change.entity, old: [], new: unique.keys(of: revived))
-                    return
-                }
-            }
-            if !reinserted {
-                change.record = try survivor(of: change.record, stampedAt: newest) ?? merged.survivor
-                if change.kind == .insert { change.kind = .update }
-                redirected = true
+        // A compact insert's one stamp is its creation stamp already: logged as sent.
+        let compact = change.stamps.count == 1 && change.stamps[WireChange.deleteStampKey] != nil
+        let position = try Self.log({ var applied = change; applied.setCreationStamp(created.description); return applied }(),
+                                    whole: true, index: index, sent: change, created: compact ? nil : created, canonical: canonical,
+                                    schemaVersion: schemaVersion, to: &transaction)
+        last = position
+        outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
+        if unique.hasUniqueValues(change.entity) {
+            touch(change.record, change.entity, old: [], new: unique.keys(of: change.entity, values: change.values), isNew: true)
+        }
+        return true
+    }
+
+    /// What ``followMerge(_:stamps:newest:at:)`` did with a change of a merged-away record.
+    enum MergeFollowed {
+        /// Not merged away (or made again before the change): applied to its own record.
+        case none
+        /// Sent to the survivor.
+        case redirected
+        /// An insert newer than the merge: the record is its own again; the links it had at
+        /// the merge (`state`) are unlinked after it.
+        case remade(state: RecordState?, stamp: HLCTimestamp)
+        /// An update that frees the shared unique value brought the record back, logged: done.
+        case revived
+    }
+
+    /// A change of a record merged into another (both held a unique value): its later
+    /// changes are the survivor's (`change` is pointed there). An insert newer than the merge
+    /// makes it a record of its own again; a link made before that, by a replica that had not
+    /// heard of the merge, still goes to the survivor (that replica moved it there when it
+    /// applied the merge). An edit made before its maker learned of the merge that changes
+    /// the shared value frees it: the loser lives again with the edit.
+    mutating func followMerge(_ change: inout WireChange, stamps changeStamps: [String: HLCTimestamp], newest: HLCTimestamp,
+                              at index: Int) throws -> MergeFollowed {
+        guard let merged = try transaction.mergedInto(change.record),
+              merged.remade == nil || (change.kind.isLink && merged.takes(newest)) else { return .none }
+        let reinserted = change.kind == .insert && newest > merged.stamp
+        if reinserted {
+            var remade = merged
+            remade.remade = newest
+            try transaction.setMerged(change.record, remade)
+            return .remade(state: merged.state, stamp: merged.stamp)
+        }
+        if change.kind == .update, let loser = merged.state {
+            // As if the edit had reached the server first.
+            var edited: RecordState? = loser
+            let applied = RecordMerge.apply(change, stamps: changeStamps, to: &edited)
+            if var revived = edited, !applied.applied.isEmpty, unique.keys(of: revived) != unique.keys(of: loser) {
+                let current = try transaction.record(change.record) ?? loser
+                let stamp = UniqueMerge.mergeStamp(loser: current, now: now)
+                revived.created = stamp
+                revived.deleted = nil
+                try transaction.setRecord(change.record, revived)
+                try transaction.setMerged(change.record, nil)
+                var insert = WireChange(record: change.record, entity: change.entity, kind: .insert, values: revived.values.mapValues(\.value),
+                                        stamps: revived.values.mapValues(\.stamp.description))
+                insert.setCreationStamp(stamp.description)
+                let position = try transaction.appendLog(insert, schemaVersion: schemaVersion)
+                last = position
                 isEcho = false
+                outcome(index, position: position, applied: applied.applied.keys.sorted(), lost: applied.lost)
+                touch(change.record, change.entity, old: [], new: unique.keys(of: revived))
+                return .revived
             }
         }
-        // A link or an unlink: one field of its record, `<relationship>#<member>`, true
-        // while linked, merged by stamp like any value (the later wins).
-        if let field = change.linkField, let stamp = changeStamps.values.first {
-            return try applyLink(change, sent: sent, field: field, stamp: stamp, at: index, redirected: redirected)
-        }
+        change.record = try survivor(of: change.record, stampedAt: newest) ?? merged.survivor
+        if change.kind == .insert { change.kind = .update }
+        isEcho = false
+        return .redirected
+    }
+
+    /// An insert, update or delete merged into its stored record with ``RecordMerge``: the
+    /// state saved, what was applied logged (from the push's own text when it is everything
+    /// the change sent), a restored record logged whole, the links its delete or revival
+    /// touches settled, what lost recorded, its unique values noted for settling.
+    mutating func applyToRecord(_ change: WireChange, stamps changeStamps: [String: HLCTimestamp], created creation: HLCTimestamp?,
+                                redirected: Bool, remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?, at index: Int) throws {
         var state = try transaction.record(change.record)
         if let existing = state, existing.entity != change.entity {
             throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
@@ -247,7 +291,6 @@ struct PushRun {
         if unique.hasUniqueValues(change.entity) {
             touch(change.record, change.entity, old: unique.keys(of: before), new: unique.keys(of: state))
         }
-        try rewriteReferences(change.record, change.entity, rewrites)
     }
 
     /// The answer: the outcomes gathered, and the echo when the log holds only what the push
@@ -271,7 +314,7 @@ struct PushRun {
     /// Where a change stamped `stamp` that names `uri` goes: the last survivor of the merges
     /// that took `uri` (merged into a record merged in turn, and so on); `nil` when none
     /// takes it (never merged, or made again at or before the stamp: the new record's).
-    mutating func survivor(of uri: String, stampedAt stamp: HLCTimestamp) throws -> String? {
+    func survivor(of uri: String, stampedAt stamp: HLCTimestamp) throws -> String? {
         guard let first = try transaction.mergedInto(uri), first.takes(stamp) else { return nil }
         var survivor = first.survivor
         var hops = 0
