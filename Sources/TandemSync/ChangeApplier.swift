@@ -94,9 +94,9 @@ struct ChangeApplier {
         policies[entity + "." + column] ?? policies[entity] ?? .lastWriterWins
     }
 
-    private let columns: [String: [String: Schema.Column]]
+    let columns: [String: [String: Schema.Column]]
     /// Entity name → the to-one relationships that point at it.
-    private let referrers: [String: [Referrer]]
+    let referrers: [String: [Referrer]]
     /// Entity name → its to-one relationships: column → (destination, destination's rule).
     private let references: [String: [String: (destination: String, rule: Schema.Relationship.DeleteRule)]]
     /// Every entity and column name, quoted for SQL once (quoting per change showed up in
@@ -114,11 +114,11 @@ struct ChangeApplier {
         /// before looking the record up: it usually does not exist).
         var insertNew: String
     }
-    private let sql: [String: EntitySQL]
+    let sql: [String: EntitySQL]
     /// Entities with a unique attribute: their records can be merged into others.
     let uniqueEntities: Set<String>
     /// Entity → the join tables (and their column) holding its records' ids.
-    private let joinColumns: [String: [(table: String, column: String)]]
+    let joinColumns: [String: [(table: String, column: String)]]
     /// Join table → the entity whose relationship owns its links (a link is a field of the
     /// owner, `<relationship>#<member>`), and its owner and member columns.
     private let linkTables: [String: (owner: String, relationship: String, ownerColumn: String, memberColumn: String)]
@@ -135,7 +135,7 @@ struct ChangeApplier {
         var ever = false
     }
     /// Entity → its to-one columns pointing at an entity with a unique attribute, and that entity.
-    private let mergeableReferences: [String: [(column: String, destination: String)]]
+    let mergeableReferences: [String: [(column: String, destination: String)]]
 
     func q(_ name: String) -> String { quoted[name] ?? SQLName.quote(name) }
 
@@ -218,9 +218,7 @@ struct ChangeApplier {
     func apply(_ entry: LogEntry, _ db: Database, into outcome: inout Outcome) throws {
         var change = entry.change
         func quarantine(_ reason: String, newerSchema: Bool = false) throws {
-            try SyncStore.quarantine(WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now,
-                                     record: change.record, schemaVersion: entry.schemaVersion, newerSchema: newerSchema, db)
-            outcome.quarantined += 1
+            try self.quarantine(entry, change, reason, newerSchema: newerSchema, db, &outcome)
         }
         guard let uri = RecordURI(change.record) else {
             return try quarantine("'\(change.record)' is not a record URI")
@@ -279,21 +277,9 @@ struct ChangeApplier {
                 values[column] = .text(survivor)
             }
         }
-        // An insert's or update's values without a stamp of their own take the default under
-        // "*" (compact stamps); a delete's "*" stamps the delete.
-        let defaultStamp = change.kind == .delete ? nil : stamps["*"]
-        func remoteStamp(_ column: String) -> HLCTimestamp? { stamps[column] ?? defaultStamp }
-        // An insert's creation: the server sends it under "*" (a re-insert's values can be
-        // older or newer than it); the newest value's stamp otherwise.
-        let created = change.kind == .insert ? defaultStamp ?? values.keys.compactMap { stamps[$0] }.max() ?? .zero : .zero
-        let rowStamps = change.kind == .insert ? Self.rowStamps(created: created, columns: values.keys, stamps: stamps) : ""
-        func inserted() throws {
-            outcome.applied += 1
-            try recordInsert(of: uuid, change.entity, db)
-            try checkReferences(values, of: change.entity, uuid, db, &outcome)
-        }
-        let table = q(change.entity)
-        let statements = sql[change.entity]!
+        let pulled = PulledChange(entry: entry, change: change, uuid: uuid, stamps: stamps, values: values, known: known,
+                                  table: q(change.entity), statements: sql[change.entity]!)
+        let (rowStamps, statements) = (pulled.rowStamps, pulled.statements)
         // An insert of every column of a record with no unpushed local edit: inserted
         // without looking first (the usual pulled insert is of a record this store has
         // never had). When the record exists, or a unique value is taken, nothing is
@@ -308,257 +294,51 @@ struct ChangeApplier {
                 }
                 isNew = db.changesCount == 1
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {}
-            if isNew { return try inserted() }
+            if isNew { return try inserted(pulled, db, &outcome) }
         }
         let row = try db.cachedStatement(sql: statements.selectStamps).fetchFirstText { $0.text(uuid) }
         let exists = row != nil
         let local = (row ?? nil).flatMap(Self.stamps) ?? [:]
         let mine = pending.isEmpty ? [:] : pending[change.record] ?? [:]
 
+        let stored = StoredRow(row: row, exists: exists, local: local, mine: mine)
         switch change.kind {
-        case .delete:
-            guard let delete = stamps[WireChange.deleteStampKey] else { return try quarantine("a delete without its '*' stamp") }
-            // Merged into another record by the server (both held a unique value): its
-            // references point at the survivor, which the log already gave its values.
-            if let target = change.mergedInto.flatMap(RecordURI.init), target.entity == change.entity, target.dataset == dataset {
-                // This store made the record (its id) after the merge: a record of its own,
-                // as the server takes an insert newer than the merge; the merge was of the
-                // one before (by its creation stamp: a later edit of a record made before the
-                // merge goes to the survivor, as the server sends it). Pulled changes of the one
-                // before still waiting lose to the merge.
-                if exists, let created = local["*"], created > delete {
-                    try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
-                    try conflict(change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local,
-                                 rule: ConflictRule.insertAfterDelete.rawValue, db, &outcome)
-                    return
-                }
-                let survivor = try SyncStore.survivor(entity: change.entity, id: target.id, db) ?? target.id
-                if survivor != uuid {
-                    try dropQuarantined(of: change.record, deletedAt: delete, survivor: "tandem://\(dataset)/\(change.entity)/\(survivor)", db, &outcome)
-                    try merge(change.entity, loser: uuid, values: exists ? try rowState(change.entity, uuid, db)?.values : nil, into: survivor, at: delete, db, &outcome)
-                    if exists {
-                        try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
-                        outcome.applied += 1
-                    }
-                    return
-                }
-            }
-            // Pulled changes of the record still waiting in the quarantine lose to its delete.
-            try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
-            guard exists else {
-                // Deleted here already (this store's own delete coming back, or a delete
-                // pulled twice): references that arrived meanwhile still get the rule. So
-                // do links that name it: a merge into it moves links here while its insert
-                // waits in the quarantine (a unique value held here), an insert this delete
-                // then drops.
-                for join in joinColumns[change.entity] ?? [] {
-                    try db.cachedStatement(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?").execute(arguments: [uuid])
-                }
-                try recordDelete(of: uuid, change.entity, db, &outcome)
-                return
-            }
-            if let created = local["*"], created > delete {
-                try conflict(change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local, rule: ConflictRule.insertAfterDelete.rawValue, db, &outcome)
-                return
-            }
-            if let edited = mine.filter({ $0.key != "*" }).values.max(), edited > delete {
-                if updateWinsOverDelete.contains(change.entity) {
-                    // The edit wins: the record comes back as a new local insert, pushed next.
-                    let columns = Array(known.keys).sorted()
-                    if let row = try Row.fetchOne(db, sql: "SELECT \(columns.map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [uuid]) {
-                        let values = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($0.element, WireValue(row[$0.offset] as DatabaseValue)) })
-                        outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: values, reinsert: true))
-                    }
-                    try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .local, rule: ConflictRule.updateWinsOverDelete.rawValue, db, &outcome)
-                } else {
-                    try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .remote, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
-                }
-            }
-            try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
-            // Its many-to-many links go with it (the deleting replica's own unlinks are not
-            // pushed: they are the delete's).
-            for join in joinColumns[change.entity] ?? [] {
-                try db.cachedStatement(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?").execute(arguments: [uuid])
-            }
-            outcome.applied += 1
-            // A record an unpushed edit brings back (`updateWinsOverDelete`) keeps what
-            // points at it.
-            let comesBack = outcome.resolutions.last.map { $0.reinsert && $0.uuid == uuid && $0.entity == change.entity } ?? false
-            if !comesBack { try recordDelete(of: uuid, change.entity, db, &outcome) }
-
+        case .delete: try applyDelete(pulled, stored, db, &outcome)
         case .insert, .update:
-            if !exists {
-                // An update of a record this store does not have: the store deleted it (the
-                // log always brings a record's insert before its updates), so the delete
-                // wins and the update is logged as lost.
-                if change.kind == .update {
-                    // Its insert waits in the quarantine (a unique value taken here): so does
-                    // the update, applied after it once its cause is gone.
-                    if try SyncStore.hasQuarantinedPulled(record: change.record, db) {
-                        // Folded into the waiting insert when there is one: this update may be
-                        // what frees the value the insert waits for.
-                        if try foldIntoQuarantined(change.record, values: values, stamps: stamps, db) { return }
-                        return try quarantine("the record's insert is waiting in the quarantine; this update is applied after it")
-                    }
-                    let newest = values.keys.compactMap(remoteStamp).max()
-                    for (column, value) in values.sorted(by: { $0.key < $1.key }) {
-                        try conflict(change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: remoteStamp(column) ?? newest,
-                                     winner: .local, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
-                    }
-                    return
-                }
-                // Deleted here and not pushed yet: a newer delete wins (it is pushed next). A
-                // record created after the delete comes back now; if this insert carries only
-                // part of it, the server answers the delete with the whole record.
-                let pendingDelete = mine["*"]
-                if let deleted = pendingDelete, created <= deleted {
-                    try conflict(change.record, "*", local: nil, localStamp: deleted, remote: nil, remoteStamp: created, winner: .local, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
-                    return
-                }
-                // Usually every column: the insert is written once per entity.
-                let names = values.count == statements.columns.count ? statements.columns : values.keys.sorted()
-                let sql = names.count == statements.columns.count ? statements.insertAll : Self.insertSQL(table: table, columns: names.map(q))
-                let bindInsert = { (bind: inout Statement.Binder) in
-                    bind.text(uuid)
-                    bind.text(rowStamps)
-                    for name in names { bind.value(values[name]!) }
-                }
-                do {
-                    try db.cachedStatement(sql: sql).executeBound(bindInsert)
-                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                    if pendingDelete != nil { return }   // part of a record: the delete's answer brings all of it
-                    // A unique value another record holds here: the server merges the two
-                    // when both hold it there (its decision follows in the log), or a later
-                    // change frees it. Until then the insert waits.
-                    guard let holder = try Self.uniqueHolder(of: change.entity, values: values, except: uuid, schema: schema, db) else {
-                        return try quarantine("the record cannot be inserted: \(error.message ?? "\(error.resultCode)")")
-                    }
-                    return try quarantine("a unique value of this record is held here by record \(holder); the insert waits until the server merges the two or the value is freed")
-                }
-                return try inserted()
+            if exists {
+                try applyToStoredRecord(pulled, stored, db, &outcome)
+            } else {
+                try applyToMissingRecord(pulled, stored, db, &outcome)
             }
-            var assignments: [String] = []
-            var assigned: [String: WireValue] = [:]
-            var arguments: [WireValue] = []
-            var merged = local
-            // The local values are read only when a column needs them: a change this store
-            // already has (its own push coming back) costs one lookup of the stamps.
-            let sortedColumns = values.keys.sorted()
-            var current: Row??
-            func readLocal(at index: Int) throws -> WireValue {
-                if current == nil {
-                    current = .some(try Row.fetchOne(db.cachedStatement(sql: "SELECT \(sortedColumns.map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
-                                                     arguments: [uuid]))
-                }
-                return WireValue(current??[index] as DatabaseValue? ?? .null)
-            }
-            for (index, column) in sortedColumns.enumerated() {
-                guard let remote = remoteStamp(column) else { continue }
-                let localStamp = local[column] ?? local["*"] ?? .zero
-                if remote == localStamp {
-                    // The same write: nothing to decide, unless the values differ. One save
-                    // stamps all it writes alike, so a unique merge can give one record two
-                    // values under one stamp (``ColumnMerge/winsTie(_:over:)`` decides, as on
-                    // the server); and applying a merge re-points references to the merged-
-                    // away record keeping their stamps, while the log may hold the write after
-                    // that record came back (its maker's, pulled back: the loser's id, which
-                    // sorts after the survivor's, wins the tie). Both follow a merge this store
-                    // applied first (the log holds it before them).
-                    guard merges.ever, let remoteValue = values[column],
-                          uniqueEntities.contains(change.entity) || mergeableReferences[change.entity] != nil else { continue }
-                    let localValue = try readLocal(at: index)
-                    guard ColumnMerge.winsTie(remoteValue, over: localValue) else { continue }
-                    try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
-                                 winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
-                    assignments.append(q(column) + " = ?")
-                    assigned[column] = remoteValue
-                    arguments.append(remoteValue)
-                    continue
-                }
-                // A later entry of the log holds the server's newer value of the column: a
-                // policy's decision about an earlier one in the page no longer stands.
-                outcome.supersede(change.entity, uuid, column)
-                let localValue = try readLocal(at: index)
-                let remoteValue = values[column]!
-                // An unpushed local edit against a different pulled value: the policy decides;
-                // when it decides otherwise than the newer stamp, the decision becomes a new
-                // local edit after the page.
-                if let unpushed = mine[column], unpushed == localStamp, localValue != remoteValue {
-                    let rule = policy(change.entity, column)
-                    let newer = remoteWins(remote, localStamp) ? remoteValue : localValue
-                    let decided: WireValue
-                    switch rule {
-                    case .lastWriterWins: decided = newer
-                    case .serverWins: decided = remoteValue
-                    case .clientWins: decided = localValue
-                    case .custom(let resolve): decided = resolve(ConflictValues(record: change.record, attribute: column, local: localValue, remote: remoteValue, base: nil))
-                    }
-                    if decided != newer {
-                        outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: [column: decided]))
-                        try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
-                                     winner: decided == remoteValue ? .remote : .local, rule: rule.name, db, &outcome)
-                    }
-                }
-                // The conflict core decides; a policy other than last writer wins has logged
-                // its own decision above.
-                // A pulled value of this store's own (pulled after a sync cut off between its push
-                // and its pull) is an older edit of its own: replaced, not a conflict.
-                let decision = ColumnMerge.decide(incoming: remote, current: localStamp, valuesDiffer: localValue != remoteValue,
-                                                  unpushed: mine[column] == localStamp,
-                                                  ownEdit: (mine[column] != nil || localStamp.node == node) && !isOwn(remote),
-                                                  ownOverOther: isOwn(remote) && !isOwn(localStamp) && mine[column] == nil,
-                                                  incomingWins: remoteWins)
-                let byStamp = mine[column] == nil || policy(change.entity, column).name == ConflictRule.lastWriterWins.rawValue
-                if let loser = decision.logged, byStamp {
-                    try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
-                                 winner: loser == .incomingWon ? .remote : .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
-                }
-                if decision.applies {
-                    assignments.append(q(column) + " = ?")
-                    assigned[column] = remoteValue
-                    arguments.append(remoteValue)
-                    merged[column] = remote
-                }
-            }
-            if change.kind == .insert { try recordInsert(of: uuid, change.entity, db) }
-            guard !assignments.isEmpty else { return }
-            // The stamps may be unchanged (two values under one stamp: the tie decided for the
-            // pulled one).
-            let text = Self.stampText(merged, replacing: row ?? nil)
-            let update = {
-                try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
-                    .executeBound { bind in
-                        for argument in arguments { bind.value(argument) }
-                        bind.text(text)
-                        bind.text(uuid)
-                    }
-            }
-            do {
-                try update()
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                // Updated to a unique value another record holds here: as for an insert, the
-                // update waits for the server's merge or for the value to be freed.
-                guard let current = try rowState(change.entity, uuid, db),
-                      let holder = try Self.uniqueHolder(of: change.entity, values: current.values.merging(assigned) { $1 }, except: uuid, schema: schema, db) else {
-                    return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
-                }
-                if try foldIntoQuarantined(change.record, values: values, stamps: stamps, updates: true, db) {
-                    outcome.quarantined += 1
-                    return
-                }
-                return try quarantine("a unique value this update sets is held here by record \(holder); the update waits until the server merges the two or the value is freed")
-            }
-            outcome.applied += 1
-            try checkReferences(assigned, of: change.entity, uuid, db, &outcome)
-        case .link, .unlink:
-            return   // applied above (applyLink)
+        case .link, .unlink: return   // applied above (applyLink)
         }
     }
+
+    /// Sets `change` (of `entry`, as it stands: pointed at a survivor, say) aside in the
+    /// quarantine with `reason`.
+    func quarantine(_ entry: LogEntry, _ change: WireChange, _ reason: String, newerSchema: Bool = false, _ db: Database,
+                    _ outcome: inout Outcome) throws {
+        try SyncStore.quarantine(WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now,
+                                 record: change.record, schemaVersion: entry.schemaVersion, newerSchema: newerSchema, db)
+        outcome.quarantined += 1
+    }
+
+    func quarantine(_ pulled: PulledChange, _ reason: String, _ db: Database, _ outcome: inout Outcome) throws {
+        try quarantine(pulled.entry, pulled.change, reason, db, &outcome)
+    }
+
+    /// A pulled record written: counted, its tombstone cleared, its references checked.
+    func inserted(_ pulled: PulledChange, _ db: Database, _ outcome: inout Outcome) throws {
+        outcome.applied += 1
+        try recordInsert(of: pulled.uuid, pulled.change.entity, db)
+        try checkReferences(pulled.values, of: pulled.change.entity, pulled.uuid, db, &outcome)
+    }
+
 
     /// A pulled reference to a record a pulled delete removed (the reference was made before
     /// its maker saw the delete, and reached this store after it): a candidate for the
     /// delete rule, as for a reference that was here first.
-    private func checkReferences(_ values: [String: WireValue], of entity: String, _ uuid: String, _ db: Database, _ outcome: inout Outcome) throws {
+    func checkReferences(_ values: [String: WireValue], of entity: String, _ uuid: String, _ db: Database, _ outcome: inout Outcome) throws {
         guard appliesDeleteRules, let references = references[entity] else { return }
         for (column, reference) in references.sorted(by: { $0.key < $1.key }) {
             guard case .text(let target)? = values[column] else { continue }
@@ -572,7 +352,7 @@ struct ChangeApplier {
     /// arrive later, and the local records still pointing at it as candidates for its delete
     /// rule. Nothing is decided yet: a model save deletes a record before it clears the
     /// references to it, and later log entries may point the records elsewhere.
-    private func recordDelete(of uuid: String, _ entity: String, _ db: Database, _ outcome: inout Outcome) throws {
+    func recordDelete(of uuid: String, _ entity: String, _ db: Database, _ outcome: inout Outcome) throws {
         guard referrers[entity] != nil else { return }
         try SyncStore.setTombstone(true, entity: entity, id: uuid, db)
         if appliesDeleteRules { outcome.dangling += try holders(of: uuid, entity, db) }
@@ -580,7 +360,7 @@ struct ChangeApplier {
 
     /// A pulled insert of a record of a referenced entity: it lives (again), so references
     /// to it are no longer dangling.
-    private func recordInsert(of uuid: String, _ entity: String, _ db: Database) throws {
+    func recordInsert(of uuid: String, _ entity: String, _ db: Database) throws {
         guard referrers[entity] != nil else { return }
         try SyncStore.setTombstone(false, entity: entity, id: uuid, db)
     }
@@ -742,7 +522,7 @@ struct ChangeApplier {
     /// points the references to the loser at the survivor keeping their stamps, drops its
     /// many-to-many links (the server logged those the survivor takes), and logs the loser's `values` (`nil` when this store did not have
     /// it) with the survivor named. The caller deletes the loser's row.
-    private func merge(_ entity: String, loser: String, values: [String: WireValue]?, into survivor: String,
+    func merge(_ entity: String, loser: String, values: [String: WireValue]?, into survivor: String,
                        at stamp: HLCTimestamp, _ db: Database, _ outcome: inout Outcome) throws {
         try SyncStore.setMerged(entity: entity, loser: loser, survivor: survivor, stamp: stamp, db)
         merges.any = true
@@ -802,7 +582,7 @@ struct ChangeApplier {
     /// With `updates`, into a waiting update as well (the newest): an update that waits for a
     /// unique value like an earlier one of the same record joins it, so the record waits for
     /// its newest values only (a swap done over several saves elsewhere is then one ring).
-    private func foldIntoQuarantined(_ record: String, values: [String: WireValue], stamps: [String: HLCTimestamp], updates: Bool = false,
+    func foldIntoQuarantined(_ record: String, values: [String: WireValue], stamps: [String: HLCTimestamp], updates: Bool = false,
                                            _ db: Database) throws -> Bool {
         let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL AND newer_schema = 0 ORDER BY id DESC"),
                                     arguments: [record])
@@ -828,7 +608,7 @@ struct ChangeApplier {
     /// Drops the pulled changes of `record` waiting in the quarantine: a later delete of the
     /// record won over them, or the server merged it into `survivor` (their values went over
     /// with the merge). Each is logged (`deleteWins`, `uniqueMerge`), so none leaves without a trace.
-    private func dropQuarantined(of record: String, deletedAt delete: HLCTimestamp, survivor: String? = nil, _ db: Database, _ outcome: inout Outcome) throws {
+    func dropQuarantined(of record: String, deletedAt delete: HLCTimestamp, survivor: String? = nil, _ db: Database, _ outcome: inout Outcome) throws {
         let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL ORDER BY id"),
                                     arguments: [record])
         for row in rows {
@@ -841,9 +621,9 @@ struct ChangeApplier {
     }
 
     /// Whether this store stamped `stamp` (its own change, pulled back).
-    private func isOwn(_ stamp: HLCTimestamp) -> Bool { node != 0 && stamp.node == node }
+    func isOwn(_ stamp: HLCTimestamp) -> Bool { node != 0 && stamp.node == node }
 
-    private func conflict(_ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,
+    func conflict(_ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,
                           remoteStamp: HLCTimestamp?, winner: SyncConflict.Winner, rule: String, _ db: Database, _ outcome: inout Outcome) throws {
         try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: attribute, localValue: local?.jsonText, localStamp: localStamp?.description,
                                                   remoteValue: remote?.jsonText, remoteStamp: remoteStamp?.description, winner: winner, rule: rule), db)
