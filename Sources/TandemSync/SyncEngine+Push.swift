@@ -157,7 +157,6 @@ extension SyncEngine {
             }
             ahead = nil
             guard let range = prepared.range else { return result }
-            let (plan, batches) = (prepared.plan, prepared.batches)
             // Where this range leaves the acknowledgement and `pushedChange` once sent.
             let newAcknowledged = max(range.finishedThrough ?? acknowledged, acknowledged)
             let nextAfter = range.lastToken > newAcknowledged ? range.throughChange : 0
@@ -177,94 +176,7 @@ extension SyncEngine {
                     }
                 }
             }
-            var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.changes.count }
-            // Up to `pushesInFlight` batches at once (each holds whole records, so they never
-            // overlap), in a sliding window: while the server writes one batch it reads the
-            // next. The saved batch index moves only past batches answered in order, so a
-            // retry resends from the first unanswered one with the same keys.
-            // One at a time when the range touches an entity with unique values: the server
-            // may log batches in flight in any order, and a value freed in one batch and
-            // taken in the next must reach other replicas in that order, or they would merge
-            // two records (docs/sync.md).
-            // Only a range that can free a value needs it: a delete of such a record, or an
-            // update of a unique column. Inserts alone free nothing (a bulk import of a seed
-            // model with a unique attribute goes at full speed).
-            let inFlight = prepared.freesUniqueValues ? 1 : max(configuration.pushesInFlight, 1)
-            // Records this store merged away and then made again: the server takes such an
-            // insert (newer than the merge) as a record of its own again; so does this store
-            // once it is sent, or it would still send later changes of it to the survivor.
-            // Looked at only when the range inserts records of entities with unique values and
-            // this store has followed a merge.
-            let uniqueEntities = Set(uniqueColumns.keys)
-            var mergedAway = false
-            if plan.changes.contains(where: { $0.kind == .insert && uniqueEntities.contains($0.entity) }) {
-                mergedAway = try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tandem_sync_merged)") } ?? false
-            }
-            try await withThrowingTaskGroup(of: (Int, PushResult).self) { group in
-                var next = range.chunk
-                var answeredThrough = range.chunk
-                var waiting: [Int: PushResult] = [:]
-                var unmatchedEchoes: [Echo] = []
-                func start(_ position: Int) throws {
-                    var key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
-                    var batch = batches[position]
-                    // Changes of a record whose insert the server refused wait with it, and so
-                    // do links naming one. The batch is then another push, with a key of its
-                    // own: a retry after the insert got through sends the whole batch under
-                    // the range's key.
-                    var held: PushResult
-                    (batch, held) = try holdChangesOfRefusedInserts(batch)
-                    if !held.refused.isEmpty { key += ".h" + Self.fingerprint(held.refused.map(\.change)) }
-                    guard !batch.changes.isEmpty else { return group.addTask { (position, held) } }
-                    group.addTask {
-                        var result = try await self.send(batch, key: key, schemaVersion: schemaVersion)
-                        result.add(held)
-                        return (position, result)
-                    }
-                }
-                // A batch holding links goes once every batch before it is answered: a plan
-                // sends links after every record change, and the server refuses a link to a
-                // record it does not have yet (an insert still in flight).
-                func mayStart(_ index: Int) -> Bool {
-                    index < batches.count && index < answeredThrough + inFlight
-                        && (index == answeredThrough || !batches[index].changes.contains { $0.kind.isLink })
-                }
-                while mayStart(next) {
-                    try start(next)
-                    next += 1
-                }
-                while let (position, outcome) = try await group.next() {
-                    waiting[position] = outcome
-                    var answered = PushResult()
-                    let from = answeredThrough
-                    while let outcome = waiting.removeValue(forKey: answeredThrough) {
-                        answered.add(outcome)
-                        answeredThrough += 1
-                    }
-                    if answeredThrough > from {
-                        let chunk = answeredThrough
-                        let checkingPulledChanges = echoSkipChecksPulledChanges
-                        let echoes = unmatchedEchoes + answered.echoes
-                        let sentBatches = batches[from..<answeredThrough]
-                        let (skipped, unmatched) = try store { db in
-                            try answered.save(db)
-                            if mergedAway { try Self.unmergeReinserted(sentBatches.flatMap(\.changes), uniqueEntities: uniqueEntities, db) }
-                            try range.saved(nextBatch: chunk).save(db)
-                            return try Self.skipEchoes(echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
-                        }
-                        unmatchedEchoes = unmatched
-                        answered.echoes = []
-                        answered.echoesSkipped = skipped
-                        result.add(answered)
-                        sent += batches[from..<answeredThrough].reduce(0) { $0 + $1.changes.count }
-                        configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
-                    }
-                    while mayStart(next) {
-                        try start(next)
-                        next += 1
-                    }
-                }
-            }
+            result.add(try await sendBatches(of: prepared, range, clientID: clientID, schemaVersion: schemaVersion))
             // Saved under the acknowledged token it will be valid for; a crash before the
             // acknowledgement below only makes it stale (the range is sent again).
             try store { db in
@@ -279,6 +191,103 @@ extension SyncEngine {
                 }
             }
         }
+    }
+
+    /// Sends the batches of `prepared` (its range saved as in flight) from the first one not
+    /// answered, up to `pushesInFlight` at once in a sliding window, and saves the progress
+    /// as answers come in, in batch order. Returns what the answers said.
+    private func sendBatches(of prepared: PreparedRange, _ range: Range, clientID: String, schemaVersion: Int) async throws -> PushResult {
+        let (plan, batches) = (prepared.plan, prepared.batches)
+        var total = PushResult()
+        var sent = batches.prefix(range.chunk).reduce(0) { $0 + $1.changes.count }
+        // Up to `pushesInFlight` batches at once (each holds whole records, so they never
+        // overlap), in a sliding window: while the server writes one batch it reads the
+        // next. The saved batch index moves only past batches answered in order, so a
+        // retry resends from the first unanswered one with the same keys.
+        // One at a time when the range touches an entity with unique values: the server
+        // may log batches in flight in any order, and a value freed in one batch and
+        // taken in the next must reach other replicas in that order, or they would merge
+        // two records (docs/sync.md).
+        // Only a range that can free a value needs it: a delete of such a record, or an
+        // update of a unique column. Inserts alone free nothing (a bulk import of a seed
+        // model with a unique attribute goes at full speed).
+        let inFlight = prepared.freesUniqueValues ? 1 : max(configuration.pushesInFlight, 1)
+        // Records this store merged away and then made again: the server takes such an
+        // insert (newer than the merge) as a record of its own again; so does this store
+        // once it is sent, or it would still send later changes of it to the survivor.
+        // Looked at only when the range inserts records of entities with unique values and
+        // this store has followed a merge.
+        let uniqueEntities = Set(uniqueColumns.keys)
+        var mergedAway = false
+        if plan.changes.contains(where: { $0.kind == .insert && uniqueEntities.contains($0.entity) }) {
+            mergedAway = try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tandem_sync_merged)") } ?? false
+        }
+        try await withThrowingTaskGroup(of: (Int, PushResult).self) { group in
+            var next = range.chunk
+            var answeredThrough = range.chunk
+            var waiting: [Int: PushResult] = [:]
+            var unmatchedEchoes: [Echo] = []
+            func start(_ position: Int) throws {
+                var key = range.key(clientID: clientID, schemaVersion: schemaVersion, index: position)
+                var batch = batches[position]
+                // Changes of a record whose insert the server refused wait with it, and so
+                // do links naming one. The batch is then another push, with a key of its
+                // own: a retry after the insert got through sends the whole batch under
+                // the range's key.
+                var held: PushResult
+                (batch, held) = try holdChangesOfRefusedInserts(batch)
+                if !held.refused.isEmpty { key += ".h" + Self.fingerprint(held.refused.map(\.change)) }
+                guard !batch.changes.isEmpty else { return group.addTask { (position, held) } }
+                group.addTask {
+                    var result = try await self.send(batch, key: key, schemaVersion: schemaVersion)
+                    result.add(held)
+                    return (position, result)
+                }
+            }
+            // A batch holding links goes once every batch before it is answered: a plan
+            // sends links after every record change, and the server refuses a link to a
+            // record it does not have yet (an insert still in flight).
+            func mayStart(_ index: Int) -> Bool {
+                index < batches.count && index < answeredThrough + inFlight
+                    && (index == answeredThrough || !batches[index].changes.contains { $0.kind.isLink })
+            }
+            while mayStart(next) {
+                try start(next)
+                next += 1
+            }
+            while let (position, outcome) = try await group.next() {
+                waiting[position] = outcome
+                var answered = PushResult()
+                let from = answeredThrough
+                while let outcome = waiting.removeValue(forKey: answeredThrough) {
+                    answered.add(outcome)
+                    answeredThrough += 1
+                }
+                if answeredThrough > from {
+                    let chunk = answeredThrough
+                    let checkingPulledChanges = echoSkipChecksPulledChanges
+                    let echoes = unmatchedEchoes + answered.echoes
+                    let sentBatches = batches[from..<answeredThrough]
+                    let (skipped, unmatched) = try store { db in
+                        try answered.save(db)
+                        if mergedAway { try Self.unmergeReinserted(sentBatches.flatMap(\.changes), uniqueEntities: uniqueEntities, db) }
+                        try range.saved(nextBatch: chunk).save(db)
+                        return try Self.skipEchoes(echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
+                    }
+                    unmatchedEchoes = unmatched
+                    answered.echoes = []
+                    answered.echoesSkipped = skipped
+                    total.add(answered)
+                    sent += batches[from..<answeredThrough].reduce(0) { $0 + $1.changes.count }
+                    configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
+                }
+                while mayStart(next) {
+                    try start(next)
+                    next += 1
+                }
+            }
+        }
+        return total
     }
 
     /// With nothing local left to push, moves the `sync` reader past the pulled transactions
