@@ -230,10 +230,12 @@ let package = Package(
         .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema", "TandemSchemaTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TandemSyncTests",
-            dependencies: ["TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire", "TandemServer",
-                           .product(name: "GRDB", package: "GRDB.swift"),
-                           .product(name: "HummingbirdTesting", package: "hummingbird"),
-                           .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: [
+                "TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire", "TandemServer",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "TandemServerTests",

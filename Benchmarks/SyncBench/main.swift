@@ -47,11 +47,13 @@ func finish(_ status: Int32) -> Never {
 let uniqueTitles = ProcessInfo.processInfo.environment["SYNCBENCH_UNIQUE"] != nil
 
 let schema = Schema(entities: [
-    Schema.Entity(name: "Todo", attributes: [
-        Schema.Attribute(name: "title", type: .scalar(.string), options: uniqueTitles ? [.unique] : []),
-        Schema.Attribute(name: "rank", type: .scalar(.int)),
-        Schema.Attribute(name: "done", type: .scalar(.bool)),
-    ]),
+    Schema.Entity(
+        name: "Todo",
+        attributes: [
+            Schema.Attribute(name: "title", type: .scalar(.string), options: uniqueTitles ? [.unique] : []),
+            Schema.Attribute(name: "rank", type: .scalar(.int)),
+            Schema.Attribute(name: "done", type: .scalar(.bool)),
+        ])
 ])
 
 func seconds(_ body: () async throws -> Void) async rethrows -> Double {
@@ -106,7 +108,6 @@ func rawInsert(count: Int) throws -> Double {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
-
 let tandem = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "tandem").path(percentEncoded: false)
 
 /// Starts `tandem` with `arguments` (the token in its environment), standard output to
@@ -160,7 +161,8 @@ func count(_ key: String, in summary: String) -> Int {
 /// The server's CPU time so far (seconds), from /proc, when `--server-pid` names it.
 func serverCPU() -> Double? {
     guard let pid = argument("--server-pid"), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let end = stat.lastIndex(of: ")") else { return nil }
+        let end = stat.lastIndex(of: ")")
+    else { return nil }
     let fields = stat[stat.index(after: end)...].split(separator: " ")
     guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -183,11 +185,15 @@ guard count("pushed", in: pushSide.summary) == changes, count("pulled", in: pull
 }
 let total = push + pull
 if ProcessInfo.processInfo.environment["SYNCBENCH_VERBOSE"] != nil { print("A: \(pushSide.summary)\nB: \(pullSide.summary)") }
-print(String(format: "A → server → B, %d changes%@: A's sync %.2f s + B's sync %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)",
-             changes, uniqueTitles ? " (unique titles)" : "", push, pull, total, Double(changes) / total))
+print(
+    String(
+        format: "A → server → B, %d changes%@: A's sync %.2f s + B's sync %.2f s = %.2f s → %.0f changes/s (goal ≥ 50 000)",
+        changes, uniqueTitles ? " (unique titles)" : "", push, pull, total, Double(changes) / total))
 if let serverBefore, let serverPushed, let serverPulled {
-    print(String(format: "CPU time: A %.2f s, the server during A's sync %.2f s; B %.2f s, the server during B's sync %.2f s",
-                 pushSide.cpu, serverPushed - serverBefore, pullSide.cpu, serverPulled - serverPushed))
+    print(
+        String(
+            format: "CPU time: A %.2f s, the server during A's sync %.2f s; B %.2f s, the server during B's sync %.2f s",
+            pushSide.cpu, serverPushed - serverBefore, pullSide.cpu, serverPulled - serverPushed))
 } else {
     print(String(format: "CPU time of the syncing clients: A %.2f s, B %.2f s", pushSide.cpu, pullSide.cpu))
 }
@@ -205,8 +211,8 @@ do {
     let path = { (name: String) in directory.appending(path: name).path(percentEncoded: false) }
     let daemon = try spawnTandem(["daemon", "--store", path("b2.store"), "--server", server, "--interval", "0.05"], output: path("b2.daemon.log"))
     var daemonStopped = false
-    defer { if !daemonStopped { kill(daemon, SIGKILL) } }   // never left running
-    try await Task.sleep(for: .milliseconds(500))   // its first sync: nothing to pull yet
+    defer { if !daemonStopped { kill(daemon, SIGKILL) } }  // never left running
+    try await Task.sleep(for: .milliseconds(500))  // its first sync: nothing to pull yet
     let rows = { try b2.read { db in try Int.fetchOne(db, sql: "SELECT MAX(rowid) FROM Todo") ?? 0 } }
     let serverBefore = serverCPU()
     var pushed = (summary: "", peakMiB: 0, cpu: 0.0)
@@ -229,9 +235,11 @@ do {
         finish(1)
     }
     let daemonCPU = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-    print(String(format: "side by side (B's daemon pulling while A pushes): %.2f s → %.0f changes/s; CPU: A %.2f s, B's daemon %.2f s%@",
-                 elapsed, Double(changes) / elapsed, pushed.cpu, daemonCPU,
-                 serverBefore.flatMap { before in serverSideBySide.map { String(format: ", the server %.2f s", $0 - before) } } ?? ""))
+    print(
+        String(
+            format: "side by side (B's daemon pulling while A pushes): %.2f s → %.0f changes/s; CPU: A %.2f s, B's daemon %.2f s%@",
+            elapsed, Double(changes) / elapsed, pushed.cpu, daemonCPU,
+            serverBefore.flatMap { before in serverSideBySide.map { String(format: ", the server %.2f s", $0 - before) } } ?? ""))
 }
 
 // SYNCBENCH_THROUGHPUT_ONLY=1 stops here (for comparing runs of the figures above).
@@ -246,8 +254,10 @@ let syncSmall = try engine(smallStore)
 _ = try await syncSmall.sync()
 for _ in 0..<21 { small.append(try await seconds { _ = try await syncSmall.sync() }) }
 for _ in 0..<21 { large.append(try await seconds { _ = try await syncB.sync() }) }
-print(String(format: "no-op sync: median %.2f ms on a 1 k store, %.2f ms on a %d store (goal ≤ 5 ms); large ÷ small = %.2f (goal ≤ 1.2)",
-             median(small) * 1000, median(large) * 1000, changes, median(large) / median(small)))
+print(
+    String(
+        format: "no-op sync: median %.2f ms on a 1 k store, %.2f ms on a %d store (goal ≤ 5 ms); large ÷ small = %.2f (goal ≤ 1.2)",
+        median(small) * 1000, median(large) * 1000, changes, median(large) / median(small)))
 
 // 100 new changes on the large store vs on the small one (median of 7 rounds each).
 var hundredSmall = [Double](), hundredLarge = [Double]()
@@ -257,5 +267,7 @@ for round in 0..<7 {
     hundredSmall.append(try await seconds { _ = try await syncSmall.sync() })
     hundredLarge.append(try await seconds { _ = try await syncB.sync() })
 }
-print(String(format: "100 changes (median of 7): %.1f ms on the 1 k store, %.1f ms on the %d store; ratio %.2f (goal ≤ 1.5)",
-             median(hundredSmall) * 1000, median(hundredLarge) * 1000, changes, median(hundredLarge) / median(hundredSmall)))
+print(
+    String(
+        format: "100 changes (median of 7): %.1f ms on the 1 k store, %.1f ms on the %d store; ratio %.2f (goal ≤ 1.5)",
+        median(hundredSmall) * 1000, median(hundredLarge) * 1000, changes, median(hundredLarge) / median(hundredSmall)))

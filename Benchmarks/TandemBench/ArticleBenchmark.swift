@@ -16,8 +16,10 @@ struct ArticleBenchmark {
         defer { scratch.remove(path) }
         let seeds = ArticleSeed.make(rows: rows)
         let expected = seeds.reduce(0) {
-            $0 &+ ArticleSeed.digest(title: $1.title, name: $1.authorName, email: $1.authorEmail, since: $1.authorSince, status: $1.status,
-                                     section: $1.section, rating: $1.rating, published: $1.published, views: $1.views, pinned: $1.pinned, body: $1.body)
+            $0
+                &+ ArticleSeed.digest(
+                    title: $1.title, name: $1.authorName, email: $1.authorEmail, since: $1.authorSince, status: $1.status,
+                    section: $1.section, rating: $1.rating, published: $1.published, views: $1.views, pinned: $1.pinned, body: $1.body)
         }
         do {
             let container = try ModelContainer(for: BenchArticle.self, configurations: ModelConfiguration(url: URL(filePath: path)))
@@ -40,12 +42,16 @@ struct ArticleBenchmark {
                 }
             }
             let tandemSum = articles.reduce(0) {
-                $0 &+ ArticleSeed.digest(title: $1.title, name: $1.author.name, email: $1.author.email, since: $1.author.since, status: $1.status,
-                                         section: $1.section, rating: $1.rating, published: $1.published, views: $1.views, pinned: $1.pinned, body: $1.body)
+                $0
+                    &+ ArticleSeed.digest(
+                        title: $1.title, name: $1.author.name, email: $1.author.email, since: $1.author.since, status: $1.status,
+                        section: $1.section, rating: $1.rating, published: $1.published, views: $1.views, pinned: $1.pinned, body: $1.body)
             }
             let grdbSum = records.reduce(0) {
-                $0 &+ ArticleSeed.digest(title: $1.title, name: $1.authorName, email: $1.authorEmail, since: $1.authorSince, status: $1.status,
-                                         section: $1.section, rating: $1.rating, published: $1.published, views: $1.views, pinned: $1.pinned, body: $1.body)
+                $0
+                    &+ ArticleSeed.digest(
+                        title: $1.title, name: $1.authorName, email: $1.authorEmail, since: $1.authorSince, status: $1.status,
+                        section: $1.section, rating: $1.rating, published: $1.published, views: $1.views, pinned: $1.pinned, body: $1.body)
             }
             guard articles.count == rows, records.count == rows, tandemSum == expected, grdbSum == expected else {
                 throw BenchError("articles: Tandem read \(articles.count) rows (digest \(tandemSum)), GRDB \(records.count) (\(grdbSum)); expected \(rows) (\(expected))")

@@ -66,15 +66,18 @@ struct ArticleSeed {
             let section: ArticleSection? = i % 5 == 0 ? nil : ArticleSection.allCases[i % 4]
             let rating: Double? = i % 4 == 0 ? nil : Double(i % 50) / 10
             let published = Date(timeIntervalSince1970: 1_700_000_000 + Double(i))
-            return ArticleSeed(title: "Article number \(i)", authorName: name, authorEmail: email, authorSince: since,
-                               status: ArticleStatus.allCases[i % 4], section: section, rating: rating, published: published,
-                               views: i * 3, pinned: i % 7 == 0, body: "The body of article \(i), a line of text")
+            return ArticleSeed(
+                title: "Article number \(i)", authorName: name, authorEmail: email, authorSince: since,
+                status: ArticleStatus.allCases[i % 4], section: section, rating: rating, published: published,
+                views: i * 3, pinned: i % 7 == 0, body: "The body of article \(i), a line of text")
         }
     }
 
     /// A digest of the values, to check both competitors read back what was stored.
-    static func digest(title: String, name: String, email: String?, since: Date, status: ArticleStatus, section: ArticleSection?,
-                       rating: Double?, published: Date, views: Int, pinned: Bool, body: String) -> Int {
+    static func digest(
+        title: String, name: String, email: String?, since: Date, status: ArticleStatus, section: ArticleSection?,
+        rating: Double?, published: Date, views: Int, pinned: Bool, body: String
+    ) -> Int {
         var sum: Int = title.utf8.count
         sum = sum &+ name.utf8.count &* 3
         sum = sum &+ (email?.utf8.count ?? 5) &* 7

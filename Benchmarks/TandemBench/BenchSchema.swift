@@ -7,8 +7,10 @@ enum BenchSchema {
     static let table = "BenchTodo"
 
     /// Column order of `SELECT *`, which the positional decoders rely on.
-    static let columns = ["#id", "code", "title", "people.name", "people.age", "priority", "weight",
-                          "done", "count", "score", "timestamp", "note"]
+    static let columns = [
+        "#id", "code", "title", "people.name", "people.age", "priority", "weight",
+        "done", "count", "score", "timestamp", "note",
+    ]
 
     static let createTable = """
         CREATE TABLE "BenchTodo" ("#id" TEXT NOT NULL PRIMARY KEY, "code" TEXT NOT NULL, \

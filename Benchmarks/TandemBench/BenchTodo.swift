@@ -18,8 +18,10 @@ import Tandem
     var timestamp: Date
     var note: String
 
-    init(code: String, title: String, people: People, priority: Priority, weight: Double?,
-         done: Bool, count: Int, score: Double, timestamp: Date, note: String) {
+    init(
+        code: String, title: String, people: People, priority: Priority, weight: Double?,
+        done: Bool, count: Int, score: Double, timestamp: Date, note: String
+    ) {
         self.code = code
         self.title = title
         self.people = people
@@ -33,8 +35,9 @@ import Tandem
     }
 
     convenience init(_ seed: TodoSeed) {
-        self.init(code: seed.code, title: seed.title, people: People(name: seed.peopleName, age: seed.peopleAge),
-                  priority: seed.priority, weight: seed.weight, done: seed.done, count: seed.count,
-                  score: seed.score, timestamp: seed.timestamp, note: seed.note)
+        self.init(
+            code: seed.code, title: seed.title, people: People(name: seed.peopleName, age: seed.peopleAge),
+            priority: seed.priority, weight: seed.weight, done: seed.done, count: seed.count,
+            score: seed.score, timestamp: seed.timestamp, note: seed.note)
     }
 }

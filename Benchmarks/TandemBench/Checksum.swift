@@ -3,8 +3,10 @@ import Tandem
 /// A cheap digest of a result set, computed outside the timed region, to check that every
 /// competitor stored and read back the same values.
 enum Checksum {
-    static func combine(_ age: Int, _ count: Int, _ priority: Priority, _ weight: Double?, _ done: Bool,
-                        _ score: Double, _ timestamp: Date, _ title: String, _ note: String, _ name: String) -> Int {
+    static func combine(
+        _ age: Int, _ count: Int, _ priority: Priority, _ weight: Double?, _ done: Bool,
+        _ score: Double, _ timestamp: Date, _ title: String, _ note: String, _ name: String
+    ) -> Int {
         var sum = age &+ count &* 3
         sum = sum &+ priority.rawValue &* 5
         sum = sum &+ (weight.map { Int($0 * 2) } ?? 7) &* 11

@@ -43,13 +43,15 @@ struct GraphBenchmark {
         for round in 0...runs {
             let (sqlTime, found) = try Stopwatch.time { () throws -> [GraphCollection] in
                 let context = ModelContext(container)
-                return try context.fetch(FetchDescriptor<GraphCollection>(predicate: #Predicate {
-                    $0.articles.contains { $0.category?.name == wanted }
-                }))
+                return try context.fetch(
+                    FetchDescriptor<GraphCollection>(
+                        predicate: #Predicate {
+                            $0.articles.contains { $0.category?.name == wanted }
+                        }))
             }
             let (memoryTime, filtered) = try Stopwatch.time { () throws -> (ModelContext, [GraphCategory], [GraphCollection]) in
                 let context = ModelContext(container)
-                let categories = try context.fetch(FetchDescriptor<GraphCategory>())   // keeps them in the identity map
+                let categories = try context.fetch(FetchDescriptor<GraphCategory>())  // keeps them in the identity map
                 var everything = FetchDescriptor<GraphCollection>()
                 everything.relationshipKeyPathsForPrefetching = [\.articles]
                 let all = try context.fetch(everything)

@@ -14,8 +14,10 @@ struct JournalBenchmark {
     }
 
     /// Runs `a` then `b` back to back, one warm-up round and `runs` measured rounds.
-    private func measurePair(_ aName: String, _ a: () throws -> Duration,
-                             _ bName: String, _ b: () throws -> Duration) throws -> (Measurement, Measurement) {
+    private func measurePair(
+        _ aName: String, _ a: () throws -> Duration,
+        _ bName: String, _ b: () throws -> Duration
+    ) throws -> (Measurement, Measurement) {
         var first = Measurement(aName), second = Measurement(bName)
         for round in 0...runs {
             let aTime = try a(), bTime = try b()
@@ -50,8 +52,9 @@ struct JournalBenchmark {
         try queue.close()
         let on = try TandemCompetitor.open(onPath)
         let off = try TandemCompetitor.open(offPath)
-        let (journaled, plain) = try measurePair("update, journal on", { try Self.updateScores(on) },
-                                                 "update, journal off", { try Self.updateScores(off) })
+        let (journaled, plain) = try measurePair(
+            "update, journal on", { try Self.updateScores(on) },
+            "update, journal off", { try Self.updateScores(off) })
         let entries = try on.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tandem_history_change WHERE kind = 'update'") ?? 0 }
         guard entries == rows * (runs + 1) else { throw BenchError("journal: \(entries) update entries, expected \(rows * (runs + 1))") }
         let offEntries = try off.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tandem_history_change WHERE kind = 'update'") ?? 0 }
@@ -83,8 +86,9 @@ struct JournalBenchmark {
         let smallStore = try TandemCompetitor.open(smallPath)
         try Self.fill(largeStore, entries: large)
         try Self.fill(smallStore, entries: small)
-        let (largeRead, smallRead) = try measurePair("read \(Self.entriesRead) entries, \(large) in store", { try Self.readLatest(largeStore) },
-                                                     "read \(Self.entriesRead) entries, \(small) in store", { try Self.readLatest(smallStore) })
+        let (largeRead, smallRead) = try measurePair(
+            "read \(Self.entriesRead) entries, \(large) in store", { try Self.readLatest(largeStore) },
+            "read \(Self.entriesRead) entries, \(small) in store", { try Self.readLatest(smallStore) })
         let operation = "history after a token, \(large) vs \(small) entries in store"
         report.comparisons.append(Comparison(operation: operation, tandem: largeRead, competitor: smallRead, target: .ratioAtMost(1.5)))
         report.measurements += [largeRead, smallRead].map { $0.labelled("history read") }
@@ -94,14 +98,15 @@ struct JournalBenchmark {
     private static func fill(_ container: ModelContainer, entries: Int) throws {
         for _ in 0..<(entries / entriesPerTransaction) {
             try container.write(author: "bench") { db in
-                try db.execute(sql: """
-                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(entriesPerTransaction)),
-                         h(i, x) AS (SELECT i, lower(hex(randomblob(16))) FROM n)
-                    INSERT INTO "BenchTodo" ("#id", code, title, "people.name", "people.age", priority, weight, done, count, score, timestamp, note)
-                    SELECT substr(x, 1, 8) || '-' || substr(x, 9, 4) || '-' || substr(x, 13, 4) || '-' || substr(x, 17, 4) || '-' || substr(x, 21),
-                           'C-' || x, 'title ' || i, 'name', i % 90, i % 3, NULL, 0, i % 100, i * 0.5, 1700000000.0 + i, 'note'
-                    FROM h
-                    """)
+                try db.execute(
+                    sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(entriesPerTransaction)),
+                             h(i, x) AS (SELECT i, lower(hex(randomblob(16))) FROM n)
+                        INSERT INTO "BenchTodo" ("#id", code, title, "people.name", "people.age", priority, weight, done, count, score, timestamp, note)
+                        SELECT substr(x, 1, 8) || '-' || substr(x, 9, 4) || '-' || substr(x, 13, 4) || '-' || substr(x, 17, 4) || '-' || substr(x, 21),
+                               'C-' || x, 'title ' || i, 'name', i % 90, i % 3, NULL, 0, i % 100, i * 0.5, 1700000000.0 + i, 'note'
+                        FROM h
+                        """)
             }
         }
     }

@@ -52,22 +52,24 @@ enum RawCompetitor {
                 if code == SQLITE_DONE { break }
                 guard code == SQLITE_ROW else { throw db.error("fetch") }
                 guard let idText = sqlite3_column_text(statement, 0),
-                      let id = UUIDHex.parse(idText, count: Int(sqlite3_column_bytes(statement, 0))),
-                      let priority = Priority(rawValue: Int(sqlite3_column_int64(statement, 5))) else {
+                    let id = UUIDHex.parse(idText, count: Int(sqlite3_column_bytes(statement, 0))),
+                    let priority = Priority(rawValue: Int(sqlite3_column_int64(statement, 5)))
+                else {
                     throw BenchError("malformed row")
                 }
-                todos.append(RawTodo(
-                    id: id,
-                    code: text(statement, 1),
-                    title: text(statement, 2),
-                    people: People(name: text(statement, 3), age: Int(sqlite3_column_int64(statement, 4))),
-                    priority: priority,
-                    weight: sqlite3_column_type(statement, 6) == SQLITE_NULL ? nil : sqlite3_column_double(statement, 6),
-                    done: sqlite3_column_int64(statement, 7) != 0,
-                    count: Int(sqlite3_column_int64(statement, 8)),
-                    score: sqlite3_column_double(statement, 9),
-                    timestamp: Date(timeIntervalSince1970: sqlite3_column_double(statement, 10)),
-                    note: text(statement, 11)))
+                todos.append(
+                    RawTodo(
+                        id: id,
+                        code: text(statement, 1),
+                        title: text(statement, 2),
+                        people: People(name: text(statement, 3), age: Int(sqlite3_column_int64(statement, 4))),
+                        priority: priority,
+                        weight: sqlite3_column_type(statement, 6) == SQLITE_NULL ? nil : sqlite3_column_double(statement, 6),
+                        done: sqlite3_column_int64(statement, 7) != 0,
+                        count: Int(sqlite3_column_int64(statement, 8)),
+                        score: sqlite3_column_double(statement, 9),
+                        timestamp: Date(timeIntervalSince1970: sqlite3_column_double(statement, 10)),
+                        note: text(statement, 11)))
             }
             return todos
         }

@@ -38,9 +38,10 @@ struct Report {
         let failed = targets.filter { !$0.passed }
         Swift.print(failed.isEmpty ? "All \(targets.count) targets met." : "FAIL: \(failed.count) of \(targets.count) targets missed.")
         for note in notes { Swift.print(note) }
-        Swift.print("Note: medians of \(options.runs) run\(options.runs == 1 ? "" : "s") after one warm-up, \(options.rows) rows, "
-                    + "\(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(String(cString: sqlite3_libversion())); "
-                    + "ratios from one run on a shared machine, not a controlled lab — expect noise of ±10–20%.")
+        Swift.print(
+            "Note: medians of \(options.runs) run\(options.runs == 1 ? "" : "s") after one warm-up, \(options.rows) rows, "
+                + "\(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(String(cString: sqlite3_libversion())); "
+                + "ratios from one run on a shared machine, not a controlled lab — expect noise of ±10–20%.")
         Swift.print()
         Swift.print("All samples:")
         for measurement in measurements { Swift.print("  " + measurement.summary) }

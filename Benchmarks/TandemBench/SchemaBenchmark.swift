@@ -51,10 +51,14 @@ struct SchemaBenchmark {
         guard extractedSchema.entities.count == files else {
             throw BenchError("extract found \(extractedSchema.entities.count) entities in \(files) files")
         }
-        report.comparisons.append(Comparison(operation: "schema check, 2 × \(entities) entities × \(attributes) attributes (process)",
-                                             tandem: check, competitor: floor, target: .timeAtMost(.milliseconds(200))))
-        report.comparisons.append(Comparison(operation: "schema extract, \(files) model files (process)",
-                                             tandem: extract, competitor: floor, target: .timeAtMost(.seconds(2))))
+        report.comparisons.append(
+            Comparison(
+                operation: "schema check, 2 × \(entities) entities × \(attributes) attributes (process)",
+                tandem: check, competitor: floor, target: .timeAtMost(.milliseconds(200))))
+        report.comparisons.append(
+            Comparison(
+                operation: "schema extract, \(files) model files (process)",
+                tandem: extract, competitor: floor, target: .timeAtMost(.seconds(2))))
         report.measurements += [floor, check, extract].map { $0.labelled("schema") }
     }
 
@@ -78,33 +82,40 @@ struct SchemaBenchmark {
     /// optional attribute to every entity, a case to every tenth enum and removes an
     /// attribute from every fiftieth entity (so the check has findings of every verdict).
     private func generatedSchema(changed: Bool) -> Schema {
-        Schema(entities: (0..<entities).map { index in
-            var attributes: [Schema.Attribute] = (0..<attributes).map { a in
-                let name = "field\(a)"
-                switch a % 6 {
-                case 0: return Schema.Attribute(name: name, type: .scalar(.string))
-                case 1: return Schema.Attribute(name: name, type: .scalar(.int), defaultValue: "0")
-                case 2: return Schema.Attribute(name: name, type: .scalar(.date), isOptional: true)
-                case 3:
-                    var cases = ["low", "normal", "high"].enumerated().map { Schema.Enumeration.Case(name: $1, rawValue: String($0)) }
-                    if changed && index % 10 == 0 { cases.append(.init(name: "urgent", rawValue: "3")) }
-                    return Schema.Attribute(name: name, type: .enumeration(.init(typeName: "Level", rawType: .int, cases: cases)))
-                case 4:
-                    return Schema.Attribute(name: name, type: .composite(.init(typeName: "Part", fields: [
-                        .init(name: "label", type: .scalar(.string)), .init(name: "count", type: .scalar(.int)),
-                        .init(name: "note", type: .scalar(.string), isOptional: true),
-                    ])))
-                default: return Schema.Attribute(name: name, type: .collection(typeName: "Array<String>", element: .scalar(.string)))
+        Schema(
+            entities: (0..<entities).map { index in
+                var attributes: [Schema.Attribute] = (0..<attributes).map { a in
+                    let name = "field\(a)"
+                    switch a % 6 {
+                    case 0: return Schema.Attribute(name: name, type: .scalar(.string))
+                    case 1: return Schema.Attribute(name: name, type: .scalar(.int), defaultValue: "0")
+                    case 2: return Schema.Attribute(name: name, type: .scalar(.date), isOptional: true)
+                    case 3:
+                        var cases = ["low", "normal", "high"].enumerated().map { Schema.Enumeration.Case(name: $1, rawValue: String($0)) }
+                        if changed && index % 10 == 0 { cases.append(.init(name: "urgent", rawValue: "3")) }
+                        return Schema.Attribute(name: name, type: .enumeration(.init(typeName: "Level", rawType: .int, cases: cases)))
+                    case 4:
+                        return Schema.Attribute(
+                            name: name,
+                            type: .composite(
+                                .init(
+                                    typeName: "Part",
+                                    fields: [
+                                        .init(name: "label", type: .scalar(.string)), .init(name: "count", type: .scalar(.int)),
+                                        .init(name: "note", type: .scalar(.string), isOptional: true),
+                                    ])))
+                    default: return Schema.Attribute(name: name, type: .collection(typeName: "Array<String>", element: .scalar(.string)))
+                    }
                 }
-            }
-            if changed {
-                attributes.append(Schema.Attribute(name: "added", type: .scalar(.string), isOptional: true))
-                if index % 50 == 0 { attributes.removeFirst() }
-            }
-            let next = "Entity\((index + 1) % entities)"
-            return Schema.Entity(name: "Entity\(index)", attributes: attributes,
-                                 relationships: [Schema.Relationship(name: "next", destination: next, cardinality: .toOne)])
-        })
+                if changed {
+                    attributes.append(Schema.Attribute(name: "added", type: .scalar(.string), isOptional: true))
+                    if index % 50 == 0 { attributes.removeFirst() }
+                }
+                let next = "Entity\((index + 1) % entities)"
+                return Schema.Entity(
+                    name: "Entity\(index)", attributes: attributes,
+                    relationships: [Schema.Relationship(name: "next", destination: next, cardinality: .toOne)])
+            })
     }
 
     /// One model file: a `@Model` class of `attributes` properties, a composite and an enum.
@@ -120,27 +131,27 @@ struct SchemaBenchmark {
             }
         }
         return """
-        import Foundation
-        import Tandem
+            import Foundation
+            import Tandem
 
-        struct Part\(index): Codable, Hashable {
-            var label: String
-            var count: Int
-            var note: String?
-        }
+            struct Part\(index): Codable, Hashable {
+                var label: String
+                var count: Int
+                var note: String?
+            }
 
-        enum Kind\(index): String, Codable, CaseIterable {
-            case low, normal, high = "HIGH"
-        }
+            enum Kind\(index): String, Codable, CaseIterable {
+                case low, normal, high = "HIGH"
+            }
 
-        /// Generated model \(index).
-        @Model final class Model\(index) {
-        \(properties.joined(separator: "\n"))
-            var next: Model\((index + 1) % files)?
+            /// Generated model \(index).
+            @Model final class Model\(index) {
+            \(properties.joined(separator: "\n"))
+                var next: Model\((index + 1) % files)?
 
-            init() {}
-        }
+                init() {}
+            }
 
-        """
+            """
     }
 }

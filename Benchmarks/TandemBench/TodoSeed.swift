@@ -28,17 +28,19 @@ struct TodoSeed {
         for i in 0..<rows {
             let weight: Double? = i % 4 == 0 ? nil : Double(i % 100) + 0.5
             let timestamp = Date(timeIntervalSince1970: 1_700_000_000 + Double(i))
-            seeds.append(TodoSeed(code: "T-\(i)",
-                                  title: "Benchmark todo number \(i)",
-                                  peopleName: names[i % names.count],
-                                  peopleAge: i % 90,
-                                  priority: Priority.allCases[i % Priority.allCases.count],
-                                  weight: weight,
-                                  done: i % 2 == 0,
-                                  count: (i * 7) % distinctCounts,
-                                  score: Double(i) * 0.25,
-                                  timestamp: timestamp,
-                                  note: "A short note for row \(i), stored as TEXT"))
+            seeds.append(
+                TodoSeed(
+                    code: "T-\(i)",
+                    title: "Benchmark todo number \(i)",
+                    peopleName: names[i % names.count],
+                    peopleAge: i % 90,
+                    priority: Priority.allCases[i % Priority.allCases.count],
+                    weight: weight,
+                    done: i % 2 == 0,
+                    count: (i * 7) % distinctCounts,
+                    score: Double(i) * 0.25,
+                    timestamp: timestamp,
+                    note: "A short note for row \(i), stored as TEXT"))
         }
         return seeds
     }

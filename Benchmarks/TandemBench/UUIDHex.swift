@@ -2,9 +2,12 @@ import Tandem
 
 /// Hand-rolled UUID ⇄ lowercase text for the raw C competitor (no `String` round trip).
 enum UUIDHex {
-    private static let digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-        (48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102)
+    private static let digits:
+        (
+            UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+            UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+        ) =
+            (48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102)
 
     /// Calls `body` with the 36 ASCII bytes of `uuid` (not NUL-terminated).
     @inline(__always)

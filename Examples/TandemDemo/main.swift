@@ -50,7 +50,7 @@ do {
         Todo(code: "T-3", title: "Ship 1.0", people: People(name: "Cid", age: 45), priority: .high, tags: ["work", "release"]),
     ]
     for todo in todos { context.insert(todo) }
-    todos[2].items = [Item(name: "tag the release", done: true), Item(name: "write notes")]   // inserted with their todo
+    todos[2].items = [Item(name: "tag the release", done: true), Item(name: "write notes")]  // inserted with their todo
     print("   inserted \(todos.count) objects; hasChanges = \(context.hasChanges); nothing stored until save")
     try context.save()
     print("2. Saved in one transaction; the table as sqlite3 shows it:")
@@ -59,12 +59,15 @@ do {
 
     print("3. Query: adults with high priority, sorted by title (compiled to SQL)")
     let high = Priority.high
-    let adultsHigh = FetchDescriptor<Todo>(predicate: #Predicate { $0.people.age >= 18 && $0.priority == high },
-                                           sortBy: [SortDescriptor(\.title)])
+    let adultsHigh = FetchDescriptor<Todo>(
+        predicate: #Predicate { $0.people.age >= 18 && $0.priority == high },
+        sortBy: [SortDescriptor(\.title)])
     for todo in try context.fetch(adultsHigh) { print("   \(todo.code) \(todo.title) — \(todo.people.name), \(todo.people.age)") }
     let tagged = try context.fetch(FetchDescriptor<Todo>(predicate: #Predicate { $0.tags.contains("work") })).map(\.code).sorted()
     print("   tagged 'work': \(tagged)")
-    print("   count per priority (GROUP BY in SQLite): \(try context.fetchCount(FetchDescriptor<Todo>(), groupedBy: \.priority).sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key): \($0.value)" })")
+    print(
+        "   count per priority (GROUP BY in SQLite): \(try context.fetchCount(FetchDescriptor<Todo>(), groupedBy: \.priority).sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key): \($0.value)" })"
+    )
 
     let withDoneItems = try context.fetch(FetchDescriptor<Todo>(predicate: #Predicate { $0.items.contains { $0.done } })).map(\.code)
     print("   todos with a done item (one subquery across the relationship): \(withDoneItems)")

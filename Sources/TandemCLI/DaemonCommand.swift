@@ -12,7 +12,9 @@ struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "daemon",
         abstract: "Keep a store in sync: on start, every interval, and soon after local changes; backs off when the server is away.",
-        discussion: "SIGTERM or SIGINT lets a sync in progress finish, then exits 0. After a crash it resumes where it stopped (the cursor and the pushed ranges live in the store). Logs go to standard error (TANDEM_LOG_LEVEL, default info).")
+        discussion:
+            "SIGTERM or SIGINT lets a sync in progress finish, then exits 0. After a crash it resumes where it stopped (the cursor and the pushed ranges live in the store). Logs go to standard error (TANDEM_LOG_LEVEL, default info)."
+    )
     @OptionGroup var store: StoreOptions
     @OptionGroup var server: ServerOptions
     @Option(help: "Seconds between syncs when nothing changes.") var interval: Double = 30
@@ -30,8 +32,9 @@ struct DaemonCommand: AsyncParsableCommand {
         do { transport = try CurlTransport(baseURL: url) } catch let error as SyncError { throw CLIError(error.message) }
         var logger = Logger(label: "tandem.daemon")
         logger.logLevel = ProcessInfo.processInfo.environment["TANDEM_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-        let engine = SyncEngine(container: container, transport: transport,
-                                configuration: configuration, logger: logger)
+        let engine = SyncEngine(
+            container: container, transport: transport,
+            configuration: configuration, logger: logger)
         let stopping = Stop()
         var sources: [any DispatchSourceSignal] = []
         for signal in [SIGTERM, SIGINT] {
@@ -44,11 +47,14 @@ struct DaemonCommand: AsyncParsableCommand {
         let path = try store.path
         logger.info("daemon started", metadata: ["store": "\(path)", "server": "\(url)", "interval": "\(interval)s"])
         let log = logger
-        await engine.run(every: .milliseconds(Int64(interval * 1000)), backoff: Backoff(maximum: .milliseconds(Int64(maxBackoff * 1000))),
-                         shouldStop: { stopping.flag.load(ordering: .relaxed) }) { result in
+        await engine.run(
+            every: .milliseconds(Int64(interval * 1000)), backoff: Backoff(maximum: .milliseconds(Int64(maxBackoff * 1000))),
+            shouldStop: { stopping.flag.load(ordering: .relaxed) }
+        ) { result in
             if case .success(let summary) = result, summary.pushed + summary.pulled + summary.conflicts + summary.quarantined + summary.waitingLocal > 0 {
-                log.info(summary.isComplete ? "synced" : "synced, but changes wait in the quarantine: local ones the server refused, or pulled ones not applied here (tandem quarantine list)",
-                         metadata: ["summary": "\(summary)"])
+                log.info(
+                    summary.isComplete ? "synced" : "synced, but changes wait in the quarantine: local ones the server refused, or pulled ones not applied here (tandem quarantine list)",
+                    metadata: ["summary": "\(summary)"])
             }
         }
         sources.forEach { $0.cancel() }

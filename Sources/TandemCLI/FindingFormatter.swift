@@ -41,11 +41,12 @@ struct FindingFormatter {
                 : "tandem schema check against \(against): compatible — no breaking changes or warnings\n"
         }
         for (verdict, count) in counts where count > 0 {
-            let (label, color, mark) = switch verdict {
-            case .breaking: ("BREAKING", "1;31", "✗")
-            case .warning: ("WARNING", "1;33", "!")
-            case .safe: ("SAFE", "32", "✓")
-            }
+            let (label, color, mark) =
+                switch verdict {
+                case .breaking: ("BREAKING", "1;31", "✗")
+                case .warning: ("WARNING", "1;33", "!")
+                case .safe: ("SAFE", "32", "✓")
+                }
             out += paint("\(label) (\(count))", color) + "\n"
             for finding in active where finding.verdict == verdict {
                 out += "  \(paint(mark, color)) \(paint(finding.rule, "1"))  \(finding.path)"
@@ -101,8 +102,9 @@ struct FindingFormatter {
         for verdict in Verdict.allCases { summary[verdict.rawValue] = report.findings.filter { $0.isActive && $0.verdict == verdict }.count }
         summary["ignored"] = report.findings.filter { !$0.isActive }.count
         let findings = report.findings.map {
-            JSONFinding(rule: $0.rule, path: $0.path, verdict: $0.verdict, message: $0.message, hint: $0.hint,
-                        file: $0.location?.file, line: $0.location?.line, baselines: $0.baselines, ignored: $0.ignoredBecause)
+            JSONFinding(
+                rule: $0.rule, path: $0.path, verdict: $0.verdict, message: $0.message, hint: $0.hint,
+                file: $0.location?.file, line: $0.location?.line, baselines: $0.baselines, ignored: $0.ignoredBecause)
         }
         return encode(JSONReport(version: Self.jsonVersion, compatible: !report.fails(strict: strict), summary: summary, findings: findings))
     }
@@ -122,11 +124,12 @@ struct FindingFormatter {
     private func github(_ report: CompatibilityReport, strict: Bool) -> String {
         var out = ""
         for finding in report.findings where finding.isActive {
-            let command = switch finding.verdict {
-            case .breaking: "error"
-            case .warning: strict ? "error" : "warning"
-            case .safe: "notice"
-            }
+            let command =
+                switch finding.verdict {
+                case .breaking: "error"
+                case .warning: strict ? "error" : "warning"
+                case .safe: "notice"
+                }
             var properties: [String] = []
             if let location = finding.location {
                 properties.append("file=\(Self.escapeProperty(location.file))")

@@ -61,13 +61,15 @@ struct HistoryCommand: ParsableCommand {
             throw CLIError(error.message)
         }
         let printed = transactions.map { transaction in
-            Printed(token: transaction.token.rawValue, author: transaction.author, timestamp: transaction.timestamp,
-                    stamp: transaction.stamp.description,
-                    changes: transaction.changes.map { change in
-                        Printed.Change(kind: change.kind.rawValue, record: change.persistentModelID.description,
-                                       values: change.values.mapValues { WireValue($0).jsonText },
-                                       stamps: change.stamps.mapValues(\.description))
-                    })
+            Printed(
+                token: transaction.token.rawValue, author: transaction.author, timestamp: transaction.timestamp,
+                stamp: transaction.stamp.description,
+                changes: transaction.changes.map { change in
+                    Printed.Change(
+                        kind: change.kind.rawValue, record: change.persistentModelID.description,
+                        values: change.values.mapValues { WireValue($0).jsonText },
+                        stamps: change.stamps.mapValues(\.description))
+                })
         }
         if json { try printJSON(printed); return }
         if printed.isEmpty { print("no history\(after.map { " after token \($0)" } ?? "")") }

@@ -28,7 +28,8 @@ struct QuarantineCommand: AsyncParsableCommand {
                 let when = Date(timeIntervalSince1970: Double(change.at) / 1000).ISO8601Format()
                 let origin = change.isLocal ? "local, refused by the server" : "pulled, log position \(change.position ?? 0)"
                 // A huge value (a refused 20 MB text) is cut here; --json prints it whole.
-                let text = change.change.utf8.count > 2_000
+                let text =
+                    change.change.utf8.count > 2_000
                     ? String(decoding: change.change.utf8.prefix(2_000), as: UTF8.self) + "… (\(change.change.utf8.count) bytes; --json prints all)"
                     : change.change
                 print("\(change.id)  \(when)  \(origin): \(change.reason)\n    \(text)")
@@ -37,9 +38,10 @@ struct QuarantineCommand: AsyncParsableCommand {
     }
 
     struct Retry: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "retry",
-                                                        abstract: "Send the waiting local changes again and apply the waiting pulled ones again, now.",
-                                                        discussion: "Exit codes: 0 nothing waits any more, 1 some still wait (tandem quarantine list says why), 3 the server is unreachable.")
+        static let configuration = CommandConfiguration(
+            commandName: "retry",
+            abstract: "Send the waiting local changes again and apply the waiting pulled ones again, now.",
+            discussion: "Exit codes: 0 nothing waits any more, 1 some still wait (tandem quarantine list says why), 3 the server is unreachable.")
         @OptionGroup var store: StoreOptions
         @OptionGroup var server: ServerOptions
 
@@ -62,9 +64,12 @@ struct QuarantineCommand: AsyncParsableCommand {
     }
 
     struct Drop: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "drop",
-                                                        abstract: "Give up waiting changes by id (from list): a local one is never sent, a pulled one never applied.",
-                                                        discussion: "Each dropped change is kept in the conflict log (rule 'dropped'). The store keeps what it holds: after dropping a local change its row still holds the values the server refused, and after dropping a pulled one it lacks what the change brought, so it differs from the server there until those values are edited again (here or elsewhere). An id that is not waiting is an error (exit 2); the others are dropped.")
+        static let configuration = CommandConfiguration(
+            commandName: "drop",
+            abstract: "Give up waiting changes by id (from list): a local one is never sent, a pulled one never applied.",
+            discussion:
+                "Each dropped change is kept in the conflict log (rule 'dropped'). The store keeps what it holds: after dropping a local change its row still holds the values the server refused, and after dropping a pulled one it lacks what the change brought, so it differs from the server there until those values are edited again (here or elsewhere). An id that is not waiting is an error (exit 2); the others are dropped."
+        )
         @OptionGroup var store: StoreOptions
         @Argument(help: "The ids to drop (tandem quarantine list).") var ids: [Int64]
 
@@ -81,7 +86,9 @@ struct QuarantineCommand: AsyncParsableCommand {
             do { dropped = try SyncEngine.dropQuarantined(ids.filter(waiting.contains), in: container) } catch let error as SyncError { throw CLIError(error.message) }
             print("dropped \(dropped)")
             if dropped > 0 {
-                FileHandle.standardError.write(Data("tandem: this store keeps what it holds: where a dropped change differs from the server, the store differs from the other replicas until those values are edited again\n".utf8))
+                FileHandle.standardError.write(
+                    Data("tandem: this store keeps what it holds: where a dropped change differs from the server, the store differs from the other replicas until those values are edited again\n".utf8)
+                )
             }
             if !missing.isEmpty { throw CLIError("not waiting in the quarantine: \(missing.map(String.init).joined(separator: ", ")) (tandem quarantine list)") }
         }

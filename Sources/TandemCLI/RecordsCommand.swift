@@ -38,7 +38,7 @@ struct RecordsCommand: ParsableCommand {
             } else if let value = try? container.decode(WireValue.self) {
                 self = .value(value)
             } else if (try? decoder.container(keyedBy: AnyKey.self)) != nil {
-                self = .object   // any JSON object has a keyed container, whatever its keys
+                self = .object  // any JSON object has a keyed container, whatever its keys
             } else {
                 self = .value(try container.decode(WireValue.self))
             }
@@ -70,8 +70,9 @@ struct RecordsCommand: ParsableCommand {
         guard !joins.isEmpty else { return nil }
         var links: [String: [String]] = [:]
         for (name, join) in joins {
-            links[name] = try String.fetchAll(db, sql: "SELECT \(SQLName.quote(join.member)) FROM \(SQLName.quote(join.table)) WHERE \(SQLName.quote(join.owner)) = ? ORDER BY 1",
-                                             arguments: [uuid])
+            links[name] = try String.fetchAll(
+                db, sql: "SELECT \(SQLName.quote(join.member)) FROM \(SQLName.quote(join.table)) WHERE \(SQLName.quote(join.owner)) = ? ORDER BY 1",
+                arguments: [uuid])
         }
         return links
     }
@@ -101,14 +102,15 @@ struct RecordsCommand: ParsableCommand {
         var values: [String: WireValue] = [:]
         for column in columns(of: entity) {
             guard row.hasColumn(column.name) else {
-                throw CLIError("the store's table '\(entity.name)' has no column '\(column.name)', which its schema names: the store is damaged; migrate it again with tandem init --store FILE --schema SCHEMA.json")
+                throw CLIError(
+                    "the store's table '\(entity.name)' has no column '\(column.name)', which its schema names: the store is damaged; migrate it again with tandem init --store FILE --schema SCHEMA.json"
+                )
             }
             values[column.name] = WireValue(row[column.name] as DatabaseValue)
         }
         let id: String = row["#id"]
         return Printed(record: "tandem://\(dataset)/\(entity.name)/\(id)", entity: entity.name, values: values, links: try links?(id))
     }
-
 
     struct Put: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -138,7 +140,8 @@ struct RecordsCommand: ParsableCommand {
                     throw CLIError("\(name): an object is not a column value (null, a boolean, a number, a string, or {\"bytes\": \"<base64>\"})")
                 case .members(let list):
                     guard let join = joins[name] else {
-                        throw CLIError("\(name): an array sets the members of a many-to-many relationship; '\(entity.name)' has \(joins.isEmpty ? "none" : joins.keys.sorted().joined(separator: ", "))")
+                        throw CLIError(
+                            "\(name): an array sets the members of a many-to-many relationship; '\(entity.name)' has \(joins.isEmpty ? "none" : joins.keys.sorted().joined(separator: ", "))")
                     }
                     members[name] = try list.map { try RecordsCommand.referencedID($0, column: name, destination: join.destination, dataset: container.dataset) }
                 }
@@ -183,9 +186,12 @@ struct RecordsCommand: ParsableCommand {
                     // nobody has would point nowhere on every replica.
                     for (name, value) in values.sorted(by: { $0.key < $1.key }) {
                         guard known[name]!.role == .foreignKey, case .text(let target) = value,
-                              let destination = entity.relationship(named: name)?.destination else { continue }
+                            let destination = entity.relationship(named: name)?.destination
+                        else { continue }
                         guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQLName.quote(destination)) WHERE \"#id\" = ?)", arguments: [target]) == true else {
-                            throw CLIError("\(name): no \(destination) \(target) in the store to point at; create it first (tandem records put --entity \(destination) --id \(target) …), sync to receive it, or give null")
+                            throw CLIError(
+                                "\(name): no \(destination) \(target) in the store to point at; create it first (tandem records put --entity \(destination) --id \(target) …), sync to receive it, or give null"
+                            )
                         }
                     }
                     var given = values.mapValues(\.databaseValue)
@@ -220,7 +226,9 @@ struct RecordsCommand: ParsableCommand {
                                 // Only records this store holds: the server refuses a link to a
                                 // record it does not know, and the row would stay here alone.
                                 guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQLName.quote(join.destination)) WHERE \"#id\" = ?)", arguments: [added]) == true else {
-                                    throw CLIError("\(name): no \(join.destination) \(added) in the store to link; create it first (tandem records put --entity \(join.destination) --id \(added) …) or sync to receive it")
+                                    throw CLIError(
+                                        "\(name): no \(join.destination) \(added) in the store to link; create it first (tandem records put --entity \(join.destination) --id \(added) …) or sync to receive it"
+                                    )
                                 }
                                 try db.execute(sql: "INSERT INTO \(table) (\(owner), \(member)) VALUES (?, ?)", arguments: [uuid, added])
                             }
@@ -229,11 +237,13 @@ struct RecordsCommand: ParsableCommand {
                     if exists {
                         try setLinks()
                         guard !names.isEmpty else { return }
-                        try db.execute(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
-                                       arguments: StatementArguments(arguments + [uuid.databaseValue]))
+                        try db.execute(
+                            sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
+                            arguments: StatementArguments(arguments + [uuid.databaseValue]))
                     } else {
-                        try db.execute(sql: "INSERT INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
-                                       arguments: StatementArguments([uuid.databaseValue] + arguments))
+                        try db.execute(
+                            sql: "INSERT INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
+                            arguments: StatementArguments([uuid.databaseValue] + arguments))
                         try setLinks()
                     }
                 }

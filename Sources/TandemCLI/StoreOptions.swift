@@ -64,10 +64,13 @@ struct ServerOptions: ParsableArguments {
             }
             let parts = key.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard !key.isEmpty, let entity = container.schema.entity(named: parts[0]) else {
-                throw CLIError("\(path): conflictPolicies names entity '\(parts[0])', which the store's schema does not have (it has \(container.schema.entities.map(\.name).sorted().joined(separator: ", ")))")
+                throw CLIError(
+                    "\(path): conflictPolicies names entity '\(parts[0])', which the store's schema does not have (it has \(container.schema.entities.map(\.name).sorted().joined(separator: ", ")))")
             }
             if parts.count == 2, !entity.columns.contains(where: { $0.name == parts[1] }) {
-                throw CLIError("\(path): conflictPolicies names '\(key)'; '\(entity.name)' has no column '\(parts[1])' (columns: \(entity.columns.filter { $0.role != .primaryKey }.map(\.name).sorted().joined(separator: ", ")))")
+                throw CLIError(
+                    "\(path): conflictPolicies names '\(key)'; '\(entity.name)' has no column '\(parts[1])' (columns: \(entity.columns.filter { $0.role != .primaryKey }.map(\.name).sorted().joined(separator: ", ")))"
+                )
             }
             configuration.conflictPolicies[key] = policy
         }

@@ -10,7 +10,9 @@ struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
         abstract: "Push the store's local changes and pull everyone else's, once.",
-        discussion: "Exit codes: 0 synced (every local change is on the server), 1 the server refused (a breaking schema, a bad token, or local changes it refused are waiting in the quarantine: tandem quarantine list), 3 the server is unreachable or busy (retry later), 2 bad input.")
+        discussion:
+            "Exit codes: 0 synced (every local change is on the server), 1 the server refused (a breaking schema, a bad token, or local changes it refused are waiting in the quarantine: tandem quarantine list), 3 the server is unreachable or busy (retry later), 2 bad input."
+    )
     @OptionGroup var store: StoreOptions
     @OptionGroup var server: ServerOptions
     @Flag(help: "Print the summary as JSON.") var json = false
@@ -34,16 +36,23 @@ struct SyncCommand: AsyncParsableCommand {
             let summary = try await engine.sync()
             if interactive { FileHandle.standardError.write(Data("\r".utf8)) }
             if let offset = summary.clockOffset, abs(offset) >= 60_000 {
-                FileHandle.standardError.write(Data("tandem: warning: this machine's clock is \(ClockText.offset(offset)) the server's; edits are stamped with the server's time. Correct the clock (NTP)\n".utf8))
+                FileHandle.standardError.write(
+                    Data("tandem: warning: this machine's clock is \(ClockText.offset(offset)) the server's; edits are stamped with the server's time. Correct the clock (NTP)\n".utf8))
             }
             if json { try printJSON(summary, pretty: false) } else { print(summary.isComplete ? "synced: \(summary)" : "not synced: \(summary)") }
             if !summary.isComplete {
                 let path = try store.path
                 if summary.waitingLocal > 0 {
-                    FileHandle.standardError.write(Data("tandem: \(summary.waitingLocal) local change(s) the server refused are not on the server; they are sent again on every sync. See tandem quarantine list --store \(path)\n".utf8))
+                    FileHandle.standardError.write(
+                        Data(
+                            "tandem: \(summary.waitingLocal) local change(s) the server refused are not on the server; they are sent again on every sync. See tandem quarantine list --store \(path)\n"
+                                .utf8))
                 }
                 if summary.waitingPulled > 0 {
-                    FileHandle.standardError.write(Data("tandem: \(summary.waitingPulled) pulled change(s) could not be applied here; this store differs from the server until they are (tried again on every sync). See tandem quarantine list --store \(path)\n".utf8))
+                    FileHandle.standardError.write(
+                        Data(
+                            "tandem: \(summary.waitingPulled) pulled change(s) could not be applied here; this store differs from the server until they are (tried again on every sync). See tandem quarantine list --store \(path)\n"
+                                .utf8))
                 }
                 throw CheckFailed(exitCode: 1)
             }
@@ -92,13 +101,15 @@ struct StatusCommand: AsyncParsableCommand {
             }
         }
         let lastSync = status.lastSync.map { Date(timeIntervalSince1970: Double($0) / 1000).ISO8601Format() }
-        let printed = Printed(store: try store.path, dataset: container.dataset, pendingChanges: status.pendingChanges, lastSync: lastSync,
-                              cursor: status.cursor, conflicts: status.conflicts, quarantined: status.quarantined,
-                              waitingLocal: status.waitingLocal, clockOffsetMilliseconds: status.clockOffset, serverReachable: reachable)
+        let printed = Printed(
+            store: try store.path, dataset: container.dataset, pendingChanges: status.pendingChanges, lastSync: lastSync,
+            cursor: status.cursor, conflicts: status.conflicts, quarantined: status.quarantined,
+            waitingLocal: status.waitingLocal, clockOffsetMilliseconds: status.clockOffset, serverReachable: reachable)
         if json { try printJSON(printed); return }
         print("store:       \(printed.store) (dataset \(printed.dataset))")
-        print("pending:     \(printed.pendingChanges) local change(s) not on the server"
-              + (status.waitingLocal > 0 ? " (\(status.waitingLocal) refused by it, waiting in the quarantine: tandem quarantine list)" : ""))
+        print(
+            "pending:     \(printed.pendingChanges) local change(s) not on the server"
+                + (status.waitingLocal > 0 ? " (\(status.waitingLocal) refused by it, waiting in the quarantine: tandem quarantine list)" : ""))
         print("last sync:   \(lastSync ?? "never")")
         print("cursor:      \(status.cursor ?? "(none: nothing pulled yet)")")
         print("conflicts:   \(status.conflicts)")
@@ -128,8 +139,9 @@ struct ConflictsCommand: ParsableCommand {
         let container = try store.open()
         let printed: Printed
         do {
-            printed = Printed(conflicts: try SyncStatus.conflicts(of: container, limit: limit),
-                              quarantined: try SyncStatus.quarantined(of: container, limit: limit))
+            printed = Printed(
+                conflicts: try SyncStatus.conflicts(of: container, limit: limit),
+                quarantined: try SyncStatus.quarantined(of: container, limit: limit))
         } catch let error as SyncError { throw CLIError(error.message) }
         if json { try printJSON(printed); return }
         if printed.conflicts.isEmpty { print("no conflicts") }
@@ -170,14 +182,19 @@ enum ConflictText {
             let parent = entity?.relationship(named: conflict.attribute)?.destination ?? "record"
             let target = (conflict.localValue ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\""))
             let id = String(conflict.record.split(separator: "/").last ?? "")
-            let exists = try entity.map { entity in
-                try container.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [id]) } ?? false
-            } ?? false
-            what = exists ? "reference cleared: its \(parent) \(target) was deleted elsewhere"
-                          : "record deleted (cascade from \(parent)/\(target), deleted elsewhere)"
+            let exists =
+                try entity.map { entity in
+                    try container.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [id]) } ?? false
+                } ?? false
+            what =
+                exists
+                ? "reference cleared: its \(parent) \(target) was deleted elsewhere"
+                : "record deleted (cascade from \(parent)/\(target), deleted elsewhere)"
         case "insertAfterDelete":
-            what = conflict.winner == .local ? "a delete (or a merge) older than this store's insert of the record lost to it: the record stays"
-                                             : "this store's delete lost to a later insert of the record: it is back"
+            what =
+                conflict.winner == .local
+                ? "a delete (or a merge) older than this store's insert of the record lost to it: the record stays"
+                : "this store's delete lost to a later insert of the record: it is back"
         case "superseded":
             what = "a local change the server refused, replaced by a later edit: \(conflict.localValue ?? "-")"
         case "dropped":
@@ -186,9 +203,11 @@ enum ConflictText {
             if conflict.winner == .local {
                 what = "deleted here, and the delete wins: the pulled value lost: \(remote)"
             } else if conflict.winner == .server, let mine = conflict.localStamp.flatMap(HLCTimestamp.init),
-                      let delete = conflict.remoteStamp.flatMap(HLCTimestamp.init), mine > delete {
+                let delete = conflict.remoteStamp.flatMap(HLCTimestamp.init), mine > delete
+            {
                 // A value newer than the delete: the server keeps it with the deleted record.
-                what = "deleted elsewhere before this store's edit reached the server: the value is kept there, not applied, and comes back if the record is made again without a newer value for it: \(local)"
+                what =
+                    "deleted elsewhere before this store's edit reached the server: the value is kept there, not applied, and comes back if the record is made again without a newer value for it: \(local)"
             } else {
                 what = "deleted elsewhere, and the delete wins: this store's value lost: \(local)"
             }

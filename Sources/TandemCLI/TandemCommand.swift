@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `tandem`: the command line tool of the Tandem sync store.
@@ -13,8 +13,10 @@ struct TandemCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tandem",
         abstract: "Tandem's command line tool: stores, records, sync, and schema compatibility checks.",
-        subcommands: [SchemaCommand.self, InitCommand.self, RecordsCommand.self, SyncCommand.self, StatusCommand.self,
-                      ConflictsCommand.self, QuarantineCommand.self, HistoryCommand.self, DaemonCommand.self])
+        subcommands: [
+            SchemaCommand.self, InitCommand.self, RecordsCommand.self, SyncCommand.self, StatusCommand.self,
+            ConflictsCommand.self, QuarantineCommand.self, HistoryCommand.self, DaemonCommand.self,
+        ])
 
     /// One malloc arena instead of glibc's default of eight per core, unless
     /// `MALLOC_ARENA_MAX` says otherwise. A sync's tasks allocate on several threads, and
@@ -23,12 +25,13 @@ struct TandemCommand: AsyncParsableCommand {
     /// at the same speed (docs/benchmarks.md).
     static func limitMallocArenas() {
         #if canImport(Glibc)
-        // mallopt is in <malloc.h>, which the Glibc module does not export: looked up by name.
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        let arenaMax: Int32 = -8   // M_ARENA_MAX
-        guard ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil,
-              let symbol = dlsym(dlopen(nil, RTLD_NOW), "mallopt") else { return }
-        _ = unsafeBitCast(symbol, to: Mallopt.self)(arenaMax, 1)
+            // mallopt is in <malloc.h>, which the Glibc module does not export: looked up by name.
+            typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+            let arenaMax: Int32 = -8  // M_ARENA_MAX
+            guard ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil,
+                let symbol = dlsym(dlopen(nil, RTLD_NOW), "mallopt")
+            else { return }
+            _ = unsafeBitCast(symbol, to: Mallopt.self)(arenaMax, 1)
         #endif
     }
 

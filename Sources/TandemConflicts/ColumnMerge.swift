@@ -49,8 +49,10 @@ public enum ColumnMerge {
     /// let decision = ColumnMerge.decide(incoming: remote, current: local, valuesDiffer: true, unpushed: true, ownEdit: true)
     /// decision.applies   // remote > local
     /// ```
-    public static func decide(incoming: HLCTimestamp, current: HLCTimestamp, valuesDiffer: Bool, unpushed: Bool, ownEdit: Bool,
-                              ownOverOther: Bool = false, incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool = incomingWins) -> Decision {
+    public static func decide(
+        incoming: HLCTimestamp, current: HLCTimestamp, valuesDiffer: Bool, unpushed: Bool, ownEdit: Bool,
+        ownOverOther: Bool = false, incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool = incomingWins
+    ) -> Decision {
         if incoming == current { return Decision(applies: false, logged: nil) }
         if incomingWins(incoming, current) {
             return Decision(applies: true, logged: (unpushed || ownOverOther) && valuesDiffer ? .incomingWon : nil)

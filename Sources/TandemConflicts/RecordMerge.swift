@@ -42,8 +42,10 @@ public enum RecordMerge {
     /// `created` is an insert's creation stamp when the change says it (a pushed insert's
     /// `"*"`): an insert the server refused, sent again with a later edit's value, is as old
     /// as its making, not as that edit. Without it, the newest value's stamp dates the insert.
-    public static func apply(_ change: WireChange, stamps: [String: HLCTimestamp], created creation: HLCTimestamp? = nil, to state: inout RecordState?,
-                             incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool = ColumnMerge.incomingWins) -> Result {
+    public static func apply(
+        _ change: WireChange, stamps: [String: HLCTimestamp], created creation: HLCTimestamp? = nil, to state: inout RecordState?,
+        incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool = ColumnMerge.incomingWins
+    ) -> Result {
         var result = Result()
         var record = state ?? RecordState(entity: change.entity)
         switch change.kind {
@@ -54,8 +56,10 @@ public enum RecordMerge {
                 // lives again (re-inserted after both), the replica that sent it deleted its
                 // copy: it needs the record back.
                 if !record.isDeleted, let created = record.created, created > stamp {
-                    result.lost.append(LostValue(attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
-                                                 winningValue: .null, winningStamp: created.description))
+                    result.lost.append(
+                        LostValue(
+                            attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
+                            winningValue: .null, winningStamp: created.description))
                     result.restore = record.values
                 }
                 return result
@@ -63,8 +67,10 @@ public enum RecordMerge {
             record.deleted = stamp
             record.fields = record.fields.filter { $0.value.stamp > stamp }
             if let created = record.created, created > stamp {
-                result.lost.append(LostValue(attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
-                                             winningValue: .null, winningStamp: created.description))
+                result.lost.append(
+                    LostValue(
+                        attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
+                        winningValue: .null, winningStamp: created.description))
                 result.restore = record.values
             } else {
                 result.applied[WireChange.deleteStampKey] = RecordState.Field(value: .null, stamp: stamp)
@@ -75,7 +81,8 @@ public enum RecordMerge {
         case .insert, .update:
             let wasDeleted = state?.isDeleted ?? false
             if change.kind == .insert, let newest = creation ?? change.values.keys.compactMap({ stamps[$0] }).max(),
-               record.created.map({ newest > $0 }) ?? true {
+                record.created.map({ newest > $0 }) ?? true
+            {
                 record.created = newest
             }
             let deleted = record.isDeleted
@@ -87,8 +94,10 @@ public enum RecordMerge {
                 // one keeps.
                 if record.holds(column, value, newerThan: stamp) { continue }
                 if let delete = record.deleted, stamp <= delete {
-                    result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
-                                                 winningValue: .null, winningStamp: delete.description, toDelete: true))
+                    result.lost.append(
+                        LostValue(
+                            attribute: column, value: value, stamp: stamp.description,
+                            winningValue: .null, winningStamp: delete.description, toDelete: true))
                     continue
                 }
                 if let current = record.fields[column] {
@@ -96,15 +105,19 @@ public enum RecordMerge {
                         // Two values under one stamp (``ColumnMerge/winsTie(_:over:)``).
                         if current.value == value { continue }
                         if !ColumnMerge.winsTie(value, over: current.value) {
-                            result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
-                                                         winningValue: current.value, winningStamp: current.stamp.description))
+                            result.lost.append(
+                                LostValue(
+                                    attribute: column, value: value, stamp: stamp.description,
+                                    winningValue: current.value, winningStamp: current.stamp.description))
                             continue
                         }
                     } else if !incomingWins(stamp, current.stamp) {
                         // The same value under an older stamp lost nothing: not reported.
                         if current.value != value {
-                            result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
-                                                         winningValue: current.value, winningStamp: current.stamp.description))
+                            result.lost.append(
+                                LostValue(
+                                    attribute: column, value: value, stamp: stamp.description,
+                                    winningValue: current.value, winningStamp: current.stamp.description))
                         }
                         continue
                     }
@@ -112,8 +125,10 @@ public enum RecordMerge {
                 let field = RecordState.Field(value: value, stamp: stamp)
                 record.fields[column] = field
                 if deleted {
-                    result.lost.append(LostValue(attribute: column, value: value, stamp: stamp.description,
-                                                 winningValue: .null, winningStamp: record.deleted?.description ?? "", toDelete: true))
+                    result.lost.append(
+                        LostValue(
+                            attribute: column, value: value, stamp: stamp.description,
+                            winningValue: .null, winningStamp: record.deleted?.description ?? "", toDelete: true))
                 } else {
                     result.applied[column] = field
                 }

@@ -48,9 +48,10 @@ public final class CurlTransport: Transport {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
                 queue.async {
-                    continuation.resume(with: Result {
-                        try connection.perform(request, url: url, connectTimeout: connectTimeout, timeout: timeout, cancelled: cancelled)
-                    })
+                    continuation.resume(
+                        with: Result {
+                            try connection.perform(request, url: url, connectTimeout: connectTimeout, timeout: timeout, cancelled: cancelled)
+                        })
                 }
             }
         } onCancel: {
@@ -85,8 +86,10 @@ public final class CurlTransport: Transport {
             init(cancelled: Cancellation) { self.cancelled = cancelled }
         }
 
-        func perform(_ request: TransportRequest, url: String, connectTimeout: Double, timeout: Double,
-                     cancelled: Cancellation) throws -> TransportResponse {
+        func perform(
+            _ request: TransportRequest, url: String, connectTimeout: Double, timeout: Double,
+            cancelled: Cancellation
+        ) throws -> TransportResponse {
             guard let handle else { throw SyncError(.unreachable, "libcurl could not start a transfer") }
             curl_easy_reset(handle)
             let exchange = Exchange(cancelled: cancelled)
@@ -96,11 +99,12 @@ public final class CurlTransport: Transport {
             var body = request.body
             var headers = request.headers
             if let plain = body, plain.count >= 1024, headers.keys.allSatisfy({ $0.lowercased() != "content-encoding" }),
-               let packed = try? Gzip.compress(plain, level: 1) {   // level 1: most of the size gain at a fraction of level 6's CPU
+                let packed = try? Gzip.compress(plain, level: 1)
+            {  // level 1: most of the size gain at a fraction of level 6's CPU
                 body = Data(packed)
                 headers["Content-Encoding"] = "gzip"
             }
-            headers["Expect"] = ""   // no 100-continue round trip
+            headers["Expect"] = ""  // no 100-continue round trip
             for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
                 headerList = curl_slist_append(headerList, value.isEmpty ? "\(name):" : "\(name): \(value)")
             }
@@ -108,7 +112,7 @@ public final class CurlTransport: Transport {
             _ = tandem_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
             _ = tandem_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(connectTimeout * 1000))
             _ = tandem_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(timeout * 1000))
-            _ = tandem_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")   // every encoding curl decodes
+            _ = tandem_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")  // every encoding curl decodes
             _ = tandem_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList))
             _ = tandem_curl_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
                 let exchange = Unmanaged<Exchange>.fromOpaque(context!).takeUnretainedValue()
@@ -123,7 +127,7 @@ public final class CurlTransport: Transport {
                     if let colon = line.firstIndex(of: ":") {
                         exchange.headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
                     } else if line.hasPrefix("HTTP/") {
-                        exchange.headers = [:]   // a new response (after a redirect or 100)
+                        exchange.headers = [:]  // a new response (after a redirect or 100)
                     }
                 }
                 return size * count
@@ -141,14 +145,16 @@ public final class CurlTransport: Transport {
             } else {
                 _ = tandem_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
             }
-            let code: CURLcode = try (body ?? (method == "GET" ? nil : Data())).map { payload in
-                try payload.withUnsafeBytes { bytes in
-                    _ = tandem_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
-                    _ = tandem_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS,
-                                                   UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)))
-                    return try Self.run(handle)
-                }
-            } ?? Self.run(handle)
+            let code: CURLcode =
+                try (body ?? (method == "GET" ? nil : Data())).map { payload in
+                    try payload.withUnsafeBytes { bytes in
+                        _ = tandem_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+                        _ = tandem_curl_setopt_pointer(
+                            handle, CURLOPT_POSTFIELDS,
+                            UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)))
+                        return try Self.run(handle)
+                    }
+                } ?? Self.run(handle)
             if code == CURLE_ABORTED_BY_CALLBACK || exchange.cancelled.flag.load(ordering: .relaxed) { throw CancellationError() }
             guard code == CURLE_OK else {
                 throw SyncError(.unreachable, "\(request.method) \(url): \(String(cString: curl_easy_strerror(code))) (curl error \(code.rawValue))")

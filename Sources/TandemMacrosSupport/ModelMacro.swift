@@ -47,13 +47,15 @@ extension ModelMacroImplementation {
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         guard let classDeclaration = declaration.as(ClassDeclSyntax.self),
-              let variable = member.as(VariableDeclSyntax.self) else {
+            let variable = member.as(VariableDeclSyntax.self)
+        else {
             return []
         }
         let property = PropertyDeclaration(variable)
         guard !property.hasPersistedPropertyAttribute,
-              case .persisted(let persisted) = property.classify(),
-              let index = ModelDeclaration(classDeclaration).index(of: persisted.name) else {
+            case .persisted(let persisted) = property.classify(),
+            let index = ModelDeclaration(classDeclaration).index(of: persisted.name)
+        else {
             return []
         }
         return ["@_PersistedProperty(index: \(raw: index))"]

@@ -22,18 +22,21 @@ struct ModelMembers {
             "public var persistentState = Tandem.PersistentState()",
             "private let _$observationRegistrar = Observation.ObservationRegistrar()",
             DeclSyntax(stringLiteral: schemaMetadata),
-            DeclSyntax(stringLiteral: function(
-                "public \(isFinal ? "" : "required ")init(persistentRow row: Tandem.PersistentRow) throws",
-                lines: enumerated { "self.\($1.storageName) = try row.decode(at: \($0))" })),
-            DeclSyntax(stringLiteral: function(
-                "public func encodePersistentValues(to row: inout Tandem.PersistentRowWriter) throws",
-                lines: enumerated { "try row.encode(self.\($1.storageName), at: \($0))" })),
-            DeclSyntax(stringLiteral: function(
-                "public func refreshPersistentValues(from row: Tandem.PersistentRow) throws",
-                lines: enumerated { index, property in
-                    "try _$observationRegistrar.withMutation(of: self, keyPath: \\.\(property.identifier.text)) "
-                        + "{ self.\(property.storageName) = try row.decode(at: \(index)) }"
-                })),
+            DeclSyntax(
+                stringLiteral: function(
+                    "public \(isFinal ? "" : "required ")init(persistentRow row: Tandem.PersistentRow) throws",
+                    lines: enumerated { "self.\($1.storageName) = try row.decode(at: \($0))" })),
+            DeclSyntax(
+                stringLiteral: function(
+                    "public func encodePersistentValues(to row: inout Tandem.PersistentRowWriter) throws",
+                    lines: enumerated { "try row.encode(self.\($1.storageName), at: \($0))" })),
+            DeclSyntax(
+                stringLiteral: function(
+                    "public func refreshPersistentValues(from row: Tandem.PersistentRow) throws",
+                    lines: enumerated { index, property in
+                        "try _$observationRegistrar.withMutation(of: self, keyPath: \\.\(property.identifier.text)) "
+                            + "{ self.\(property.storageName) = try row.decode(at: \(index)) }"
+                    })),
         ]
     }
 

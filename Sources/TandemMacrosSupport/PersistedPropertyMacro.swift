@@ -73,7 +73,8 @@ extension PersistedPropertyMacroImplementation {
     /// The property, when `declaration` is something this macro can back with storage.
     private static func storedProperty(_ declaration: some DeclSyntaxProtocol) -> PersistedProperty? {
         guard let variable = declaration.as(VariableDeclSyntax.self),
-              case .persisted(let property) = PropertyDeclaration(variable).classify() else {
+            case .persisted(let property) = PropertyDeclaration(variable).classify()
+        else {
             return nil
         }
         return property

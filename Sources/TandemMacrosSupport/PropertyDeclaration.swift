@@ -67,7 +67,8 @@ public struct PropertyDeclaration {
         }
         for binding in declaration.bindings {
             if let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier,
-               Self.isReserved(identifier.unescapedText) {
+                Self.isReserved(identifier.unescapedText)
+            {
                 return reject(binding.pattern, .reservedName(name: identifier.unescapedText))
             }
         }
@@ -88,7 +89,8 @@ public struct PropertyDeclaration {
         for (position, binding) in bindings.enumerated() where binding.initializer == nil {
             // In `var a, b: Int?` the annotation of `b` also types `a`.
             let type = bindings[position...].lazy.compactMap(\.typeAnnotation).first?.type
-            let isImplicitlyNil = isVar
+            let isImplicitlyNil =
+                isVar
                 && (type?.is(OptionalTypeSyntax.self) == true
                     || type?.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) == true)
             if !isImplicitlyNil {
@@ -104,7 +106,8 @@ public struct PropertyDeclaration {
             return .notPersisted
         }
         guard declaration.bindings.count == 1,
-              let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else {
+            let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier
+        else {
             return reject(binding.pattern, .multipleBindings(name: binding.pattern.trimmedDescription))
         }
         let name = identifier.unescapedText
@@ -120,7 +123,8 @@ public struct PropertyDeclaration {
             }
         }
         if case .accessors(let list) = binding.accessorBlock?.accessors,
-           let observer = list.first(where: Self.isObserver) {
+            let observer = list.first(where: Self.isObserver)
+        {
             return reject(observer.accessorSpecifier, .propertyObservers(name: name))
         }
         if let type = binding.typeAnnotation?.type, let kind = UnstorableTypeKind.of(type) {

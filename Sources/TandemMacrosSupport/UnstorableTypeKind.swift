@@ -49,7 +49,8 @@ public enum UnstorableTypeKind: Equatable, Sendable {
         if let tuple = type.as(TupleTypeSyntax.self) {
             // `(T)` is only parentheses around `T`.
             if tuple.elements.count == 1, let only = tuple.elements.first,
-               only.firstName == nil, only.ellipsis == nil {
+                only.firstName == nil, only.ellipsis == nil
+            {
                 return of(only.type)
             }
             return .tuple
@@ -82,7 +83,8 @@ public enum UnstorableTypeKind: Equatable, Sendable {
             return named(identifier.name.text, arguments: identifier.genericArgumentClause)
         }
         if let member = type.as(MemberTypeSyntax.self),
-           member.baseType.as(IdentifierTypeSyntax.self)?.name.text == "Swift" {
+            member.baseType.as(IdentifierTypeSyntax.self)?.name.text == "Swift"
+        {
             return named(member.name.text, arguments: member.genericArgumentClause)
         }
         return nil

@@ -68,7 +68,7 @@ extension Statement {
         /// Throws the first refused binding, as GRDB would have.
         func check(_ sql: @autoclosure () -> String) throws {
             guard failure != SQLITE_OK else { return }
-            throw Statement.error(failure, statement, sql: sql())   // GRDB builds `sql` anew each time
+            throw Statement.error(failure, statement, sql: sql())  // GRDB builds `sql` anew each time
         }
 
         /// SQLite copies the bytes (they do not outlive the Swift value).
@@ -113,7 +113,7 @@ extension Statement {
     /// - Throws: ``DatabaseError`` when SQLite fails, and what `read` throws.
     package func withFirstBlob<T>(_ bind: (inout Binder) -> Void, _ read: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         try withFirstColumn(bind) { statement in
-            let start = sqlite3_column_blob(statement, 0)   // before its length, as SQLite documents
+            let start = sqlite3_column_blob(statement, 0)  // before its length, as SQLite documents
             let count = Int(sqlite3_column_bytes(statement, 0))
             guard let start, count > 0 else { return try read(UnsafeRawBufferPointer(start: nil, count: 0)) }
             return try read(UnsafeRawBufferPointer(start: start, count: count))
@@ -137,7 +137,7 @@ extension Statement {
     /// - Throws: ``DatabaseError`` when a binding is refused or SQLite fails (a constraint).
     @discardableResult
     package func stepBound(_ bind: (inout Binder) -> Void) throws -> Int {
-        sqlite3_reset(sqliteStatement)   // after a use through GRDB that did not reset it
+        sqlite3_reset(sqliteStatement)  // after a use through GRDB that did not reset it
         var binder = Binder(statement: sqliteStatement)
         bind(&binder)
         try binder.check(sql)

@@ -41,8 +41,9 @@ public struct HLCTimestamp: Sendable, Hashable, Comparable, Codable, CustomStrin
 
     private static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> HLCTimestamp? {
         guard utf8.count == 34, utf8[12] == UInt8(ascii: "-"), utf8[17] == UInt8(ascii: "-"),
-              let physical = hex(utf8[0..<12]), let counter = hex(utf8[13..<17]),
-              let node = hex(utf8[18..<34]) else { return nil }
+            let physical = hex(utf8[0..<12]), let counter = hex(utf8[13..<17]),
+            let node = hex(utf8[18..<34])
+        else { return nil }
         return HLCTimestamp(physical: physical, counter: UInt16(counter), node: node)
     }
 

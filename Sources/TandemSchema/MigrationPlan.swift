@@ -60,8 +60,10 @@ public struct MigrationPlan: Sendable, Hashable {
         var steps: [Step] = []
         var refusals: [Refusal] = []
         for entity in stored.entities where current.entity(named: entity.name) == nil {
-            refusals.append(Refusal(entity: entity.name, attribute: nil,
-                                    change: "entity is in the store but not in the models; removing an entity would lose its data (keep the model, or migrate by hand through container.write)"))
+            refusals.append(
+                Refusal(
+                    entity: entity.name, attribute: nil,
+                    change: "entity is in the store but not in the models; removing an entity would lose its data (keep the model, or migrate by hand through container.write)"))
         }
         for entity in current.entities {
             guard let old = stored.entity(named: entity.name) else {
@@ -72,9 +74,10 @@ public struct MigrationPlan: Sendable, Hashable {
         }
         if !refusals.isEmpty {
             let list = refusals.map { "- \($0)" }.joined(separator: "\n")
-            throw SchemaError(.incompatibleChange,
-                              "the store's schema cannot be migrated automatically; the file was left untouched:\n\(list)",
-                              changes: refusals)
+            throw SchemaError(
+                .incompatibleChange,
+                "the store's schema cannot be migrated automatically; the file was left untouched:\n\(list)",
+                changes: refusals)
         }
         self.steps = steps
     }
@@ -86,15 +89,20 @@ public struct MigrationPlan: Sendable, Hashable {
             if let same = old.attribute(named: attribute.name) {
                 previous = same
             } else if let originalName = attribute.originalName, let renamed = old.attribute(named: originalName),
-                      entity.attribute(named: originalName) == nil {
+                entity.attribute(named: originalName) == nil
+            {
                 previous = renamed
                 steps.append(.renameAttribute(entity: entity.name, from: originalName, to: attribute))
             } else {
                 if attribute.isOptional || attribute.defaultValue != nil {
                     steps.append(.addAttribute(entity: entity.name, attribute))
                 } else {
-                    refusals.append(Refusal(entity: entity.name, attribute: attribute.name,
-                                            change: "new attribute is neither optional nor has a default value, so existing records would have no value (make it optional, give it a default, or use originalName if it is a rename)"))
+                    refusals.append(
+                        Refusal(
+                            entity: entity.name, attribute: attribute.name,
+                            change:
+                                "new attribute is neither optional nor has a default value, so existing records would have no value (make it optional, give it a default, or use originalName if it is a rename)"
+                        ))
                 }
                 continue
             }
@@ -102,8 +110,10 @@ public struct MigrationPlan: Sendable, Hashable {
             compare(entity: entity.name, attribute: attribute, previous: previous, steps: &steps, refusals: &refusals)
         }
         for attribute in old.attributes where !matchedOld.contains(attribute.name) {
-            refusals.append(Refusal(entity: entity.name, attribute: attribute.name,
-                                    change: "attribute was removed; its stored values would be lost (keep it, mark a renamed property with @Attribute(originalName: \"\(attribute.name)\"), or migrate by hand)"))
+            refusals.append(
+                Refusal(
+                    entity: entity.name, attribute: attribute.name,
+                    change: "attribute was removed; its stored values would be lost (keep it, mark a renamed property with @Attribute(originalName: \"\(attribute.name)\"), or migrate by hand)"))
         }
         for relationship in entity.relationships {
             guard let previous = old.relationship(named: relationship.name) else {
@@ -111,26 +121,37 @@ public struct MigrationPlan: Sendable, Hashable {
                 continue
             }
             if previous.destination != relationship.destination || previous.cardinality != relationship.cardinality
-                || previous.inverse != relationship.inverse {
-                refusals.append(Refusal(entity: entity.name, attribute: relationship.name,
-                                        change: "relationship changed from \(previous.summary) to \(relationship.summary); its stored links would not match"))
+                || previous.inverse != relationship.inverse
+            {
+                refusals.append(
+                    Refusal(
+                        entity: entity.name, attribute: relationship.name,
+                        change: "relationship changed from \(previous.summary) to \(relationship.summary); its stored links would not match"))
             }
         }
         for relationship in old.relationships where entity.relationship(named: relationship.name) == nil {
-            refusals.append(Refusal(entity: entity.name, attribute: relationship.name,
-                                    change: "relationship was removed; its stored links would be lost (keep it, or migrate by hand)"))
+            refusals.append(
+                Refusal(
+                    entity: entity.name, attribute: relationship.name,
+                    change: "relationship was removed; its stored links would be lost (keep it, or migrate by hand)"))
         }
     }
 
-    private static func compare(entity: String, attribute: Schema.Attribute, previous: Schema.Attribute,
-                                steps: inout [Step], refusals: inout [Refusal]) {
+    private static func compare(
+        entity: String, attribute: Schema.Attribute, previous: Schema.Attribute,
+        steps: inout [Step], refusals: inout [Refusal]
+    ) {
         if attribute.isOptional != previous.isOptional {
             if previous.isOptional {
-                refusals.append(Refusal(entity: entity, attribute: attribute.name,
-                                        change: "optional attribute became required; stored records may hold nil"))
+                refusals.append(
+                    Refusal(
+                        entity: entity, attribute: attribute.name,
+                        change: "optional attribute became required; stored records may hold nil"))
             } else {
-                refusals.append(Refusal(entity: entity, attribute: attribute.name,
-                                        change: "required attribute became optional; the column's NOT NULL constraint cannot be relaxed automatically"))
+                refusals.append(
+                    Refusal(
+                        entity: entity, attribute: attribute.name,
+                        change: "required attribute became optional; the column's NOT NULL constraint cannot be relaxed automatically"))
             }
         }
         if let problem = typeChange(from: previous.type, to: attribute.type) {

@@ -29,8 +29,10 @@ extension Schema {
         /// The source text of the property's initializer (`"[]"`, `".now"`), if it has one.
         public var defaultValue: String?
 
-        public init(name: String, type: AttributeType, isOptional: Bool = false,
-                    options: Set<Option> = [], originalName: String? = nil, defaultValue: String? = nil) {
+        public init(
+            name: String, type: AttributeType, isOptional: Bool = false,
+            options: Set<Option> = [], originalName: String? = nil, defaultValue: String? = nil
+        ) {
             self.name = name
             self.type = type
             self.isOptional = isOptional

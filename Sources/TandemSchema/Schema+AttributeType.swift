@@ -64,13 +64,17 @@ extension Schema {
             fields.flatMap { field -> [Column] in
                 let path = prefix + [field.name]
                 if case .composite(let nested) = field.type {
-                    let presence = field.isOptional
+                    let presence =
+                        field.isOptional
                         ? [Column(name: path.joined(separator: "."), sqlType: .integer, isNullable: true, path: path, role: .presence)]
                         : []
                     return presence + nested.leafColumns(prefix: path, nullable: nullable || field.isOptional)
                 }
-                return [Column(name: path.joined(separator: "."), sqlType: field.type.sqlType,
-                               isNullable: nullable || field.isOptional, path: path, role: .value)]
+                return [
+                    Column(
+                        name: path.joined(separator: "."), sqlType: field.type.sqlType,
+                        isNullable: nullable || field.isOptional, path: path, role: .value)
+                ]
             }
         }
     }

@@ -9,8 +9,9 @@ extension Schema: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let version = try container.decode(Int.self, forKey: .formatVersion)
         guard version == Schema.formatVersion else {
-            throw SchemaError(.unsupportedFormatVersion,
-                              "schema JSON has formatVersion \(version); this build of Tandem reads formatVersion \(Schema.formatVersion). Upgrade Tandem to read it.")
+            throw SchemaError(
+                .unsupportedFormatVersion,
+                "schema JSON has formatVersion \(version); this build of Tandem reads formatVersion \(Schema.formatVersion). Upgrade Tandem to read it.")
         }
         entities = try container.decode([Entity].self, forKey: .entities)
     }
@@ -94,10 +95,14 @@ extension Schema.AttributeType: Codable {
         case .scalar: self = .scalar(try container.decode(Schema.ScalarType.self, forKey: .scalar))
         case .composite: self = .composite(try container.decode(Schema.Composite.self, forKey: .composite))
         case .enumeration: self = .enumeration(try container.decode(Schema.Enumeration.self, forKey: .enumeration))
-        case .collection: self = .collection(typeName: try container.decode(String.self, forKey: .typeName),
-                                              element: try container.decodeIfPresent(Schema.AttributeType.self, forKey: .element))
-        case .json: self = .json(typeName: try container.decode(String.self, forKey: .typeName),
-                                  shape: try container.decodeIfPresent(String.self, forKey: .shape))
+        case .collection:
+            self = .collection(
+                typeName: try container.decode(String.self, forKey: .typeName),
+                element: try container.decodeIfPresent(Schema.AttributeType.self, forKey: .element))
+        case .json:
+            self = .json(
+                typeName: try container.decode(String.self, forKey: .typeName),
+                shape: try container.decodeIfPresent(String.self, forKey: .shape))
         }
     }
 

@@ -45,8 +45,10 @@ extension Schema {
         public var isOptional: Bool
         public var originalName: String?
 
-        public init(name: String, destination: String, cardinality: Cardinality, inverse: String? = nil,
-                    deleteRule: DeleteRule = .nullify, isOptional: Bool = true, originalName: String? = nil) {
+        public init(
+            name: String, destination: String, cardinality: Cardinality, inverse: String? = nil,
+            deleteRule: DeleteRule = .nullify, isOptional: Bool = true, originalName: String? = nil
+        ) {
             self.name = name
             self.destination = destination
             self.cardinality = cardinality
@@ -82,8 +84,9 @@ extension Schema {
     public func storage(of relationship: Relationship, in entity: Entity) -> Relationship.Storage {
         if !relationship.isToMany { return .foreignKey(column: relationship.name) }
         if let inverseName = relationship.inverse,
-           let inverse = self.entity(named: relationship.destination)?.relationship(named: inverseName),
-           !inverse.isToMany {
+            let inverse = self.entity(named: relationship.destination)?.relationship(named: inverseName),
+            !inverse.isToMany
+        {
             return .inverseForeignKey
         }
         let mine = "\(entity.name).\(relationship.name)"

@@ -30,8 +30,9 @@ extension ExtractionBuilder {
     mutating func resolve(_ type: TypeSyntax, _ use: Use) throws -> Resolved {
         if let (wrapped, nested) = TypeShape.unwrapOptional(type) {
             if nested {
-                throw SchemaError(.invalidSource, "\(use.location): \(use.path) has a nested optional type \(type.trimmedDescription), which cannot be stored (a column has only one NULL)",
-                                  location: use.location)
+                throw SchemaError(
+                    .invalidSource, "\(use.location): \(use.path) has a nested optional type \(type.trimmedDescription), which cannot be stored (a column has only one NULL)",
+                    location: use.location)
             }
             var resolved = try resolve(wrapped, use)
             resolved.isOptional = true
@@ -63,11 +64,15 @@ extension ExtractionBuilder {
         case .found(let qualifiedName, let declaration):
             return try resolve(declaration, qualifiedName: qualifiedName, use)
         case .ambiguous(let candidates):
-            throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(name), which several declarations could be: \(candidates.joined(separator: ", ")); qualify it (Outer.\(name)) or pass only the sources of one app",
-                              location: use.location)
+            throw SchemaError(
+                .invalidSource,
+                "\(use.location): \(use.path) has type \(name), which several declarations could be: \(candidates.joined(separator: ", ")); qualify it (Outer.\(name)) or pass only the sources of one app",
+                location: use.location)
         case .notFound:
-            throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(type.trimmedDescription), which is not defined in the given sources; add the file that defines it, or describe its storage in a --types file",
-                              location: use.location)
+            throw SchemaError(
+                .invalidSource,
+                "\(use.location): \(use.path) has type \(type.trimmedDescription), which is not defined in the given sources; add the file that defines it, or describe its storage in a --types file",
+                location: use.location)
         }
     }
 
@@ -93,14 +98,17 @@ extension ExtractionBuilder {
             defer { resolving.remove(qualifiedName) }
             return Resolved(type: try structure(declared, qualifiedName: qualifiedName, use), isOptional: false)
         case .model, .other:
-            throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(qualifiedName), which Tandem cannot store: use a scalar, an enum with a raw value, a Codable struct or collection, or a relationship to a model",
-                              location: use.location)
+            throw SchemaError(
+                .invalidSource,
+                "\(use.location): \(use.path) has type \(qualifiedName), which Tandem cannot store: use a scalar, an enum with a raw value, a Codable struct or collection, or a relationship to a model",
+                location: use.location)
         }
     }
 
     private func recursive(_ name: String, _ use: Use) -> SchemaError {
-        SchemaError(.invalidSource, "\(use.location): \(use.path): \(name) contains itself; a stored type cannot be recursive outside a collection",
-                    location: use.location)
+        SchemaError(
+            .invalidSource, "\(use.location): \(use.path): \(name) contains itself; a stored type cannot be recursive outside a collection",
+            location: use.location)
     }
 
     private static func isCodable(_ conformances: Set<String>) -> Bool {
@@ -114,8 +122,9 @@ extension ExtractionBuilder {
         let name = declaration.name.unescapedText
         let conformances = index.conformances(of: qualifiedName, inheritance: declaration.inheritanceClause)
         guard Self.isCodable(conformances) else {
-            throw SchemaError(.invalidSource, "\(declared.location): enum \(name) (used by \(use.path)) is not Codable, so Tandem cannot store it; add `Codable`",
-                              location: declared.location)
+            throw SchemaError(
+                .invalidSource, "\(declared.location): enum \(name) (used by \(use.path)) is not Codable, so Tandem cannot store it; add `Codable`",
+                location: declared.location)
         }
         try collectAllowances(declaration.leadingTrivia, path: use.path, file: declared.file, node: declaration)
         let elements = declaration.memberBlock.members
@@ -126,23 +135,28 @@ extension ExtractionBuilder {
             .first { TypeShape.scalars[$0] != nil || $0 == "Character" }
         guard let rawTypeName else {
             if use.isCompositeField {
-                throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(name), an enum without raw values, which Tandem cannot store inside a composite; give it raw values, or make it a top-level attribute (stored as JSON)",
-                                  location: use.location)
+                throw SchemaError(
+                    .invalidSource,
+                    "\(use.location): \(use.path) has type \(name), an enum without raw values, which Tandem cannot store inside a composite; give it raw values, or make it a top-level attribute (stored as JSON)",
+                    location: use.location)
             }
             // Encoded by case name and payload labels: one JSON column. The shape is
             // normalized (cases sorted, no spaces) so that reordering is not a change.
             let shape = elements.map { _, element in
-                element.name.unescapedText + (element.parameterClause.map { clause in
-                    "(" + clause.parameters.map {
-                        ($0.firstName.map { "\($0.unescapedText):" } ?? "") + $0.type.trimmedDescription.filter { !$0.isWhitespace }
-                    }.joined(separator: ",") + ")"
-                } ?? "")
+                element.name.unescapedText
+                    + (element.parameterClause.map { clause in
+                        "("
+                            + clause.parameters.map {
+                                ($0.firstName.map { "\($0.unescapedText):" } ?? "") + $0.type.trimmedDescription.filter { !$0.isWhitespace }
+                            }.joined(separator: ",") + ")"
+                    } ?? "")
             }.sorted().joined(separator: ", ")
             return .json(typeName: name, shape: "cases: " + shape)
         }
         guard let rawType = TypeShape.scalars[rawTypeName] else {
-            throw SchemaError(.invalidSource, "\(declared.location): enum \(name) has raw type \(rawTypeName), which is not a storable scalar",
-                              location: declared.location)
+            throw SchemaError(
+                .invalidSource, "\(declared.location): enum \(name) has raw type \(rawTypeName), which is not a storable scalar",
+                location: declared.location)
         }
         // A type with its own description prints that, not the case name, at runtime.
         let namesAreRawValues = conformances.contains("CustomStringConvertible")
@@ -172,8 +186,10 @@ extension ExtractionBuilder {
         }
         let isCaseIterable = conformances.contains("CaseIterable")
         if use.isCompositeField && !isCaseIterable, !cases.contains(where: { $0.rawValue == Self.placeholder(rawType) }) {
-            throw SchemaError(.invalidSource, "\(use.location): \(use.path) has type \(name), which Tandem cannot store inside a composite unless it is CaseIterable (or has a case with raw value \(Self.placeholder(rawType).debugDescription)); make it CaseIterable",
-                              location: use.location)
+            throw SchemaError(
+                .invalidSource,
+                "\(use.location): \(use.path) has type \(name), which Tandem cannot store inside a composite unless it is CaseIterable (or has a case with raw value \(Self.placeholder(rawType).debugDescription)); make it CaseIterable",
+                location: use.location)
         }
         return .enumeration(Schema.Enumeration(typeName: name, rawType: rawType, cases: isCaseIterable ? cases : nil))
     }
@@ -213,10 +229,10 @@ extension ExtractionBuilder {
             negative = true
             text.removeFirst()
         }
-        let integer: UInt64? = if text.hasPrefix("0x") { UInt64(text.dropFirst(2), radix: 16) }
-            else if text.hasPrefix("0o") { UInt64(text.dropFirst(2), radix: 8) }
-            else if text.hasPrefix("0b") { UInt64(text.dropFirst(2), radix: 2) }
-            else { UInt64(text) }
+        let integer: UInt64? =
+            if text.hasPrefix("0x") { UInt64(text.dropFirst(2), radix: 16) } else if text.hasPrefix("0o") { UInt64(text.dropFirst(2), radix: 8) } else if text.hasPrefix("0b") {
+                UInt64(text.dropFirst(2), radix: 2)
+            } else { UInt64(text) }
         switch type {
         case .double, .float:
             guard let value = Double(text) ?? integer.map(Double.init) else { break }
@@ -238,8 +254,9 @@ extension ExtractionBuilder {
         let name = declaration.name.unescapedText
         let conformances = index.conformances(of: qualifiedName, inheritance: declaration.inheritanceClause)
         guard Self.isCodable(conformances) else {
-            throw SchemaError(.invalidSource, "\(declared.location): struct \(name) (used by \(use.path)) is not Codable, so Tandem cannot store it; add `Codable`",
-                              location: declared.location)
+            throw SchemaError(
+                .invalidSource, "\(declared.location): struct \(name) (used by \(use.path)) is not Codable, so Tandem cannot store it; add `Codable`",
+                location: declared.location)
         }
         let members = declaration.memberBlock.members.map(\.decl)
         if conformances.contains("RawRepresentable") || conformances.contains("OptionSet") {
@@ -255,43 +272,53 @@ extension ExtractionBuilder {
         let rawType = members.lazy.compactMap { member -> TypeSyntax? in
             if let alias = member.as(TypeAliasDeclSyntax.self), alias.name.text == "RawValue" { return alias.initializer.value }
             guard let variable = member.as(VariableDeclSyntax.self),
-                  let binding = variable.bindings.first(where: { $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text == "rawValue" })
+                let binding = variable.bindings.first(where: { $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text == "rawValue" })
             else { return nil }
             return binding.typeAnnotation?.type
         }.first
         guard let rawType, let scalarName = TypeShape.plainName(rawType), let scalar = TypeShape.scalars[scalarName] else {
-            throw SchemaError(.invalidSource, "\(declared.location): \(name) is RawRepresentable, but its rawValue's type cannot be read or is not a storable scalar; declare `var rawValue: Int` (or another scalar)",
-                              location: declared.location)
+            throw SchemaError(
+                .invalidSource,
+                "\(declared.location): \(name) is RawRepresentable, but its rawValue's type cannot be read or is not a storable scalar; declare `var rawValue: Int` (or another scalar)",
+                location: declared.location)
         }
         return .enumeration(Schema.Enumeration(typeName: name, rawType: scalar, cases: nil))
     }
 
     /// `ShapeProbe` on syntax: a Codable struct with a synthesized `init(from:)` is a composite
     /// of its decoded stored properties, keyed and ordered by `CodingKeys` when it has one.
-    private mutating func composite(_ declared: SourceIndex.Declared<StructDeclSyntax>, qualifiedName: String,
-                                    members: [DeclSyntax], _ use: Use) throws -> Schema.AttributeType {
+    private mutating func composite(
+        _ declared: SourceIndex.Declared<StructDeclSyntax>, qualifiedName: String,
+        members: [DeclSyntax], _ use: Use
+    ) throws -> Schema.AttributeType {
         let declaration = declared.declaration
         let name = declaration.name.unescapedText
         try collectAllowances(declaration.leadingTrivia, path: use.path, file: declared.file, node: declaration)
         if members.contains(where: { $0.as(InitializerDeclSyntax.self)?.signature.parameterClause.parameters.first?.firstName.text == "from" }) {
-            throw SchemaError(.invalidSource, "\(declared.location): struct \(name) (used by \(use.path)) has a hand-written init(from:), whose fields cannot be read from source; describe its storage in a --types file",
-                              location: declared.location)
+            throw SchemaError(
+                .invalidSource,
+                "\(declared.location): struct \(name) (used by \(use.path)) has a hand-written init(from:), whose fields cannot be read from source; describe its storage in a --types file",
+                location: declared.location)
         }
         // Stored properties the synthesized init(from:) decodes, in declaration order.
         var properties: [(name: String, type: TypeSyntax, location: TandemSchema.SourceLocation, variable: VariableDeclSyntax)] = []
         for member in members {
             guard let variable = member.as(VariableDeclSyntax.self),
-                  !variable.modifiers.contains(where: { ["static", "class", "lazy"].contains($0.name.text) }) else { continue }
+                !variable.modifiers.contains(where: { ["static", "class", "lazy"].contains($0.name.text) })
+            else { continue }
             let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
             let bindings = Array(variable.bindings)
             for (position, binding) in bindings.enumerated() {
                 guard binding.accessorBlock.map({ Self.isObserversOnly($0) }) ?? true,
-                      let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else { continue }
+                    let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier
+                else { continue }
                 // A `let` with an initial value is not decoded by the synthesized init(from:).
                 if isLet && binding.initializer != nil { continue }
                 let location = declared.file.location(of: binding)
-                guard let type = bindings[position...].lazy.compactMap(\.typeAnnotation).first?.type
-                        ?? Self.literalType(of: binding.initializer?.value) else {
+                guard
+                    let type = bindings[position...].lazy.compactMap(\.typeAnnotation).first?.type
+                        ?? Self.literalType(of: binding.initializer?.value)
+                else {
                     throw SchemaError(.invalidSource, "\(location): \(use.path).\(identifier.unescapedText) has no type annotation; write its type", location: location)
                 }
                 properties.append((identifier.unescapedText, type, location, variable))
@@ -314,8 +341,9 @@ extension ExtractionBuilder {
             let fieldPath = "\(use.path).\(key)"
             locations[fieldPath] = property.location
             try collectAllowances(property.variable.leadingTrivia, path: fieldPath, file: declared.file, node: property.variable)
-            let fieldUse = Use(path: fieldPath, scope: declared.scope + [name], file: declared.file, location: property.location,
-                               collections: use.collections, isCompositeField: true)
+            let fieldUse = Use(
+                path: fieldPath, scope: declared.scope + [name], file: declared.file, location: property.location,
+                collections: use.collections, isCompositeField: true)
             let resolved = try resolve(property.type, fieldUse)
             fields.append(Schema.Field(name: key, type: resolved.type, isOptional: resolved.isOptional))
         }

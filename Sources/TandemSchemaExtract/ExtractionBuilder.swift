@@ -50,8 +50,10 @@ struct ExtractionBuilder {
         if let (name, duplicates) = byName.first(where: { $0.value.count > 1 }).map({ ($0.key, $0.value) }) {
             let listed = duplicates.map { "\(($0.scope + [name]).joined(separator: ".")) (\($0.location))" }.joined(separator: ", ")
             let scopes = duplicates.compactMap(\.scope.last).map { "--scope \($0)" }
-            throw SchemaError(.invalidSource, "several models are named \(name): \(listed); a schema has one entity per name. Choose the version to extract\(scopes.isEmpty ? "" : " with " + scopes.joined(separator: " or "))",
-                              location: duplicates[0].location)
+            throw SchemaError(
+                .invalidSource,
+                "several models are named \(name): \(listed); a schema has one entity per name. Choose the version to extract\(scopes.isEmpty ? "" : " with " + scopes.joined(separator: " or "))",
+                location: duplicates[0].location)
         }
         var entities: [Schema.Entity] = []
         var relationships: [String: [RelationshipProperty]] = [:]
@@ -76,8 +78,9 @@ struct ExtractionBuilder {
         let name = declaration.name.unescapedText
         let memberScope = declared.scope + [name]
         if declaration.genericParameterClause != nil || name.lowercased().hasPrefix("tandem_") {
-            throw SchemaError(.invalidSource, "\(declared.location): '\(name)' cannot be an entity name: names starting with 'tandem_' are reserved and generic classes cannot be models",
-                              location: declared.location)
+            throw SchemaError(
+                .invalidSource, "\(declared.location): '\(name)' cannot be an entity name: names starting with 'tandem_' are reserved and generic classes cannot be models",
+                location: declared.location)
         }
         locations[name] = declared.location
         try collectAllowances(declaration.leadingTrivia, path: name, file: file, node: declaration)
@@ -108,18 +111,21 @@ struct ExtractionBuilder {
                 try collectAllowances(variable.leadingTrivia, path: path, file: file, node: variable)
             }
             guard let type = property.type ?? Self.literalType(of: property.initializer) else {
-                throw SchemaError(.invalidSource, "\(location): \(path) has no type annotation; write its type (`var \(property.name): T`) so the schema can be read from source",
-                                  location: location)
+                throw SchemaError(
+                    .invalidSource, "\(location): \(path) has no type annotation; write its type (`var \(property.name): T`) so the schema can be read from source",
+                    location: location)
             }
             if let relationship = try relationshipProperty(property, type: type, scope: memberScope, location: location) {
                 relationships.append(relationship)
                 continue
             }
             let resolved = try resolve(type, Use(path: path, scope: memberScope, file: file, location: location))
-            attributes.append(Schema.Attribute(name: property.name, type: resolved.type, isOptional: resolved.isOptional,
-                                               options: Set(try property.options.map { try option($0, path: path, location: location) }),
-                                               originalName: try property.originalName.map { try stringLiteral($0, what: "originalName", location: location) },
-                                               defaultValue: property.initializer?.trimmedDescription))
+            attributes.append(
+                Schema.Attribute(
+                    name: property.name, type: resolved.type, isOptional: resolved.isOptional,
+                    options: Set(try property.options.map { try option($0, path: path, location: location) }),
+                    originalName: try property.originalName.map { try stringLiteral($0, what: "originalName", location: location) },
+                    defaultValue: property.initializer?.trimmedDescription))
         }
         return (Schema.Entity(name: name, attributes: attributes), relationships)
     }
@@ -127,8 +133,10 @@ struct ExtractionBuilder {
     private func option(_ expression: ExprSyntax, path: String, location: TandemSchema.SourceLocation) throws -> Schema.Attribute.Option {
         let name = expression.as(MemberAccessExprSyntax.self)?.declName.baseName.text ?? expression.trimmedDescription
         guard let option = Schema.Attribute.Option(rawValue: name) else {
-            throw SchemaError(.invalidSource, "\(location): \(path): unknown @Attribute option \(expression.trimmedDescription); Tandem knows \(Schema.Attribute.Option.allCases.map { ".\($0.rawValue)" }.joined(separator: ", "))",
-                              location: location)
+            throw SchemaError(
+                .invalidSource,
+                "\(location): \(path): unknown @Attribute option \(expression.trimmedDescription); Tandem knows \(Schema.Attribute.Option.allCases.map { ".\($0.rawValue)" }.joined(separator: ", "))",
+                location: location)
         }
         return option
     }
@@ -144,18 +152,26 @@ struct ExtractionBuilder {
     static func literalType(of initializer: ExprSyntax?) -> TypeSyntax? {
         guard let initializer else { return nil }
         let name: String
-        if initializer.is(IntegerLiteralExprSyntax.self) { name = "Int" }
-        else if initializer.is(FloatLiteralExprSyntax.self) { name = "Double" }
-        else if initializer.is(BooleanLiteralExprSyntax.self) { name = "Bool" }
-        else if initializer.is(StringLiteralExprSyntax.self) { name = "String" }
-        else { return nil }
+        if initializer.is(IntegerLiteralExprSyntax.self) {
+            name = "Int"
+        } else if initializer.is(FloatLiteralExprSyntax.self) {
+            name = "Double"
+        } else if initializer.is(BooleanLiteralExprSyntax.self) {
+            name = "Bool"
+        } else if initializer.is(StringLiteralExprSyntax.self) {
+            name = "String"
+        } else {
+            return nil
+        }
         return TypeSyntax(IdentifierTypeSyntax(name: .identifier(name)))
     }
 
     // MARK: Relationships
 
-    private func relationshipProperty(_ property: PersistedProperty, type: TypeSyntax, scope: [String],
-                                      location: TandemSchema.SourceLocation) throws -> RelationshipProperty? {
+    private func relationshipProperty(
+        _ property: PersistedProperty, type: TypeSyntax, scope: [String],
+        location: TandemSchema.SourceLocation
+    ) throws -> RelationshipProperty? {
         /// The entity name when `type` names a `@Model` class.
         func model(_ type: TypeSyntax) -> String? {
             guard let name = TypeShape.dottedName(type), case .found(_, .model(let declared)) = index.lookup(name, from: scope) else { return nil }
@@ -169,8 +185,9 @@ struct ExtractionBuilder {
                 destination = name
                 isOptional = true
             } else if let element = TypeShape.arrayElement(wrapped), let name = model(element) {
-                throw SchemaError(.invalidSource, "\(location): \(property.name): a to-many relationship is an array, never nil; write [\(name)] = []",
-                                  location: location)
+                throw SchemaError(
+                    .invalidSource, "\(location): \(property.name): a to-many relationship is an array, never nil; write [\(name)] = []",
+                    location: location)
             }
         } else if let name = model(type) {
             destination = name
@@ -192,31 +209,37 @@ struct ExtractionBuilder {
         var declaredInverse: (String, String)?
         if let expression = property.inverse {
             guard let keyPath = expression.as(KeyPathExprSyntax.self), let root = keyPath.root,
-                  let component = keyPath.components.last?.component.as(KeyPathPropertyComponentSyntax.self) else {
+                let component = keyPath.components.last?.component.as(KeyPathPropertyComponentSyntax.self)
+            else {
                 throw SchemaError(.invalidSource, "\(location): inverse: must be a key path such as \\Other.property, not \(expression.trimmedDescription)", location: location)
             }
             declaredInverse = (SourceIndex.simpleName(of: root), component.declName.baseName.text)
         }
-        return RelationshipProperty(name: property.name, destination: destination, isToMany: isToMany, isOptional: isOptional,
-                                    deleteRule: deleteRule, declaredInverse: declaredInverse,
-                                    originalName: try property.originalName.map { try stringLiteral($0, what: "originalName", location: location) },
-                                    location: location)
+        return RelationshipProperty(
+            name: property.name, destination: destination, isToMany: isToMany, isOptional: isOptional,
+            deleteRule: deleteRule, declaredInverse: declaredInverse,
+            originalName: try property.originalName.map { try stringLiteral($0, what: "originalName", location: location) },
+            location: location)
     }
 
     /// `RelationshipResolver`'s rules: an explicit inverse wins; the other side may name this
     /// property; otherwise inferred when exactly one relationship on each side points at the other.
-    private func resolveRelationship(_ property: RelationshipProperty, of entity: String,
-                                     all: [String: [RelationshipProperty]]) throws -> Schema.Relationship {
+    private func resolveRelationship(
+        _ property: RelationshipProperty, of entity: String,
+        all: [String: [RelationshipProperty]]
+    ) throws -> Schema.Relationship {
         if !property.isToMany && !property.isOptional {
-            throw SchemaError(.invalidSource, "\(property.location): to-one relationship \(entity).\(property.name) must be optional (\(property.destination)?)",
-                              location: property.location)
+            throw SchemaError(
+                .invalidSource, "\(property.location): to-one relationship \(entity).\(property.name) must be optional (\(property.destination)?)",
+                location: property.location)
         }
         let theirs = (all[property.destination] ?? []).filter { $0.destination == entity }
         var inverse: String?
         if let declared = property.declaredInverse {
             guard declared.root == property.destination, let match = theirs.first(where: { $0.name == declared.name }) else {
-                throw SchemaError(.invalidSource, "\(property.location): the inverse of \(entity).\(property.name) must be a relationship of \(property.destination) pointing back at \(entity)",
-                                  location: property.location)
+                throw SchemaError(
+                    .invalidSource, "\(property.location): the inverse of \(entity).\(property.name) must be a relationship of \(property.destination) pointing back at \(entity)",
+                    location: property.location)
             }
             inverse = match.name
         } else if let pointing = theirs.first(where: { $0.declaredInverse.map { $0.root == entity && $0.name == property.name } ?? false }) {
@@ -224,14 +247,16 @@ struct ExtractionBuilder {
         } else {
             let mine = (all[entity] ?? []).filter { $0.destination == property.destination }
             if mine.count == 1, theirs.count == 1, theirs[0].declaredInverse == nil,
-               !(property.destination == entity && theirs[0].name == property.name) {
+                !(property.destination == entity && theirs[0].name == property.name)
+            {
                 inverse = theirs[0].name
             }
         }
-        return Schema.Relationship(name: property.name, destination: property.destination,
-                                   cardinality: property.isToMany ? .toMany : .toOne, inverse: inverse,
-                                   deleteRule: property.deleteRule, isOptional: !property.isToMany,
-                                   originalName: property.originalName)
+        return Schema.Relationship(
+            name: property.name, destination: property.destination,
+            cardinality: property.isToMany ? .toMany : .toOne, inverse: inverse,
+            deleteRule: property.deleteRule, isOptional: !property.isToMany,
+            originalName: property.originalName)
     }
 
     // MARK: Allowances
@@ -250,8 +275,9 @@ struct ExtractionBuilder {
             let location = file.location(of: node)
             let parts = words.dropFirst("tandem:allow".count).split(separator: " ", maxSplits: 1).map(String.init)
             guard let rule = parts.first, CompatibilityRule.named(rule) != nil || rule == "*" else {
-                throw SchemaError(.invalidConfiguration, "\(location): `// tandem:allow` needs a known rule ID (`tandem schema rules` lists them): \(words)",
-                                  location: location)
+                throw SchemaError(
+                    .invalidConfiguration, "\(location): `// tandem:allow` needs a known rule ID (`tandem schema rules` lists them): \(words)",
+                    location: location)
             }
             let reason = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
             guard !reason.isEmpty else {

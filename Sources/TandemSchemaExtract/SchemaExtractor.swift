@@ -42,8 +42,9 @@ public struct SchemaExtractor: Sendable {
             let file = SourceIndex.File(path: source.path, tree: tree, converter: converter)
             if let error = ParseDiagnosticsGenerator.diagnostics(for: tree).first(where: { $0.diagMessage.severity == .error }) {
                 let line = converter.location(for: error.position).line
-                throw SchemaError(.invalidSource, "\(source.path):\(line): \(error.message)",
-                                  location: TandemSchema.SourceLocation(file: source.path, line: line))
+                throw SchemaError(
+                    .invalidSource, "\(source.path):\(line): \(error.message)",
+                    location: TandemSchema.SourceLocation(file: source.path, line: line))
             }
             files.append(file)
         }

@@ -75,13 +75,14 @@ struct SourceIndex {
             for (scope, name, kind) in collector.types {
                 let qualified = (scope + [name]).joined(separator: ".")
                 guard types[qualified] == nil else { continue }
-                let declaration: TypeDeclaration = switch kind {
-                case .structure(let node): .structure(Declared(declaration: node, scope: scope, file: file))
-                case .enumeration(let node): .enumeration(Declared(declaration: node, scope: scope, file: file))
-                case .alias(let node): .alias(Declared(declaration: node, scope: scope, file: file))
-                case .model(let node): .model(Declared(declaration: node, scope: scope, file: file))
-                case .other: .other(scope: scope, name: name)
-                }
+                let declaration: TypeDeclaration =
+                    switch kind {
+                    case .structure(let node): .structure(Declared(declaration: node, scope: scope, file: file))
+                    case .enumeration(let node): .enumeration(Declared(declaration: node, scope: scope, file: file))
+                    case .alias(let node): .alias(Declared(declaration: node, scope: scope, file: file))
+                    case .model(let node): .model(Declared(declaration: node, scope: scope, file: file))
+                    case .other: .other(scope: scope, name: name)
+                    }
                 types[qualified] = declaration
                 qualifiedNames[name, default: []].append(qualified)
             }

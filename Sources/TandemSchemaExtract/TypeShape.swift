@@ -59,7 +59,8 @@ enum TypeShape {
     static func dottedName(_ type: TypeSyntax) -> String? {
         if let identifier = type.as(IdentifierTypeSyntax.self), identifier.genericArgumentClause == nil { return identifier.name.unescapedText }
         if let member = type.as(MemberTypeSyntax.self), member.genericArgumentClause == nil,
-           let base = dottedName(member.baseType) {
+            let base = dottedName(member.baseType)
+        {
             return base + "." + member.name.unescapedText
         }
         return nil

@@ -28,8 +28,10 @@ extension ChangeApplier {
         /// The `"#hlc"` text of the row an insert writes.
         let rowStamps: String
 
-        init(entry: LogEntry, change: WireChange, uuid: String, stamps: [String: HLCTimestamp], values: [String: WireValue],
-             known: [String: Schema.Column], table: String, statements: EntitySQL) {
+        init(
+            entry: LogEntry, change: WireChange, uuid: String, stamps: [String: HLCTimestamp], values: [String: WireValue],
+            known: [String: Schema.Column], table: String, statements: EntitySQL
+        ) {
             self.entry = entry
             self.change = change
             self.uuid = uuid
@@ -81,8 +83,9 @@ extension ChangeApplier {
             // before still waiting lose to the merge.
             if exists, let created = local["*"], created > delete {
                 try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
-                try conflict(change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local,
-                             rule: ConflictRule.insertAfterDelete.rawValue, db, &outcome)
+                try conflict(
+                    change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local,
+                    rule: ConflictRule.insertAfterDelete.rawValue, db, &outcome)
                 return
             }
             let survivor = try SyncStore.survivor(entity: change.entity, id: target.id, db) ?? target.id
@@ -172,8 +175,9 @@ extension ChangeApplier {
             }
             let newest = values.keys.compactMap(remoteStamp).max()
             for (column, value) in values.sorted(by: { $0.key < $1.key }) {
-                try conflict(change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: remoteStamp(column) ?? newest,
-                             winner: .local, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
+                try conflict(
+                    change.record, column, local: nil, localStamp: mine["*"], remote: value, remoteStamp: remoteStamp(column) ?? newest,
+                    winner: .local, rule: ConflictRule.deleteWins.rawValue, db, &outcome)
             }
             return
         }
@@ -196,7 +200,7 @@ extension ChangeApplier {
         do {
             try db.cachedStatement(sql: sql).executeBound(bindInsert)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            if pendingDelete != nil { return }   // part of a record: the delete's answer brings all of it
+            if pendingDelete != nil { return }  // part of a record: the delete's answer brings all of it
             // A unique value another record holds here: the server merges the two
             // when both hold it there (its decision follows in the log), or a later
             // change frees it. Until then the insert waits.
@@ -223,118 +227,126 @@ extension ChangeApplier {
         let mine = stored.mine
         func remoteStamp(_ column: String) -> HLCTimestamp? { pulled.remoteStamp(column) }
         func quarantine(_ reason: String) throws { try self.quarantine(pulled, reason, db, &outcome) }
-    var assignments: [String] = []
-    var assigned: [String: WireValue] = [:]
-    var arguments: [WireValue] = []
-    var merged = local
-    // The local values are read only when a column needs them: a change this store
-    // already has (its own push coming back) costs one lookup of the stamps.
-    let sortedColumns = values.keys.sorted()
-    var current: Row??
-    func readLocal(at index: Int) throws -> WireValue {
-        if current == nil {
-            current = .some(try Row.fetchOne(db.cachedStatement(sql: "SELECT \(sortedColumns.map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
-                                             arguments: [uuid]))
+        var assignments: [String] = []
+        var assigned: [String: WireValue] = [:]
+        var arguments: [WireValue] = []
+        var merged = local
+        // The local values are read only when a column needs them: a change this store
+        // already has (its own push coming back) costs one lookup of the stamps.
+        let sortedColumns = values.keys.sorted()
+        var current: Row??
+        func readLocal(at index: Int) throws -> WireValue {
+            if current == nil {
+                current = .some(
+                    try Row.fetchOne(
+                        db.cachedStatement(sql: "SELECT \(sortedColumns.map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
+                        arguments: [uuid]))
+            }
+            return WireValue(current??[index] as DatabaseValue? ?? .null)
         }
-        return WireValue(current??[index] as DatabaseValue? ?? .null)
-    }
-    for (index, column) in sortedColumns.enumerated() {
-        guard let remote = remoteStamp(column) else { continue }
-        let localStamp = local[column] ?? local["*"] ?? .zero
-        if remote == localStamp {
-            // The same write: nothing to decide, unless the values differ. One save
-            // stamps all it writes alike, so a unique merge can give one record two
-            // values under one stamp (``ColumnMerge/winsTie(_:over:)`` decides, as on
-            // the server); and applying a merge re-points references to the merged-
-            // away record keeping their stamps, while the log may hold the write after
-            // that record came back (its maker's, pulled back: the loser's id, which
-            // sorts after the survivor's, wins the tie). Both follow a merge this store
-            // applied first (the log holds it before them).
-            guard merges.ever, let remoteValue = values[column],
-                  uniqueEntities.contains(change.entity) || mergeableReferences[change.entity] != nil else { continue }
+        for (index, column) in sortedColumns.enumerated() {
+            guard let remote = remoteStamp(column) else { continue }
+            let localStamp = local[column] ?? local["*"] ?? .zero
+            if remote == localStamp {
+                // The same write: nothing to decide, unless the values differ. One save
+                // stamps all it writes alike, so a unique merge can give one record two
+                // values under one stamp (``ColumnMerge/winsTie(_:over:)`` decides, as on
+                // the server); and applying a merge re-points references to the merged-
+                // away record keeping their stamps, while the log may hold the write after
+                // that record came back (its maker's, pulled back: the loser's id, which
+                // sorts after the survivor's, wins the tie). Both follow a merge this store
+                // applied first (the log holds it before them).
+                guard merges.ever, let remoteValue = values[column],
+                    uniqueEntities.contains(change.entity) || mergeableReferences[change.entity] != nil
+                else { continue }
+                let localValue = try readLocal(at: index)
+                guard ColumnMerge.winsTie(remoteValue, over: localValue) else { continue }
+                try conflict(
+                    change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
+                    winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
+                assignments.append(q(column) + " = ?")
+                assigned[column] = remoteValue
+                arguments.append(remoteValue)
+                continue
+            }
+            // A later entry of the log holds the server's newer value of the column: a
+            // policy's decision about an earlier one in the page no longer stands.
+            outcome.supersede(change.entity, uuid, column)
             let localValue = try readLocal(at: index)
-            guard ColumnMerge.winsTie(remoteValue, over: localValue) else { continue }
-            try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
-                         winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
-            assignments.append(q(column) + " = ?")
-            assigned[column] = remoteValue
-            arguments.append(remoteValue)
-            continue
-        }
-        // A later entry of the log holds the server's newer value of the column: a
-        // policy's decision about an earlier one in the page no longer stands.
-        outcome.supersede(change.entity, uuid, column)
-        let localValue = try readLocal(at: index)
-        let remoteValue = values[column]!
-        // An unpushed local edit against a different pulled value: the policy decides;
-        // when it decides otherwise than the newer stamp, the decision becomes a new
-        // local edit after the page.
-        if let unpushed = mine[column], unpushed == localStamp, localValue != remoteValue {
-            let rule = policy(change.entity, column)
-            let newer = remoteWins(remote, localStamp) ? remoteValue : localValue
-            let decided: WireValue
-            switch rule {
-            case .lastWriterWins: decided = newer
-            case .serverWins: decided = remoteValue
-            case .clientWins: decided = localValue
-            case .custom(let resolve): decided = resolve(ConflictValues(record: change.record, attribute: column, local: localValue, remote: remoteValue, base: nil))
+            let remoteValue = values[column]!
+            // An unpushed local edit against a different pulled value: the policy decides;
+            // when it decides otherwise than the newer stamp, the decision becomes a new
+            // local edit after the page.
+            if let unpushed = mine[column], unpushed == localStamp, localValue != remoteValue {
+                let rule = policy(change.entity, column)
+                let newer = remoteWins(remote, localStamp) ? remoteValue : localValue
+                let decided: WireValue
+                switch rule {
+                case .lastWriterWins: decided = newer
+                case .serverWins: decided = remoteValue
+                case .clientWins: decided = localValue
+                case .custom(let resolve): decided = resolve(ConflictValues(record: change.record, attribute: column, local: localValue, remote: remoteValue, base: nil))
+                }
+                if decided != newer {
+                    outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: [column: decided]))
+                    try conflict(
+                        change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
+                        winner: decided == remoteValue ? .remote : .local, rule: rule.name, db, &outcome)
+                }
             }
-            if decided != newer {
-                outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: [column: decided]))
-                try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
-                             winner: decided == remoteValue ? .remote : .local, rule: rule.name, db, &outcome)
+            // The conflict core decides; a policy other than last writer wins has logged
+            // its own decision above.
+            // A pulled value of this store's own (pulled after a sync cut off between its push
+            // and its pull) is an older edit of its own: replaced, not a conflict.
+            let decision = ColumnMerge.decide(
+                incoming: remote, current: localStamp, valuesDiffer: localValue != remoteValue,
+                unpushed: mine[column] == localStamp,
+                ownEdit: (mine[column] != nil || localStamp.node == node) && !isOwn(remote),
+                ownOverOther: isOwn(remote) && !isOwn(localStamp) && mine[column] == nil,
+                incomingWins: remoteWins)
+            let byStamp = mine[column] == nil || policy(change.entity, column).name == ConflictRule.lastWriterWins.rawValue
+            if let loser = decision.logged, byStamp {
+                try conflict(
+                    change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
+                    winner: loser == .incomingWon ? .remote : .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
+            }
+            if decision.applies {
+                assignments.append(q(column) + " = ?")
+                assigned[column] = remoteValue
+                arguments.append(remoteValue)
+                merged[column] = remote
             }
         }
-        // The conflict core decides; a policy other than last writer wins has logged
-        // its own decision above.
-        // A pulled value of this store's own (pulled after a sync cut off between its push
-        // and its pull) is an older edit of its own: replaced, not a conflict.
-        let decision = ColumnMerge.decide(incoming: remote, current: localStamp, valuesDiffer: localValue != remoteValue,
-                                          unpushed: mine[column] == localStamp,
-                                          ownEdit: (mine[column] != nil || localStamp.node == node) && !isOwn(remote),
-                                          ownOverOther: isOwn(remote) && !isOwn(localStamp) && mine[column] == nil,
-                                          incomingWins: remoteWins)
-        let byStamp = mine[column] == nil || policy(change.entity, column).name == ConflictRule.lastWriterWins.rawValue
-        if let loser = decision.logged, byStamp {
-            try conflict(change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
-                         winner: loser == .incomingWon ? .remote : .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
+        if change.kind == .insert { try recordInsert(of: uuid, change.entity, db) }
+        guard !assignments.isEmpty else { return }
+        // The stamps may be unchanged (two values under one stamp: the tie decided for the
+        // pulled one).
+        let text = Self.stampText(merged, replacing: row ?? nil)
+        let update = {
+            try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
+                .executeBound { bind in
+                    for argument in arguments { bind.value(argument) }
+                    bind.text(text)
+                    bind.text(uuid)
+                }
         }
-        if decision.applies {
-            assignments.append(q(column) + " = ?")
-            assigned[column] = remoteValue
-            arguments.append(remoteValue)
-            merged[column] = remote
-        }
-    }
-    if change.kind == .insert { try recordInsert(of: uuid, change.entity, db) }
-    guard !assignments.isEmpty else { return }
-    // The stamps may be unchanged (two values under one stamp: the tie decided for the
-    // pulled one).
-    let text = Self.stampText(merged, replacing: row ?? nil)
-    let update = {
-        try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
-            .executeBound { bind in
-                for argument in arguments { bind.value(argument) }
-                bind.text(text)
-                bind.text(uuid)
+        do {
+            try update()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            // Updated to a unique value another record holds here: as for an insert, the
+            // update waits for the server's merge or for the value to be freed.
+            guard let current = try rowState(change.entity, uuid, db),
+                let holder = try Self.uniqueHolder(of: change.entity, values: current.values.merging(assigned) { $1 }, except: uuid, schema: schema, db)
+            else {
+                return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
             }
-    }
-    do {
-        try update()
-    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-        // Updated to a unique value another record holds here: as for an insert, the
-        // update waits for the server's merge or for the value to be freed.
-        guard let current = try rowState(change.entity, uuid, db),
-              let holder = try Self.uniqueHolder(of: change.entity, values: current.values.merging(assigned) { $1 }, except: uuid, schema: schema, db) else {
-            return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
+            if try foldIntoQuarantined(change.record, values: values, stamps: stamps, updates: true, db) {
+                outcome.quarantined += 1
+                return
+            }
+            return try quarantine("a unique value this update sets is held here by record \(holder); the update waits until the server merges the two or the value is freed")
         }
-        if try foldIntoQuarantined(change.record, values: values, stamps: stamps, updates: true, db) {
-            outcome.quarantined += 1
-            return
-        }
-        return try quarantine("a unique value this update sets is held here by record \(holder); the update waits until the server merges the two or the value is freed")
-    }
-    outcome.applied += 1
-    try checkReferences(assigned, of: change.entity, uuid, db, &outcome)
+        outcome.applied += 1
+        try checkReferences(assigned, of: change.entity, uuid, db, &outcome)
     }
 }

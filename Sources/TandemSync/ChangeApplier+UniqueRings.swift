@@ -30,10 +30,11 @@ extension ChangeApplier {
             var key: String
         }
         var changes: [Waiting] = []
-        var holders: [String: Set<String>] = [:]   // "entity/id" → the records holding values its changes set
+        var holders: [String: Set<String>] = [:]  // "entity/id" → the records holding values its changes set
         for entry in waiting {
             guard entry.position != nil, let change = entry.wireChange, change.kind == .insert || change.kind == .update,
-                  uniqueEntities.contains(change.entity), let uri = RecordURI(change.record) else { continue }
+                uniqueEntities.contains(change.entity), let uri = RecordURI(change.record)
+            else { continue }
             let key = change.entity + "/" + uri.id
             changes.append(Waiting(entry: entry, change: change, key: key))
             if let holder = try Self.uniqueHolder(of: change.entity, values: change.values, except: uri.id, schema: schema, db) {
@@ -85,13 +86,15 @@ extension ChangeApplier {
                 guard let uri = RecordURI(change.record) else { continue }
                 // The member holding a value this change sets gives it up first.
                 if let holder = try Self.uniqueHolder(of: change.entity, values: change.values, except: uri.id, schema: schema, db),
-                   keys.contains(change.entity + "/" + holder) {
+                    keys.contains(change.entity + "/" + holder)
+                {
                     let columns = schema.entity(named: change.entity)?.attributes.filter(\.isUnique).flatMap { $0.columns.map(\.name) } ?? []
                     if let stamps = try String.fetchOne(db, sql: "SELECT \(Self.stampColumn) FROM \(q(change.entity)) WHERE \(Self.idColumn) = ?", arguments: [holder]) {
                         // Its stamps written back as they are (a space added), so the journal's
                         // trigger does not stamp the placeholder as a local edit.
-                        try db.execute(sql: "UPDATE \(q(change.entity)) SET \(columns.map { q($0) + " = ?" }.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
-                                       arguments: StatementArguments(columns.map { _ in Self.placeholder + holder } + [stamps + " ", holder]))
+                        try db.execute(
+                            sql: "UPDATE \(q(change.entity)) SET \(columns.map { q($0) + " = ?" }.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
+                            arguments: StatementArguments(columns.map { _ in Self.placeholder + holder } + [stamps + " ", holder]))
                         placeholders += columns.map { (change.entity, $0, holder) }
                     }
                 }
@@ -100,8 +103,10 @@ extension ChangeApplier {
             }
             if try SyncStore.quarantineCounts(db).pulled > before - changes.count { return .rollback }
             for (table, column, id) in placeholders {
-                let left = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(q(table)) WHERE \(Self.idColumn) = ? AND \(q(column)) = ?",
-                                             arguments: [id, Self.placeholder + id]) ?? false
+                let left =
+                    try Bool.fetchOne(
+                        db, sql: "SELECT 1 FROM \(q(table)) WHERE \(Self.idColumn) = ? AND \(q(column)) = ?",
+                        arguments: [id, Self.placeholder + id]) ?? false
                 if left { return .rollback }
             }
             outcome = result

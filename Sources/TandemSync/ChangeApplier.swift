@@ -228,7 +228,8 @@ struct ChangeApplier {
         }
         var uuid = uri.id
         guard let known = columns[change.entity] else {
-            return try quarantine("entity '\(change.entity)' is not in this store's schema (it was written with schema version \(entry.schemaVersion)); migrate the store to a schema that has it", newerSchema: true)
+            return try quarantine(
+                "entity '\(change.entity)' is not in this store's schema (it was written with schema version \(entry.schemaVersion)); migrate the store to a schema that has it", newerSchema: true)
         }
         var stamps = [String: HLCTimestamp](minimumCapacity: change.stamps.count)
         for (key, text) in change.stamps {
@@ -245,9 +246,10 @@ struct ChangeApplier {
             waiting.kind = .update
             waiting.values = change.values.filter { known[$0.key] == nil }
             waiting.stamps = change.stamps.filter { $0.key == "*" || known[$0.key] == nil }
-            try SyncStore.quarantine(WireJSON.data { $0.append(waiting) }.utf8Text, position: entry.position,
-                                     reason: "columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied",
-                                     at: now, record: change.record, schemaVersion: entry.schemaVersion, newerSchema: true, db)
+            try SyncStore.quarantine(
+                WireJSON.data { $0.append(waiting) }.utf8Text, position: entry.position,
+                reason: "columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied",
+                at: now, record: change.record, schemaVersion: entry.schemaVersion, newerSchema: true, db)
             outcome.quarantined += 1
             values = values.filter { known[$0.key] != nil }
             if values.isEmpty { return }
@@ -255,7 +257,8 @@ struct ChangeApplier {
         // A record merged into another (both held a unique value): its later inserts and
         // updates go to the survivor, and references to it point at the survivor.
         if change.kind != .delete, merges.any, uniqueEntities.contains(change.entity), let survivor = try SyncStore.survivor(entity: change.entity, id: uuid, db) {
-            let reinserted = try change.kind == .insert
+            let reinserted =
+                try change.kind == .insert
                 && (stamps["*"] ?? stamps.values.max() ?? .zero) > (SyncStore.mergeStamp(entity: change.entity, loser: uuid, db) ?? .zero)
             if reinserted {
                 // Inserted again after the merge (an undone delete): a record of its own
@@ -277,8 +280,9 @@ struct ChangeApplier {
                 values[column] = .text(survivor)
             }
         }
-        let pulled = PulledChange(entry: entry, change: change, uuid: uuid, stamps: stamps, values: values, known: known,
-                                  table: q(change.entity), statements: sql[change.entity]!)
+        let pulled = PulledChange(
+            entry: entry, change: change, uuid: uuid, stamps: stamps, values: values, known: known,
+            table: q(change.entity), statements: sql[change.entity]!)
         let (rowStamps, statements) = (pulled.rowStamps, pulled.statements)
         // An insert of every column of a record with no unpushed local edit: inserted
         // without looking first (the usual pulled insert is of a record this store has
@@ -310,16 +314,19 @@ struct ChangeApplier {
             } else {
                 try applyToMissingRecord(pulled, stored, db, &outcome)
             }
-        case .link, .unlink: return   // applied above (applyLink)
+        case .link, .unlink: return  // applied above (applyLink)
         }
     }
 
     /// Sets `change` (of `entry`, as it stands: pointed at a survivor, say) aside in the
     /// quarantine with `reason`.
-    func quarantine(_ entry: LogEntry, _ change: WireChange, _ reason: String, newerSchema: Bool = false, _ db: Database,
-                    _ outcome: inout Outcome) throws {
-        try SyncStore.quarantine(WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now,
-                                 record: change.record, schemaVersion: entry.schemaVersion, newerSchema: newerSchema, db)
+    func quarantine(
+        _ entry: LogEntry, _ change: WireChange, _ reason: String, newerSchema: Bool = false, _ db: Database,
+        _ outcome: inout Outcome
+    ) throws {
+        try SyncStore.quarantine(
+            WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now,
+            record: change.record, schemaVersion: entry.schemaVersion, newerSchema: newerSchema, db)
         outcome.quarantined += 1
     }
 
@@ -333,7 +340,6 @@ struct ChangeApplier {
         try recordInsert(of: pulled.uuid, pulled.change.entity, db)
         try checkReferences(pulled.values, of: pulled.change.entity, pulled.uuid, db, &outcome)
     }
-
 
     /// A pulled reference to a record a pulled delete removed (the reference was made before
     /// its maker saw the delete, and reached this store after it): a candidate for the
@@ -369,8 +375,9 @@ struct ChangeApplier {
     private func holders(of uuid: String, _ entity: String, _ db: Database) throws -> [Dangling] {
         var result: [Dangling] = []
         for referrer in referrers[entity] ?? [] {
-            let ids = try String.fetchAll(db.cachedStatement(sql: "SELECT \(Self.idColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ? ORDER BY \(Self.idColumn)"),
-                                          arguments: [uuid])
+            let ids = try String.fetchAll(
+                db.cachedStatement(sql: "SELECT \(Self.idColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ? ORDER BY \(Self.idColumn)"),
+                arguments: [uuid])
             result += ids.map { Dangling(entity: referrer.entity, id: $0, column: referrer.column, target: uuid, targetEntity: entity) }
         }
         return result
@@ -394,13 +401,14 @@ struct ChangeApplier {
             var members: [(entity: String, id: String, relationship: String)] = []
             for relationship in schema.entity(named: entity)?.relationships ?? [] where relationship.isToMany && relationship.deleteRule == .cascade {
                 guard let definition = schema.entity(named: entity),
-                      case .joinTable(let join, let own, let other) = schema.storage(of: relationship, in: definition) else { continue }
+                    case .joinTable(let join, let own, let other) = schema.storage(of: relationship, in: definition)
+                else { continue }
                 for member in try String.fetchAll(db, sql: "SELECT \(q(other)) FROM \(q(join)) WHERE \(q(own)) = ? ORDER BY 1", arguments: [id]) {
                     members.append((relationship.destination, member, relationship.inverse ?? relationship.name))
                 }
             }
             try db.execute(sql: "DELETE FROM \(q(entity)) WHERE \(Self.idColumn) = ?", arguments: [id])
-            for join in joinColumns[entity] ?? [] {   // its links go with it, as in a save
+            for join in joinColumns[entity] ?? [] {  // its links go with it, as in a save
                 try db.execute(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?", arguments: [id])
             }
             deleted.insert(id)
@@ -408,13 +416,15 @@ struct ChangeApplier {
             for member in members where !deleted.contains(member.id) {
                 guard try Bool.fetchOne(db, sql: "SELECT 1 FROM \(q(member.entity)) WHERE \(Self.idColumn) = ?", arguments: [member.id]) == true else { continue }
                 try cascade(member.entity, member.id)
-                try conflict("tandem://\(dataset)/\(member.entity)/\(member.id)", member.relationship, local: .text(id), localStamp: nil,
-                             remote: .null, remoteStamp: nil, winner: .remote, rule: ConflictRule.parentDeleted.rawValue, db, &outcome)
+                try conflict(
+                    "tandem://\(dataset)/\(member.entity)/\(member.id)", member.relationship, local: .text(id), localStamp: nil,
+                    remote: .null, remoteStamp: nil, winner: .remote, rule: ConflictRule.parentDeleted.rawValue, db, &outcome)
             }
         }
         while let candidate = queue.popLast() {
             guard !deleted.contains(candidate.id),
-                  let reference = references[candidate.entity]?[candidate.column], reference.destination == candidate.targetEntity else { continue }
+                let reference = references[candidate.entity]?[candidate.column], reference.destination == candidate.targetEntity
+            else { continue }
             // Still pointing at it, and it is still gone.
             let pointing = try String.fetchOne(db, sql: "SELECT \(q(candidate.column)) FROM \(q(candidate.entity)) WHERE \(Self.idColumn) = ?", arguments: [candidate.id])
             guard pointing == candidate.target else { continue }
@@ -427,8 +437,9 @@ struct ChangeApplier {
             }
             // The reference lost to the delete: the record went with it (cascade) or now
             // points nowhere (the other rules).
-            try conflict("tandem://\(dataset)/\(candidate.entity)/\(candidate.id)", candidate.column, local: .text(candidate.target), localStamp: nil,
-                         remote: .null, remoteStamp: nil, winner: .remote, rule: ConflictRule.parentDeleted.rawValue, db, &outcome)
+            try conflict(
+                "tandem://\(dataset)/\(candidate.entity)/\(candidate.id)", candidate.column, local: .text(candidate.target), localStamp: nil,
+                remote: .null, remoteStamp: nil, winner: .remote, rule: ConflictRule.parentDeleted.rawValue, db, &outcome)
         }
         return outcome.conflicts
     }
@@ -439,8 +450,9 @@ struct ChangeApplier {
     /// `<relationship>#<member>`. Returns why it cannot be applied (to quarantine), if so.
     private func applyLink(_ change: WireChange, uuid: String, stamp: HLCTimestamp?, _ db: Database, _ outcome: inout Outcome) throws -> String? {
         guard change.values.count == 1, let (name, member) = change.values.first, case .text(var target) = member,
-              let entity = schema.entity(named: change.entity), let relationship = entity.relationship(named: name),
-              case .joinTable(let table, "source", _) = schema.storage(of: relationship, in: entity) else {
+            let entity = schema.entity(named: change.entity), let relationship = entity.relationship(named: name),
+            case .joinTable(let table, "source", _) = schema.storage(of: relationship, in: entity)
+        else {
             return "a \(change.kind.rawValue) names no many-to-many relationship of '\(change.entity)' this store keeps: \(change.values.keys.sorted())"
         }
         guard let stamp else { return "a \(change.kind.rawValue) without its '*' stamp" }
@@ -460,8 +472,9 @@ struct ChangeApplier {
             let source = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(q(entity.name)) WHERE \(Self.idColumn) = ?"), arguments: [uuid]) ?? false
             let member = try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(q(relationship.destination)) WHERE \(Self.idColumn) = ?"), arguments: [target]) ?? false
             guard source, member else {
-                try conflict(change.record, field, local: nil, localStamp: nil, remote: .bool(true), remoteStamp: stamp, winner: .local,
-                             rule: ConflictRule.deleteWins.rawValue, db, &outcome)
+                try conflict(
+                    change.record, field, local: nil, localStamp: nil, remote: .bool(true), remoteStamp: stamp, winner: .local,
+                    rule: ConflictRule.deleteWins.rawValue, db, &outcome)
                 return nil
             }
         }
@@ -469,20 +482,26 @@ struct ChangeApplier {
         if let local = pending.isEmpty ? nil : pending[change.record]?[field] {
             if local > stamp {
                 if present != linked, !isOwn(stamp) {
-                    try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
+                    try conflict(
+                        change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .local, rule: ConflictRule.lastWriterWins.rawValue, db,
+                        &outcome)
                 }
                 return nil
             }
             if present != linked {
-                try conflict(change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
+                try conflict(
+                    change.record, field, local: .bool(present), localStamp: local, remote: .bool(linked), remoteStamp: stamp, winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome
+                )
             }
         }
         // This store's own link pulled back to a record it had moved the link away from when
         // it applied a merge (before pushing it): the server gave it to that record, made
         // again, so the moved copy goes.
         if merges.ever, isOwn(stamp),
-           let moved = try Row.fetchOne(db.cachedStatement(sql: "SELECT to_source, to_target FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ? AND stamp = ?"),
-                                        arguments: [table, uuid, target, stamp.description]) {
+            let moved = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT to_source, to_target FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ? AND stamp = ?"),
+                arguments: [table, uuid, target, stamp.description])
+        {
             try db.execute(sql: "DELETE FROM \(q(table)) WHERE source = ? AND target = ?", arguments: [moved[0] as String, moved[1] as String])
             try db.execute(sql: "DELETE FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ?", arguments: [table, uuid, target])
         }
@@ -510,8 +529,11 @@ struct ChangeApplier {
     /// Record `id` of `entity` as stored here; `nil` when this store does not have it.
     func rowState(_ entity: String, _ id: String, _ db: Database) throws -> RowState? {
         let names = sql[entity]?.columns ?? []
-        guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.stampColumn)\(names.map { ", " + q($0) }.joined()) FROM \(q(entity)) WHERE \(Self.idColumn) = ?",
-                                         arguments: [id]) else { return nil }
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT \(Self.stampColumn)\(names.map { ", " + q($0) }.joined()) FROM \(q(entity)) WHERE \(Self.idColumn) = ?",
+                arguments: [id])
+        else { return nil }
         var values: [String: WireValue] = [:]
         for (index, name) in names.enumerated() { values[name] = WireValue(row[index + 1] as DatabaseValue) }
         return RowState(values: values, stamps: (row[0] as String?).flatMap(Self.stamps) ?? [:])
@@ -522,8 +544,10 @@ struct ChangeApplier {
     /// points the references to the loser at the survivor keeping their stamps, drops its
     /// many-to-many links (the server logged those the survivor takes), and logs the loser's `values` (`nil` when this store did not have
     /// it) with the survivor named. The caller deletes the loser's row.
-    func merge(_ entity: String, loser: String, values: [String: WireValue]?, into survivor: String,
-                       at stamp: HLCTimestamp, _ db: Database, _ outcome: inout Outcome) throws {
+    func merge(
+        _ entity: String, loser: String, values: [String: WireValue]?, into survivor: String,
+        at stamp: HLCTimestamp, _ db: Database, _ outcome: inout Outcome
+    ) throws {
         try SyncStore.setMerged(entity: entity, loser: loser, survivor: survivor, stamp: stamp, db)
         merges.any = true
         if !merges.ever {
@@ -531,8 +555,9 @@ struct ChangeApplier {
             try SyncState.update(db) { $0.everMerged = true }
         }
         for referrer in referrers[entity] ?? [] {
-            let rows = try Row.fetchAll(db, sql: "SELECT \(Self.idColumn), \(Self.stampColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ?",
-                                        arguments: [loser])
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT \(Self.idColumn), \(Self.stampColumn) FROM \(q(referrer.entity)) WHERE \(q(referrer.column)) = ?",
+                arguments: [loser])
             for row in rows {
                 // The reference keeps its stamp (it means the same record): written explicitly,
                 // so the journal's trigger does not stamp it anew.
@@ -540,8 +565,9 @@ struct ChangeApplier {
                 var stamps = old.flatMap(Self.stamps) ?? [:]
                 stamps[referrer.column] = stamps[referrer.column] ?? stamps["*"] ?? .zero
                 let text = Self.stampText(stamps, replacing: old)
-                try db.execute(sql: "UPDATE \(q(referrer.entity)) SET \(q(referrer.column)) = ?, \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
-                               arguments: [survivor, text, row[0] as String])
+                try db.execute(
+                    sql: "UPDATE \(q(referrer.entity)) SET \(q(referrer.column)) = ?, \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?",
+                    arguments: [survivor, text, row[0] as String])
             }
         }
         // Its many-to-many links: the server logged, right before this delete, each link that
@@ -558,8 +584,9 @@ struct ChangeApplier {
                     try db.execute(sql: "INSERT OR IGNORE INTO \(q(join.table)) (\(owner), \(member)) VALUES (?, ?)", arguments: StatementArguments(moved))
                     // Remembered: the server may give the link to the loser's id made again.
                     if db.changesCount == 1 {
-                        try db.execute(sql: "INSERT OR REPLACE INTO tandem_sync_moved_link (link_table, source, target, to_source, to_target, stamp) VALUES (?, ?, ?, ?, ?, ?)",
-                                       arguments: [join.table, source, target, moved[0], moved[1], stamp.description])
+                        try db.execute(
+                            sql: "INSERT OR REPLACE INTO tandem_sync_moved_link (link_table, source, target, to_source, to_target, stamp) VALUES (?, ?, ?, ?, ?, ?)",
+                            arguments: [join.table, source, target, moved[0], moved[1], stamp.description])
                     }
                 }
             }
@@ -568,10 +595,12 @@ struct ChangeApplier {
         guard let values else { return }
         var writer = WireJSON()
         writer.object(values) { $0.append($1) }
-        try SyncStore.recordConflict(SyncConflict(at: now, record: "tandem://\(dataset)/\(entity)/\(loser)", attribute: "*",
-                                                  localValue: writer.text, localStamp: nil, remoteValue: nil, remoteStamp: stamp.description,
-                                                  winner: .remote, rule: ConflictRule.uniqueMerge.rawValue,
-                                                  survivor: "tandem://\(dataset)/\(entity)/\(survivor)"), db)
+        try SyncStore.recordConflict(
+            SyncConflict(
+                at: now, record: "tandem://\(dataset)/\(entity)/\(loser)", attribute: "*",
+                localValue: writer.text, localStamp: nil, remoteValue: nil, remoteStamp: stamp.description,
+                winner: .remote, rule: ConflictRule.uniqueMerge.rawValue,
+                survivor: "tandem://\(dataset)/\(entity)/\(survivor)"), db)
         outcome.conflicts += 1
     }
 
@@ -582,13 +611,17 @@ struct ChangeApplier {
     /// With `updates`, into a waiting update as well (the newest): an update that waits for a
     /// unique value like an earlier one of the same record joins it, so the record waits for
     /// its newest values only (a swap done over several saves elsewhere is then one ring).
-    func foldIntoQuarantined(_ record: String, values: [String: WireValue], stamps: [String: HLCTimestamp], updates: Bool = false,
-                                           _ db: Database) throws -> Bool {
-        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL AND newer_schema = 0 ORDER BY id DESC"),
-                                    arguments: [record])
+    func foldIntoQuarantined(
+        _ record: String, values: [String: WireValue], stamps: [String: HLCTimestamp], updates: Bool = false,
+        _ db: Database
+    ) throws -> Bool {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL AND newer_schema = 0 ORDER BY id DESC"),
+            arguments: [record])
         for row in rows {
             guard var insert = try? WireJSONReader.change(Data((row[1] as String).utf8)),
-                  insert.kind == .insert || (updates && insert.kind == .update) else { continue }
+                insert.kind == .insert || (updates && insert.kind == .update)
+            else { continue }
             for (column, value) in values {
                 guard let stamp = stamps[column] ?? stamps["*"] else { continue }
                 let current = insert.stamps[column].flatMap { HLCTimestamp($0) } ?? insert.stamps["*"].flatMap { HLCTimestamp($0) } ?? .zero
@@ -609,13 +642,16 @@ struct ChangeApplier {
     /// record won over them, or the server merged it into `survivor` (their values went over
     /// with the merge). Each is logged (`deleteWins`, `uniqueMerge`), so none leaves without a trace.
     func dropQuarantined(of record: String, deletedAt delete: HLCTimestamp, survivor: String? = nil, _ db: Database, _ outcome: inout Outcome) throws {
-        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL ORDER BY id"),
-                                    arguments: [record])
+        let rows = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL ORDER BY id"),
+            arguments: [record])
         for row in rows {
             try SyncStore.unquarantine([row[0] as Int64], db)
-            try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: "*", localValue: nil, localStamp: delete.description,
-                                                      remoteValue: row[1], remoteStamp: nil, winner: .local,
-                                                      rule: (survivor == nil ? ConflictRule.deleteWins : .uniqueMerge).rawValue, survivor: survivor), db)
+            try SyncStore.recordConflict(
+                SyncConflict(
+                    at: now, record: record, attribute: "*", localValue: nil, localStamp: delete.description,
+                    remoteValue: row[1], remoteStamp: nil, winner: .local,
+                    rule: (survivor == nil ? ConflictRule.deleteWins : .uniqueMerge).rawValue, survivor: survivor), db)
             outcome.conflicts += 1
         }
     }
@@ -623,10 +659,14 @@ struct ChangeApplier {
     /// Whether this store stamped `stamp` (its own change, pulled back).
     func isOwn(_ stamp: HLCTimestamp) -> Bool { node != 0 && stamp.node == node }
 
-    func conflict(_ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,
-                          remoteStamp: HLCTimestamp?, winner: SyncConflict.Winner, rule: String, _ db: Database, _ outcome: inout Outcome) throws {
-        try SyncStore.recordConflict(SyncConflict(at: now, record: record, attribute: attribute, localValue: local?.jsonText, localStamp: localStamp?.description,
-                                                  remoteValue: remote?.jsonText, remoteStamp: remoteStamp?.description, winner: winner, rule: rule), db)
+    func conflict(
+        _ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,
+        remoteStamp: HLCTimestamp?, winner: SyncConflict.Winner, rule: String, _ db: Database, _ outcome: inout Outcome
+    ) throws {
+        try SyncStore.recordConflict(
+            SyncConflict(
+                at: now, record: record, attribute: attribute, localValue: local?.jsonText, localStamp: localStamp?.description,
+                remoteValue: remote?.jsonText, remoteStamp: remoteStamp?.description, winner: winner, rule: rule), db)
         outcome.conflicts += 1
     }
 
@@ -637,8 +677,10 @@ struct ChangeApplier {
             let columns = attribute.columns.map(\.name)
             guard columns.allSatisfy({ values[$0] != nil }) else { continue }
             let condition = columns.map { SQLName.quote($0) + " IS ?" }.joined(separator: " AND ")
-            if let holder = try String.fetchOne(db, sql: "SELECT \(idColumn) FROM \(SQLName.quote(entityName)) WHERE \(condition) AND \(idColumn) != ? LIMIT 1",
-                                                arguments: StatementArguments(columns.map { values[$0]!.databaseValue } + [uuid.databaseValue])) {
+            if let holder = try String.fetchOne(
+                db, sql: "SELECT \(idColumn) FROM \(SQLName.quote(entityName)) WHERE \(condition) AND \(idColumn) != ? LIMIT 1",
+                arguments: StatementArguments(columns.map { values[$0]!.databaseValue } + [uuid.databaseValue]))
+            {
                 return holder
             }
         }
@@ -652,7 +694,7 @@ struct ChangeApplier {
     static func rowStamps(created: HLCTimestamp, columns: Dictionary<String, WireValue>.Keys, stamps: [String: HLCTimestamp]) -> String {
         let fallback = stamps["*"]
         if columns.allSatisfy({ (stamps[$0] ?? fallback) == created }) {
-            return "{\"*\":\"" + created.description + "\"}"   // a stamp's text needs no escaping
+            return "{\"*\":\"" + created.description + "\"}"  // a stamp's text needs no escaping
         }
         var map = ["*": created.description]
         for column in columns {

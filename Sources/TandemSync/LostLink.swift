@@ -22,8 +22,9 @@ struct LostLink: Sendable {
     /// many-to-many relationship of this schema.
     init?(change: WireChange, lost: LostValue, schema: Schema) {
         guard lost.toDelete, change.kind == .link, let hash = lost.attribute.firstIndex(of: "#"), let uri = RecordURI(change.record),
-              let entity = schema.entity(named: change.entity), let relationship = entity.relationship(named: String(lost.attribute[..<hash])),
-              case .joinTable(let table, "source", _) = schema.storage(of: relationship, in: entity) else { return nil }
+            let entity = schema.entity(named: change.entity), let relationship = entity.relationship(named: String(lost.attribute[..<hash])),
+            case .joinTable(let table, "source", _) = schema.storage(of: relationship, in: entity)
+        else { return nil }
         self.table = table
         owner = uri.id
         member = String(lost.attribute[lost.attribute.index(after: hash)...])
@@ -37,8 +38,11 @@ struct LostLink: Sendable {
     /// - Throws: ``DatabaseError`` when the store cannot be written.
     func drop(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM \(SQLName.quote(table)) WHERE source = ? AND target = ?", arguments: [owner, member])
-        guard let moved = try Row.fetchOne(db, sql: "SELECT to_source, to_target FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ?",
-                                           arguments: [table, owner, member]) else { return }
+        guard
+            let moved = try Row.fetchOne(
+                db, sql: "SELECT to_source, to_target FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ?",
+                arguments: [table, owner, member])
+        else { return }
         try db.execute(sql: "DELETE FROM \(SQLName.quote(table)) WHERE source = ? AND target = ?", arguments: [moved[0] as String, moved[1] as String])
         try db.execute(sql: "DELETE FROM tandem_sync_moved_link WHERE link_table = ? AND source = ? AND target = ?", arguments: [table, owner, member])
     }

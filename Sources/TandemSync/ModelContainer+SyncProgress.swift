@@ -54,7 +54,8 @@ extension ModelContainer {
     func syncPushedChange(acknowledged: HistoryToken) throws -> Int64 {
         do {
             guard let pushed = try read({ db in try db.tableExists(PushedChange.databaseTableName) ? try PushedChange.fetchOne(db) : nil }),
-                  pushed.acknowledged == acknowledged.rawValue, pushed.token > acknowledged.rawValue else { return 0 }
+                pushed.acknowledged == acknowledged.rawValue, pushed.token > acknowledged.rawValue
+            else { return 0 }
             var probe = HistoryDescriptor(after: HistoryToken(rawValue: pushed.token - 1))
             probe.afterChange = pushed.changeID - 1
             probe.changeLimit = 1

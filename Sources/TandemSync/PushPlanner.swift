@@ -61,7 +61,8 @@ enum PushPlanner {
             if changes[index].kind.isLink {
                 links += segment
             } else if let columns = uniqueColumns[changes[index].entity],
-                      segment.contains(where: { $0.kind == .delete || $0.values.keys.contains(where: columns.contains) }) {
+                segment.contains(where: { $0.kind == .delete || $0.values.keys.contains(where: columns.contains) })
+            {
                 first += segment
             } else {
                 rest += segment
@@ -186,14 +187,17 @@ extension [WireChange] {
         case .delete:
             // The edits since the last delete are moot: the delete replaces them.
             while let tail = last, tail.kind != .delete { removeLast() }
-            let delete = WireChange(record: uri, entity: change.entityName, kind: .delete,
-                                    stamps: [WireChange.deleteStampKey: texts.text(of: change.stamp)])
+            let delete = WireChange(
+                record: uri, entity: change.entityName, kind: .delete,
+                stamps: [WireChange.deleteStampKey: texts.text(of: change.stamp)])
             if last?.kind == .delete { self[count - 1] = delete } else { append(delete) }
         case .link, .unlink:
             // An unlink after the record's delete is the delete clearing its links: moot.
             if change.kind == .unlink, last?.kind == .delete { return }
-            append(WireChange(record: uri, entity: change.entityName, kind: change.kind == .link ? .link : .unlink,
-                              values: change.values.mapValues(WireValue.init), stamps: [WireChange.deleteStampKey: texts.text(of: change.stamp)]))
+            append(
+                WireChange(
+                    record: uri, entity: change.entityName, kind: change.kind == .link ? .link : .unlink,
+                    values: change.values.mapValues(WireValue.init), stamps: [WireChange.deleteStampKey: texts.text(of: change.stamp)]))
         }
     }
 }

@@ -32,7 +32,8 @@ struct ServerWinner: Sendable {
     /// `schema` names the column's destination when it is a to-one reference.
     init?(record: String, entity: String, lost: LostValue, schema: Schema? = nil) {
         guard !lost.attribute.contains("#"), lost.attribute != WireChange.deleteStampKey, let uri = RecordURI(record),
-              let stamp = HLCTimestamp(lost.winningStamp), let lostStamp = HLCTimestamp(lost.stamp) else { return nil }
+            let stamp = HLCTimestamp(lost.winningStamp), let lostStamp = HLCTimestamp(lost.stamp)
+        else { return nil }
         self.entity = entity
         id = uri.id
         column = lost.attribute
@@ -54,14 +55,16 @@ struct ServerWinner: Sendable {
     func adopt(_ db: Database) throws {
         let table = SQLName.quote(entity), id = ChangeApplier.idColumn, stampColumn = ChangeApplier.stampColumn
         guard let text = try String.fetchOne(db, sql: "SELECT \(stampColumn) FROM \(table) WHERE \(id) = ?", arguments: [self.id]),
-              var stamps = ChangeApplier.stamps(text), (stamps[column] ?? stamps[WireChange.deleteStampKey]) == lostStamp,
-              try db.columns(in: entity).contains(where: { $0.name == column }) else { return }
+            var stamps = ChangeApplier.stamps(text), (stamps[column] ?? stamps[WireChange.deleteStampKey]) == lostStamp,
+            try db.columns(in: entity).contains(where: { $0.name == column })
+        else { return }
         stamps[column] = stamp
         var value = self.value
         if let destination, case .text(let target) = value, let survivor = try SyncStore.survivor(entity: destination, id: target, db) {
             value = .text(survivor)
         }
-        try db.execute(sql: "UPDATE OR IGNORE \(table) SET \(SQLName.quote(column)) = ?, \(stampColumn) = ? WHERE \(id) = ?",
-                       arguments: [value.databaseValue, ChangeApplier.json(stamps.mapValues(\.description)), self.id])
+        try db.execute(
+            sql: "UPDATE OR IGNORE \(table) SET \(SQLName.quote(column)) = ?, \(stampColumn) = ? WHERE \(id) = ?",
+            arguments: [value.databaseValue, ChangeApplier.json(stamps.mapValues(\.description)), self.id])
     }
 }

@@ -35,8 +35,10 @@ public struct SyncConflict: Sendable, Hashable, Codable {
     /// ``localValue`` or ``remoteValue``, whichever side it came from).
     public var survivor: String?
 
-    public init(at: Int64, record: String, attribute: String, localValue: String?, localStamp: String?, remoteValue: String?,
-                remoteStamp: String?, winner: Winner, rule: String, survivor: String? = nil) {
+    public init(
+        at: Int64, record: String, attribute: String, localValue: String?, localStamp: String?, remoteValue: String?,
+        remoteStamp: String?, winner: Winner, rule: String, survivor: String? = nil
+    ) {
         self.at = at
         self.record = record
         self.attribute = attribute

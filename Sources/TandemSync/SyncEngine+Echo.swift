@@ -46,8 +46,10 @@ extension SyncEngine {
     /// ```swift
     /// let (skipped, waiting) = try store { db in try Self.skipEchoes(answered.echoes, since: range.firstToken, db) }
     /// ```
-    static func skipEchoes(_ echoes: [Echo], since first: HistoryToken, checkingPulledChanges: Bool = true,
-                           _ db: Database) throws -> (skipped: Int, waiting: [Echo]) {
+    static func skipEchoes(
+        _ echoes: [Echo], since first: HistoryToken, checkingPulledChanges: Bool = true,
+        _ db: Database
+    ) throws -> (skipped: Int, waiting: [Echo]) {
         guard !echoes.isEmpty else { return (0, []) }
         if checkingPulledChanges, try SyncJournal.hasTransaction(by: SyncStore.author, since: first, db) { return (0, []) }
         var cursor = try SyncState.read(db)?.cursor ?? ""

@@ -38,7 +38,7 @@ extension SyncEngine {
             let (cursor, page) = fetched
             if page.hasMore, !page.changes.isEmpty {
                 let after = page.nextCursor
-                ahead = Task.detached { [limit = pageLimit] in try await self.page(after: after, limit: limit) }   // not on the engine, busy applying
+                ahead = Task.detached { [limit = pageLimit] in try await self.page(after: after, limit: limit) }  // not on the engine, busy applying
             }
             if hasLocalChanges(after: mark) {
                 mark = try historyToken()
@@ -61,7 +61,7 @@ extension SyncEngine {
                 return outcome
             }
             guard let outcome else {
-                ahead?.cancel()   // read from a cursor that has moved on
+                ahead?.cancel()  // read from a cursor that has moved on
                 ahead = nil
                 continue
             }
@@ -123,11 +123,12 @@ extension SyncEngine {
     private static func readPage(_ body: Data) async throws -> PullResponse {
         try await withCheckedThrowingContinuation { continuation in
             pageReader.async {
-                continuation.resume(with: Result {
-                    do { return try WireJSONReader.pullResponse(body) } catch {
-                        throw SyncError(.invalidResponse, "the server's pull answer is unreadable: \(error)")
-                    }
-                })
+                continuation.resume(
+                    with: Result {
+                        do { return try WireJSONReader.pullResponse(body) } catch {
+                            throw SyncError(.invalidResponse, "the server's pull answer is unreadable: \(error)")
+                        }
+                    })
             }
         }
     }
@@ -147,8 +148,9 @@ extension SyncEngine {
                     do {
                         try db.inSavepoint {
                             if resolution.reinsert {
-                                try db.execute(sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
-                                               arguments: StatementArguments([resolution.uuid.databaseValue] + arguments))
+                                try db.execute(
+                                    sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
+                                    arguments: StatementArguments([resolution.uuid.databaseValue] + arguments))
                             } else if let stamps = resolution.stamps {
                                 // The values' own stamps, written with them (the journal keeps
                                 // them, so the push carries them), and only over older ones: a
@@ -158,12 +160,15 @@ extension SyncEngine {
                                 let newer = names.filter { name in stamps[name].map { $0 > (merged[name] ?? merged["*"] ?? .zero) } ?? false }
                                 guard !newer.isEmpty else { return .commit }
                                 for name in newer { merged[name] = stamps[name] }
-                                try db.execute(sql: "UPDATE \(table) SET \(newer.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")), \"#hlc\" = ? WHERE \"#id\" = ?",
-                                               arguments: StatementArguments(newer.map { resolution.values[$0]!.databaseValue }
-                                                                             + [ChangeApplier.json(merged.mapValues(\.description)).databaseValue, resolution.uuid.databaseValue]))
+                                try db.execute(
+                                    sql: "UPDATE \(table) SET \(newer.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")), \"#hlc\" = ? WHERE \"#id\" = ?",
+                                    arguments: StatementArguments(
+                                        newer.map { resolution.values[$0]!.databaseValue }
+                                            + [ChangeApplier.json(merged.mapValues(\.description)).databaseValue, resolution.uuid.databaseValue]))
                             } else {
-                                try db.execute(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
-                                               arguments: StatementArguments(arguments + [resolution.uuid.databaseValue]))
+                                try db.execute(
+                                    sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
+                                    arguments: StatementArguments(arguments + [resolution.uuid.databaseValue]))
                             }
                             return .commit
                         }

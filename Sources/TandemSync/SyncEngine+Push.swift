@@ -73,9 +73,15 @@ extension SyncEngine {
         } catch let error as SyncError where error.code == .rejected && [400, 413, 422].contains(error.status ?? 0) {
             guard batch.count > 1 else {
                 logger.warning("the server refused a local change; quarantined", metadata: ["record": "\(batch[0].record)", "error": "\(error.message)"])
-                return PushResult(quarantined: 1, refused: [(WireJSON.data { $0.append(batch[0]) }.utf8Text, batch[0].record,
-                                                             "the server refused this local change: \(error.message)", clock())],
-                                  refusedInserts: batch[0].kind == .insert ? [batch[0].record] : [])
+                return PushResult(
+                    quarantined: 1,
+                    refused: [
+                        (
+                            WireJSON.data { $0.append(batch[0]) }.utf8Text, batch[0].record,
+                            "the server refused this local change: \(error.message)", clock()
+                        )
+                    ],
+                    refusedInserts: batch[0].kind == .insert ? [batch[0].record] : [])
             }
             let half = batch.count / 2
             if error.serverCode == "batch_too_large" {
@@ -102,7 +108,8 @@ extension SyncEngine {
             throw SyncError(.invalidResponse, "the server's push answer is unreadable: \(error)")
         }
         guard let outcomes = answer.indexedOutcomes(count: batch.count) else {
-            throw SyncError(.invalidResponse, "the server's push answer does not fit the \(batch.count) changes pushed (\(answer.outcomes.count) outcomes\(answer.changeCount.map { " for \($0) changes" } ?? ""))")
+            throw SyncError(
+                .invalidResponse, "the server's push answer does not fit the \(batch.count) changes pushed (\(answer.outcomes.count) outcomes\(answer.changeCount.map { " for \($0) changes" } ?? ""))")
         }
         let now = clock()
         var lost: [SyncConflict] = []
@@ -114,14 +121,17 @@ extension SyncEngine {
                 let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.toDelete ? .deleteWins : .lastWriterWins)
                 if rule == .lastWriterWins, let winner = ServerWinner(record: change.record, entity: change.entity, lost: value, schema: container.schema) { winners.append(winner) }
                 if let link = LostLink(change: change, lost: value, schema: container.schema) { lostLinks.append(link) }
-                lost.append(SyncConflict(at: now, record: change.record, attribute: value.attribute,
-                                         localValue: value.value.jsonText, localStamp: value.stamp,
-                                         remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
-                                         winner: .server, rule: rule.rawValue))
+                lost.append(
+                    SyncConflict(
+                        at: now, record: change.record, attribute: value.attribute,
+                        localValue: value.value.jsonText, localStamp: value.stamp,
+                        remoteValue: value.winningValue.jsonText, remoteStamp: value.winningStamp,
+                        winner: .server, rule: rule.rawValue))
             }
         }
-        return PushResult(pushed: batch.count, conflicts: lost.count, echoes: echo(of: batch, answer: answer).map { [$0] } ?? [],
-                          lostValues: lost, winners: winners, lostLinks: lostLinks)
+        return PushResult(
+            pushed: batch.count, conflicts: lost.count, echoes: echo(of: batch, answer: answer).map { [$0] } ?? [],
+            lostValues: lost, winners: winners, lostLinks: lostLinks)
     }
 
     /// Pushes every journaled local change after the `sync` reader's acknowledged token, in
@@ -147,8 +157,9 @@ extension SyncEngine {
             // since is pushed now, not at the next sync).
             // One cut to a batch size the server has refused since is read again too.
             if let next = try? await ahead?.value, let range = next.range, next.acknowledged == acknowledged, range.shape == batchShape,
-               try read({ db in try InFlightRange.fetchOne(db) }) == nil,
-               try container.syncPushedChange(acknowledged: acknowledged) == next.afterChange {
+                try read({ db in try InFlightRange.fetchOne(db) }) == nil,
+                try container.syncPushedChange(acknowledged: acknowledged) == next.afterChange
+            {
                 try store { db in try range.saved(nextBatch: 0).save(db) }
                 prepared = next
             } else {
@@ -169,10 +180,12 @@ extension SyncEngine {
                 try Task.checkCancellation()
                 return try await withCheckedThrowingContinuation { continuation in
                     Self.rangeReader.async {
-                        continuation.resume(with: Result {
-                            self.prepare(try self.fetchRange(after: newAcknowledged, afterChange: nextAfter, through: nil, limit: nextLimit, shape: shape),
-                                         acknowledged: newAcknowledged)
-                        })
+                        continuation.resume(
+                            with: Result {
+                                self.prepare(
+                                    try self.fetchRange(after: newAcknowledged, afterChange: nextAfter, through: nil, limit: nextLimit, shape: shape),
+                                    acknowledged: newAcknowledged)
+                            })
                     }
                 }
             }
@@ -327,21 +340,25 @@ extension SyncEngine {
             while true {
                 let (changes, lastID): ([WireChange], String?) = try read { db in
                     let rows = try SyncJournal.rowsWithoutJournaledInsert(entity: entity.name, columns: columns, after: after, limit: slice, db)
-                    return (rows.map { row in
-                        let id: String = row[0]
-                        let stamps = (row[1] as String?).flatMap(ChangeApplier.stamps) ?? [:]
-                        var values: [String: WireValue] = [:]
-                        var columnStamps: [String: String] = [:]
-                        for (index, column) in columns.enumerated() {
-                            values[column] = WireValue(row[index + 2] as DatabaseValue)
-                            columnStamps[column] = (stamps[column] ?? stamps["*"] ?? .zero).description
-                        }
-                        return WireChange(record: "tandem://\(container.dataset)/\(entity.name)/\(id)", entity: entity.name, kind: .insert,
-                                          values: values, stamps: columnStamps).compacted()
-                    }, rows.last.map { $0[0] as String })
+                    return (
+                        rows.map { row in
+                            let id: String = row[0]
+                            let stamps = (row[1] as String?).flatMap(ChangeApplier.stamps) ?? [:]
+                            var values: [String: WireValue] = [:]
+                            var columnStamps: [String: String] = [:]
+                            for (index, column) in columns.enumerated() {
+                                values[column] = WireValue(row[index + 2] as DatabaseValue)
+                                columnStamps[column] = (stamps[column] ?? stamps["*"] ?? .zero).description
+                            }
+                            return WireChange(
+                                record: "tandem://\(container.dataset)/\(entity.name)/\(id)", entity: entity.name, kind: .insert,
+                                values: values, stamps: columnStamps
+                            ).compacted()
+                        }, rows.last.map { $0[0] as String }
+                    )
                 }
                 guard let lastID else { break }
-                after = lastID   // the stored id, whatever its case: the next slice starts after it
+                after = lastID  // the stored id, whatever its case: the next slice starts after it
                 logger.info("pushing records the journal has no history for", metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
                 let shape = batchShape
                 for batch in PushPlanner.chunks(changes, count: shape.count, bytes: shape.bytes) {
@@ -354,7 +371,7 @@ extension SyncEngine {
             }
         }
         try store { db in try SyncState.update(db) { $0.snapshotPushed = true } }
-        result.echoes = []   // rows without history: their echoes are pulled back
+        result.echoes = []  // rows without history: their echoes are pulled back
         return result
     }
 
@@ -395,8 +412,9 @@ extension SyncEngine {
 
         /// The range as saved while it is sent, with its first batch not answered yet.
         func saved(nextBatch: Int) -> InFlightRange {
-            InFlightRange(acknowledged: acknowledged.rawValue, afterChange: afterChange, throughChange: throughChange,
-                          nextBatch: nextBatch, batchChanges: shape.count, batchBytes: shape.bytes)
+            InFlightRange(
+                acknowledged: acknowledged.rawValue, afterChange: afterChange, throughChange: throughChange,
+                nextBatch: nextBatch, batchChanges: shape.count, batchBytes: shape.bytes)
         }
     }
 
@@ -424,7 +442,8 @@ extension SyncEngine {
     nonisolated static func unmergeReinserted(_ changes: [WireChange], uniqueEntities: Set<String>, _ db: Database) throws {
         for change in changes where change.kind == .insert && uniqueEntities.contains(change.entity) {
             guard let id = RecordURI(change.record)?.id, let merged = try SyncStore.mergeStamp(entity: change.entity, loser: id, db),
-                  let newest = change.stamps.values.compactMap(HLCTimestamp.init).max(), newest > merged else { continue }
+                let newest = change.stamps.values.compactMap(HLCTimestamp.init).max(), newest > merged
+            else { continue }
             try SyncStore.unmerge(entity: change.entity, loser: id, db)
         }
     }
@@ -478,8 +497,9 @@ extension SyncEngine {
         let freesUnique = freesUniqueValues(plan.changes, uniqueColumns: unique)
         if freesUnique { plan.changes = PushPlanner.uniqueValuesFirst(plan.changes, uniqueColumns: unique) }
         let batches = PushPlanner.chunks(plan.changes, count: range.shape.count, bytes: range.shape.bytes)
-        return PreparedRange(range: range, acknowledged: acknowledged, afterChange: range.afterChange, plan: plan, batches: batches,
-                             freesUniqueValues: freesUnique)
+        return PreparedRange(
+            range: range, acknowledged: acknowledged, afterChange: range.afterChange, plan: plan, batches: batches,
+            freesUniqueValues: freesUnique)
     }
 
     /// The saved range when it is still the one to send, else the next one (saved): the
@@ -491,9 +511,11 @@ extension SyncEngine {
             // changes again under other keys changes nothing at the server (same values, same
             // stamps).
             if saved.acknowledged == acknowledged.rawValue, saved.batchChanges > 0, saved.batchBytes > 0,
-               var range = try fetchRange(after: acknowledged, afterChange: saved.afterChange, through: saved.throughChange, limit: rangeLimit,
-                                          shape: BatchShape(count: saved.batchChanges, bytes: saved.batchBytes)),
-               range.throughChange == saved.throughChange {
+                var range = try fetchRange(
+                    after: acknowledged, afterChange: saved.afterChange, through: saved.throughChange, limit: rangeLimit,
+                    shape: BatchShape(count: saved.batchChanges, bytes: saved.batchBytes)),
+                range.throughChange == saved.throughChange
+            {
                 range.chunk = saved.nextBatch
                 return range
             }
@@ -517,7 +539,7 @@ extension SyncEngine {
     /// saved range), to cut into batches of `shape`.
     private nonisolated func fetchRange(after acknowledged: HistoryToken, afterChange: Int64, through: Int64?, limit: Int, shape: BatchShape) throws -> Range? {
         var descriptor = HistoryDescriptor.local(after: acknowledged, afterChange: afterChange)
-        descriptor.changeLimit = limit + 1   // one more, to see whether the range ends a transaction
+        descriptor.changeLimit = limit + 1  // one more, to see whether the range ends a transaction
         let transactions: [HistoryTransaction]
         do { transactions = try container.fetchHistory(descriptor) } catch { throw SyncError(.store, "the store failed: \(error)") }
         var kept = 0
@@ -528,7 +550,7 @@ extension SyncEngine {
             let fits = transaction.changes.prefix { change in through.map { change.id <= $0 } ?? true }
             let taken = Array(fits.prefix(room))
             if taken.count < transaction.changes.count {
-                next = transaction.token   // this transaction goes on after the range
+                next = transaction.token  // this transaction goes on after the range
             }
             if !taken.isEmpty {
                 transaction.changes = taken
@@ -539,10 +561,12 @@ extension SyncEngine {
         }
         guard let first = cut.first, let last = cut.last?.changes.last else { return nil }
         let lastToken = cut[cut.count - 1].token
-        let finished: HistoryToken? = next == lastToken
+        let finished: HistoryToken? =
+            next == lastToken
             ? cut.dropLast().last?.token ?? (lastToken.rawValue - 1 > acknowledged.rawValue ? HistoryToken(rawValue: lastToken.rawValue - 1) : nil)
             : lastToken
-        return Range(acknowledged: acknowledged, afterChange: afterChange, throughChange: last.id, firstToken: first.token, lastToken: lastToken,
-                     chunk: 0, transactions: cut, finishedThrough: finished, shape: shape)
+        return Range(
+            acknowledged: acknowledged, afterChange: afterChange, throughChange: last.id, firstToken: first.token, lastToken: lastToken,
+            chunk: 0, transactions: cut, finishedThrough: finished, shape: shape)
     }
 }

@@ -23,7 +23,7 @@ extension SyncEngine {
         var ids: [Int64] = []
         var superseded: [(id: Int64, change: String, record: String)] = []
         for entry in waiting {
-            guard var change = entry.wireChange else { continue }   // unreadable: listed, never sent
+            guard var change = entry.wireChange else { continue }  // unreadable: listed, never sent
             // Values a later edit of the same record replaced (here, or pulled) need not reach
             // the server any more: the later one is what the record holds.
             guard let current = try read({ db in try Self.unsuperseded(change, db) }) else {
@@ -39,8 +39,10 @@ extension SyncEngine {
             try store { db in
                 for old in superseded {
                     try SyncStore.unquarantine([old.id], db)
-                    try SyncStore.recordConflict(SyncConflict(at: now, record: old.record, attribute: "*", localValue: old.change, localStamp: nil,
-                                                              remoteValue: nil, remoteStamp: nil, winner: .local, rule: ConflictRule.superseded.rawValue), db)
+                    try SyncStore.recordConflict(
+                        SyncConflict(
+                            at: now, record: old.record, attribute: "*", localValue: old.change, localStamp: nil,
+                            remoteValue: nil, remoteStamp: nil, winner: .local, rule: ConflictRule.superseded.rawValue), db)
                 }
             }
             logger.info("local changes the server refused were replaced by later edits; no longer waiting", metadata: ["changes": "\(superseded.count)"])
@@ -81,7 +83,8 @@ extension SyncEngine {
     /// The records a link names: its owner and its member; `[]` for any other change.
     func linkEnds(_ change: WireChange) -> [String] {
         guard change.kind.isLink, let (relationship, member) = change.values.first, case .text(let id) = member,
-              let destination = container.schema.entity(named: change.entity)?.relationship(named: relationship)?.destination else { return [] }
+            let destination = container.schema.entity(named: change.entity)?.relationship(named: relationship)?.destination
+        else { return [] }
         return [change.record, "tandem://\(container.dataset)/\(destination)/\(id)"]
     }
 
@@ -115,8 +118,11 @@ extension SyncEngine {
         let now = clock()
         for (change, waits) in zip(batch.changes, held) where waits {
             result.quarantined += 1
-            result.refused.append((WireJSON.data { $0.append(change) }.utf8Text, change.record,
-                                   "waits for the insert of its record (or of a record it links), which the server refused (tandem quarantine list)", now))
+            result.refused.append(
+                (
+                    WireJSON.data { $0.append(change) }.utf8Text, change.record,
+                    "waits for the insert of its record (or of a record it links), which the server refused (tandem quarantine list)", now
+                ))
         }
         return (PushPlanner.Batch(zip(batch.changes, held).filter { !$0.1 }.map(\.0)), result)
     }
@@ -129,8 +135,9 @@ extension SyncEngine {
         // member goes after it; an owner merged away here is the survivor's there).
         if change.kind.isLink { return change }
         guard let uri = RecordURI(change.record), try db.tableExists(uri.entity) else { return change }
-        let row = try String?.fetchOne(db, sql: "SELECT \(ChangeApplier.stampColumn) FROM \(SQLName.quote(uri.entity)) WHERE \(ChangeApplier.idColumn) = ?",
-                                       arguments: [uri.id])
+        let row = try String?.fetchOne(
+            db, sql: "SELECT \(ChangeApplier.stampColumn) FROM \(SQLName.quote(uri.entity)) WHERE \(ChangeApplier.idColumn) = ?",
+            arguments: [uri.id])
         let stamps = change.stamps.compactMapValues { HLCTimestamp($0) }
         guard let row else { return change.kind == .delete ? change : nil }
         let current = (row ?? nil).flatMap(ChangeApplier.stamps) ?? [:]
@@ -153,8 +160,9 @@ extension SyncEngine {
         // later edit replaced go with it as the row holds them, with their stamps.
         if change.kind == .insert, !replaced.isEmpty {
             replaced.sort()
-            let row = try Row.fetchOne(db, sql: "SELECT \(replaced.map(SQLName.quote).joined(separator: ", ")) FROM \(SQLName.quote(uri.entity)) WHERE \(ChangeApplier.idColumn) = ?",
-                                       arguments: [uri.id])
+            let row = try Row.fetchOne(
+                db, sql: "SELECT \(replaced.map(SQLName.quote).joined(separator: ", ")) FROM \(SQLName.quote(uri.entity)) WHERE \(ChangeApplier.idColumn) = ?",
+                arguments: [uri.id])
             for (index, column) in replaced.enumerated() {
                 kept.values[column] = WireValue(row?[index] as DatabaseValue? ?? .null)
                 kept.stamps[column] = (current[column] ?? current["*"])?.description
@@ -251,10 +259,12 @@ extension SyncEngine {
                     let text: String = row[1]
                     let change = try? WireJSONReader.change(Data(text.utf8))
                     let local = (row[0] as Int64?) == nil
-                    try SyncStore.recordConflict(SyncConflict(at: now, record: change?.record ?? "?", attribute: "*",
-                                                              localValue: local ? text : nil, localStamp: nil,
-                                                              remoteValue: local ? nil : text, remoteStamp: nil,
-                                                              winner: local ? .remote : .local, rule: ConflictRule.dropped.rawValue), db)
+                    try SyncStore.recordConflict(
+                        SyncConflict(
+                            at: now, record: change?.record ?? "?", attribute: "*",
+                            localValue: local ? text : nil, localStamp: nil,
+                            remoteValue: local ? nil : text, remoteStamp: nil,
+                            winner: local ? .remote : .local, rule: ConflictRule.dropped.rawValue), db)
                     dropped += try SyncStore.unquarantine([id], db)
                 }
                 return dropped
@@ -272,8 +282,9 @@ extension SyncEngine {
             for entry in try SyncStore.quarantined(pulled: false, db) {
                 guard var change = entry.wireChange else { continue }
                 change.stamps = change.stamps.mapValues { text[$0] ?? $0 }
-                try db.execute(sql: "UPDATE tandem_sync_quarantine SET change = ? WHERE id = ?",
-                               arguments: [WireJSON.data { $0.append(change) }.utf8Text, entry.id])
+                try db.execute(
+                    sql: "UPDATE tandem_sync_quarantine SET change = ? WHERE id = ?",
+                    arguments: [WireJSON.data { $0.append(change) }.utf8Text, entry.id])
             }
         }
     }
@@ -281,9 +292,10 @@ extension SyncEngine {
     /// The stamps of the local changes waiting in the quarantine.
     func quarantinedStamps() throws -> Set<HLCTimestamp> {
         try read { db in
-            Set(try SyncStore.quarantined(pulled: false, db).flatMap { entry in
-                (entry.wireChange?.stamps.values).map { $0.compactMap { HLCTimestamp($0) } } ?? []
-            })
+            Set(
+                try SyncStore.quarantined(pulled: false, db).flatMap { entry in
+                    (entry.wireChange?.stamps.values).map { $0.compactMap { HLCTimestamp($0) } } ?? []
+                })
         }
     }
 

@@ -13,9 +13,11 @@ extension SyncEngine {
     /// ```
     ///
     /// - Parameter onSync: told the outcome of every sync (for logs and status).
-    public func run(every interval: Duration, pollInterval: Duration = .milliseconds(250), backoff: Backoff = Backoff(),
-                    shouldStop: @escaping @Sendable () -> Bool = { false },
-                    onSync: @escaping @Sendable (Result<SyncSummary, SyncError>) -> Void = { _ in }) async {
+    public func run(
+        every interval: Duration, pollInterval: Duration = .milliseconds(250), backoff: Backoff = Backoff(),
+        shouldStop: @escaping @Sendable () -> Bool = { false },
+        onSync: @escaping @Sendable (Result<SyncSummary, SyncError>) -> Void = { _ in }
+    ) async {
         var random = SystemRandomNumberGenerator()
         var failures = 0
         while !shouldStop() && !Task.isCancelled {

@@ -76,9 +76,11 @@ public actor SyncEngine {
     let clockOffset = Mutex<Int64?>(nil)
 
     /// - Parameter now: milliseconds since 1970 (injected for tests).
-    public init(container: ModelContainer, transport: any Transport, configuration: SyncConfiguration,
-                logger: Logger = Logger(label: "tandem.sync"),
-                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+    public init(
+        container: ModelContainer, transport: any Transport, configuration: SyncConfiguration,
+        logger: Logger = Logger(label: "tandem.sync"),
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    ) {
         self.container = container
         self.transport = transport
         self.configuration = configuration
@@ -97,7 +99,7 @@ public actor SyncEngine {
         // read the same cursor. A caller that arrives during a sync waits for it, then runs.
         while let current = running {
             _ = try? await current.value
-            if running == current { running = nil }   // its caller may not have resumed yet
+            if running == current { running = nil }  // its caller may not have resumed yet
         }
         let task = Task { try await self.syncOnce() }
         running = task
@@ -153,13 +155,18 @@ public actor SyncEngine {
             logger.warning("this machine's clock is \(abs(offset) / 1000) s \(offset > 0 ? "behind" : "ahead of") the server's; edits are stamped with the server's time. Correct the clock (NTP)")
         }
         if summary.waitingLocal > 0 {
-            logger.warning("local changes the server refused are waiting in the quarantine; they are sent again on every sync (tandem quarantine list)",
-                           metadata: ["changes": "\(summary.waitingLocal)"])
+            logger.warning(
+                "local changes the server refused are waiting in the quarantine; they are sent again on every sync (tandem quarantine list)",
+                metadata: ["changes": "\(summary.waitingLocal)"])
         }
         let now = clock()
         try store { db in try SyncState.update(db) { $0.lastSync = now } }
-        logger.info("synced", metadata: ["pushed": "\(summary.pushed)", "pulled": "\(summary.pulled)",
-                                         "conflicts": "\(summary.conflicts)", "quarantined": "\(summary.quarantined)"])
+        logger.info(
+            "synced",
+            metadata: [
+                "pushed": "\(summary.pushed)", "pulled": "\(summary.pulled)",
+                "conflicts": "\(summary.conflicts)", "quarantined": "\(summary.quarantined)",
+            ])
         return summary
     }
 
@@ -235,7 +242,8 @@ public actor SyncEngine {
             }
             if detail?.code == "schema_incompatible" {
                 let rules = detail?.findings?.map { "\($0.rule) at \($0.path)" }.joined(separator: "; ") ?? ""
-                return SyncError(.schemaIncompatible, "the store's schema breaks sync with the dataset's registered versions: \(rules). Fix the model or migrate the data, then sync again", status: response.status)
+                return SyncError(
+                    .schemaIncompatible, "the store's schema breaks sync with the dataset's registered versions: \(rules). Fix the model or migrate the data, then sync again", status: response.status)
             }
             return SyncError(.rejected, what, status: response.status, serverCode: detail?.code)
         }
@@ -286,8 +294,9 @@ public actor SyncEngine {
             throw SyncError(.store, "the store failed: \(error)")
         }
         try restampQuarantined(replaced)
-        logger.warning("the server refused stamps ahead of its clock; stamped \(replaced.count) again with the server's time and pushing again",
-                       metadata: ["serverTime": "\(serverTime)"])
+        logger.warning(
+            "the server refused stamps ahead of its clock; stamped \(replaced.count) again with the server's time and pushing again",
+            metadata: ["serverTime": "\(serverTime)"])
     }
 
     // MARK: Schema handshake
@@ -299,7 +308,9 @@ public actor SyncEngine {
         if capabilities == nil {
             let answer = try Self.decode(ServerCapabilities.self, try await call("GET", "/v1/capabilities"))
             guard answer.protocolVersion == WireProtocol.version else {
-                throw SyncError(.unsupportedProtocol, "the server speaks sync protocol \(answer.protocolVersion); this Tandem speaks \(WireProtocol.version). Use a Tandem and a tandem-server of the same protocol")
+                throw SyncError(
+                    .unsupportedProtocol, "the server speaks sync protocol \(answer.protocolVersion); this Tandem speaks \(WireProtocol.version). Use a Tandem and a tandem-server of the same protocol"
+                )
             }
             capabilities = answer
         }

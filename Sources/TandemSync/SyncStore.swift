@@ -48,46 +48,57 @@ enum SyncStore {
     static func create(_ db: Database) throws {
         if try db.tableExists(SyncState.databaseTableName) {
             let columns = try db.columns(in: SyncState.databaseTableName).map(\.name)
-            let version = columns.contains("format_version")
+            let version =
+                columns.contains("format_version")
                 ? try Int.fetchOne(db, sql: "SELECT format_version FROM tandem_sync_state") : 2
             if let version, version != formatVersion {
-                throw SyncError(.store, "the store's sync tables have format \(version); this Tandem reads format \(formatVersion) only (no upgrade before the first release). Push its changes with the Tandem that made it, then start a new store and sync it")
+                throw SyncError(
+                    .store,
+                    "the store's sync tables have format \(version); this Tandem reads format \(formatVersion) only (no upgrade before the first release). Push its changes with the Tandem that made it, then start a new store and sync it"
+                )
             }
         }
-        try db.execute(sql: """
-            \(SyncState.createSQL);
-            \(InFlightRange.createSQL);
-            \(PushedChange.createSQL);
-            CREATE TABLE IF NOT EXISTS tandem_sync_conflict (
-                id INTEGER PRIMARY KEY, at INTEGER NOT NULL, record TEXT NOT NULL, attribute TEXT NOT NULL,
-                local_value TEXT, local_stamp TEXT, remote_value TEXT, remote_stamp TEXT,
-                winner TEXT NOT NULL, rule TEXT NOT NULL, survivor TEXT);
-            CREATE TABLE IF NOT EXISTS tandem_sync_quarantine (
-                id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL,
-                record TEXT, schema_version INTEGER, newer_schema INTEGER NOT NULL DEFAULT 0);
-            CREATE TABLE IF NOT EXISTS tandem_sync_tombstone (entity TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (entity, id)) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS tandem_sync_merged (
-                entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL,
-                PRIMARY KEY (entity, loser)) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS tandem_sync_moved_link (
-                link_table TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL, to_source TEXT NOT NULL, to_target TEXT NOT NULL,
-                stamp TEXT NOT NULL, PRIMARY KEY (link_table, source, target)) WITHOUT ROWID;
-            """)
+        try db.execute(
+            sql: """
+                \(SyncState.createSQL);
+                \(InFlightRange.createSQL);
+                \(PushedChange.createSQL);
+                CREATE TABLE IF NOT EXISTS tandem_sync_conflict (
+                    id INTEGER PRIMARY KEY, at INTEGER NOT NULL, record TEXT NOT NULL, attribute TEXT NOT NULL,
+                    local_value TEXT, local_stamp TEXT, remote_value TEXT, remote_stamp TEXT,
+                    winner TEXT NOT NULL, rule TEXT NOT NULL, survivor TEXT);
+                CREATE TABLE IF NOT EXISTS tandem_sync_quarantine (
+                    id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL,
+                    record TEXT, schema_version INTEGER, newer_schema INTEGER NOT NULL DEFAULT 0);
+                CREATE TABLE IF NOT EXISTS tandem_sync_tombstone (entity TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (entity, id)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS tandem_sync_merged (
+                    entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL,
+                    PRIMARY KEY (entity, loser)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS tandem_sync_moved_link (
+                    link_table TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL, to_source TEXT NOT NULL, to_target TEXT NOT NULL,
+                    stamp TEXT NOT NULL, PRIMARY KEY (link_table, source, target)) WITHOUT ROWID;
+                """)
         if try SyncState.fetchOne(db, key: 1) == nil {
             try SyncState(formatVersion: formatVersion, clientID: UUID().uuidString.lowercased()).insert(db)
         }
     }
 
     static func recordConflict(_ conflict: SyncConflict, _ db: Database) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO tandem_sync_conflict (at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule, survivor)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [conflict.at, conflict.record, conflict.attribute, conflict.localValue, conflict.localStamp,
-                                     conflict.remoteValue, conflict.remoteStamp, conflict.winner.rawValue, conflict.rule, conflict.survivor])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO tandem_sync_conflict (at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule, survivor)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            conflict.at, conflict.record, conflict.attribute, conflict.localValue, conflict.localStamp,
+            conflict.remoteValue, conflict.remoteStamp, conflict.winner.rawValue, conflict.rule, conflict.survivor,
+        ])
     }
 
-    static func quarantine(_ change: String, position: Int64?, reason: String, at: Int64, record: String? = nil, schemaVersion: Int? = nil,
-                           newerSchema: Bool = false, _ db: Database) throws {
+    static func quarantine(
+        _ change: String, position: Int64?, reason: String, at: Int64, record: String? = nil, schemaVersion: Int? = nil,
+        newerSchema: Bool = false, _ db: Database
+    ) throws {
         try db.cachedStatement(sql: "INSERT INTO tandem_sync_quarantine (at, position, change, reason, record, schema_version, newer_schema) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .execute(arguments: [at, position, change, reason, record, schemaVersion, newerSchema])
     }
@@ -114,10 +125,14 @@ enum SyncStore {
     }
 
     static func quarantineCounts(_ db: Database) throws -> QuarantineCounts {
-        guard try db.tableExists("tandem_sync_quarantine"), let row = try Row.fetchOne(db, sql: """
-            SELECT total(position IS NULL), total(position IS NOT NULL AND newer_schema = 0), total(position IS NOT NULL AND newer_schema = 1)
-            FROM tandem_sync_quarantine
-            """) else { return QuarantineCounts() }
+        guard try db.tableExists("tandem_sync_quarantine"),
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT total(position IS NULL), total(position IS NOT NULL AND newer_schema = 0), total(position IS NOT NULL AND newer_schema = 1)
+                    FROM tandem_sync_quarantine
+                    """)
+        else { return QuarantineCounts() }
         return QuarantineCounts(local: Int(row[0] as Double), pulled: Int(row[1] as Double), newerSchema: Int(row[2] as Double))
     }
 
@@ -126,10 +141,13 @@ enum SyncStore {
     /// retry's `limit` ahead of changes that may apply now).
     static func quarantined(pulled: Bool, _ db: Database, limit: Int = .max) throws -> [Quarantined] {
         guard try db.tableExists("tandem_sync_quarantine") else { return [] }
-        return try Row.fetchAll(db, sql: """
-            SELECT id, position, change, schema_version FROM tandem_sync_quarantine
-            WHERE position IS \(pulled ? "NOT NULL" : "NULL") ORDER BY newer_schema, position, id LIMIT ?
-            """, arguments: [limit]).map { Quarantined(id: $0[0], position: $0[1], change: $0[2], schemaVersion: $0[3]) }
+        return try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, position, change, schema_version FROM tandem_sync_quarantine
+                WHERE position IS \(pulled ? "NOT NULL" : "NULL") ORDER BY newer_schema, position, id LIMIT ?
+                """, arguments: [limit]
+        ).map { Quarantined(id: $0[0], position: $0[1], change: $0[2], schemaVersion: $0[3]) }
     }
 
     /// Whether a pulled insert of `record` waits in the quarantine.
@@ -138,8 +156,9 @@ enum SyncStore {
     /// the server).
     static func hasQuarantinedInsert(record: String, pulled: Bool = true, _ db: Database) throws -> Bool {
         let origin = pulled ? "position IS NOT NULL" : "position IS NULL"
-        return try Bool.fetchOne(db.cachedStatement(sql: #"SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND "# + origin + #" AND change LIKE '%"kind":"insert"%' LIMIT 1"#),
-                                 arguments: [record]) ?? false
+        return try Bool.fetchOne(
+            db.cachedStatement(sql: #"SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND "# + origin + #" AND change LIKE '%"kind":"insert"%' LIMIT 1"#),
+            arguments: [record]) ?? false
     }
 
     /// Whether any insert this store made waits in the quarantine, refused by the server.
@@ -148,8 +167,9 @@ enum SyncStore {
     }
 
     static func hasQuarantinedPulled(record: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL LIMIT 1"),
-                          arguments: [record]) ?? false
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL LIMIT 1"),
+            arguments: [record]) ?? false
     }
 
     /// Removes quarantined changes by id; returns how many there were.
@@ -165,26 +185,34 @@ enum SyncStore {
 
     static func conflicts(_ db: Database, limit: Int) throws -> [SyncConflict] {
         guard try db.tableExists("tandem_sync_conflict") else { return [] }
-        return try Row.fetchAll(db, sql: """
-            SELECT at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule, survivor
-            FROM tandem_sync_conflict ORDER BY id DESC LIMIT ?
-            """, arguments: [limit]).map { row in
-            SyncConflict(at: row[0], record: row[1], attribute: row[2], localValue: row[3], localStamp: row[4],
-                         remoteValue: row[5], remoteStamp: row[6], winner: SyncConflict.Winner(rawValue: row[7]) ?? .remote, rule: row[8],
-                         survivor: row[9])
+        return try Row.fetchAll(
+            db,
+            sql: """
+                SELECT at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule, survivor
+                FROM tandem_sync_conflict ORDER BY id DESC LIMIT ?
+                """, arguments: [limit]
+        ).map { row in
+            SyncConflict(
+                at: row[0], record: row[1], attribute: row[2], localValue: row[3], localStamp: row[4],
+                remoteValue: row[5], remoteStamp: row[6], winner: SyncConflict.Winner(rawValue: row[7]) ?? .remote, rule: row[8],
+                survivor: row[9])
         }
     }
 
     static func quarantined(_ db: Database, limit: Int) throws -> [QuarantinedChange] {
         guard try db.tableExists("tandem_sync_quarantine") else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT id, at, position, change, reason FROM tandem_sync_quarantine ORDER BY id DESC LIMIT ?",
-                                arguments: [limit]).map { QuarantinedChange(id: $0[0], at: $0[1], position: $0[2], change: $0[3], reason: $0[4]) }
+        return try Row.fetchAll(
+            db, sql: "SELECT id, at, position, change, reason FROM tandem_sync_quarantine ORDER BY id DESC LIMIT ?",
+            arguments: [limit]
+        ).map { QuarantinedChange(id: $0[0], at: $0[1], position: $0[2], change: $0[3], reason: $0[4]) }
     }
 
     /// Remembers (`true`) or forgets (`false`) that a pulled delete removed a record.
     static func setTombstone(_ present: Bool, entity: String, id: String, _ db: Database) throws {
-        let sql = present ? "INSERT OR IGNORE INTO tandem_sync_tombstone (entity, id) VALUES (?, ?)"
-                          : "DELETE FROM tandem_sync_tombstone WHERE entity = ? AND id = ?"
+        let sql =
+            present
+            ? "INSERT OR IGNORE INTO tandem_sync_tombstone (entity, id) VALUES (?, ?)"
+            : "DELETE FROM tandem_sync_tombstone WHERE entity = ? AND id = ?"
         try db.cachedStatement(sql: sql).execute(arguments: [entity, id])
     }
 
@@ -195,10 +223,12 @@ enum SyncStore {
     /// Records that the server merged `loser` into `survivor` (both held a unique value) with
     /// a delete stamped `stamp`: a pulled insert of the loser newer than it is a re-insert.
     static func setMerged(entity: String, loser: String, survivor: String, stamp: HLCTimestamp, _ db: Database) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO tandem_sync_merged (entity, loser, survivor, stamp) VALUES (?, ?, ?, ?)
-            ON CONFLICT(entity, loser) DO UPDATE SET survivor = excluded.survivor, stamp = max(stamp, excluded.stamp)
-            """).execute(arguments: [entity, loser, survivor, stamp.description])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO tandem_sync_merged (entity, loser, survivor, stamp) VALUES (?, ?, ?, ?)
+                ON CONFLICT(entity, loser) DO UPDATE SET survivor = excluded.survivor, stamp = max(stamp, excluded.stamp)
+                """
+        ).execute(arguments: [entity, loser, survivor, stamp.description])
     }
 
     /// When `loser` was merged (see ``setMerged(entity:loser:survivor:stamp:_:)``).
@@ -216,8 +246,10 @@ enum SyncStore {
     static func survivor(entity: String, id: String, _ db: Database) throws -> String? {
         var current = id
         var seen: Set<String> = [id]
-        while let next = try String.fetchOne(db.cachedStatement(sql: "SELECT survivor FROM tandem_sync_merged WHERE entity = ? AND loser = ?"),
-                                             arguments: [entity, current]), seen.insert(next).inserted {
+        while let next = try String.fetchOne(
+            db.cachedStatement(sql: "SELECT survivor FROM tandem_sync_merged WHERE entity = ? AND loser = ?"),
+            arguments: [entity, current]), seen.insert(next).inserted
+        {
             current = next
         }
         return current == id ? nil : current

@@ -92,11 +92,13 @@ public final class WALCheckpointer: Sendable {
     public func install(on db: Database) {
         // `self` is passed unretained: the connection keeps the configuration that captured
         // the checkpointer until it is closed, and calls the hook only while open.
-        sqlite3_wal_hook(db.sqliteConnection, { context, connection, schema, pages in
-            guard let context else { return SQLITE_OK }
-            Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(pages: Int(pages), connection, schema)
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(self).toOpaque())
+        sqlite3_wal_hook(
+            db.sqliteConnection,
+            { context, connection, schema, pages in
+                guard let context else { return SQLITE_OK }
+                Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(pages: Int(pages), connection, schema)
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// What the checkpointer did so far.
@@ -141,7 +143,7 @@ public final class WALCheckpointer: Sendable {
         switch sqlite3_wal_checkpoint_v2(connection, schema, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied) {
         case SQLITE_OK where logged >= 0: return .done
         case SQLITE_OK: return .failed("the database is not in WAL mode")
-        case SQLITE_BUSY: return .busy   // another checkpoint (the writer's own, at `limit`, or ours) is running
+        case SQLITE_BUSY: return .busy  // another checkpoint (the writer's own, at `limit`, or ours) is running
         default: return .failed(String(cString: sqlite3_errmsg(connection)))
         }
     }

@@ -73,11 +73,13 @@ public struct RecordURI: Sendable, Hashable {
             }
         }
         let idBytes = UnsafeBufferPointer(rebasing: bytes[(second + 1)...])
-        let id = lowercase
+        let id =
+            lowercase
             ? String(decoding: idBytes, as: UTF8.self)
             : String(decoding: idBytes.map { (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
-        return RecordURI(dataset: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<first]), as: UTF8.self),
-                         entity: String(decoding: UnsafeBufferPointer(rebasing: bytes[(first + 1)..<second]), as: UTF8.self),
-                         id: id, wasCanonical: lowercase)
+        return RecordURI(
+            dataset: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<first]), as: UTF8.self),
+            entity: String(decoding: UnsafeBufferPointer(rebasing: bytes[(first + 1)..<second]), as: UTF8.self),
+            id: id, wasCanonical: lowercase)
     }
 }

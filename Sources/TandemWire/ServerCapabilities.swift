@@ -23,8 +23,10 @@ public struct ServerCapabilities: Sendable, Hashable, Codable {
     /// Additions to protocol v1 this server has, by name; empty for v1 as first settled.
     public var features: [String]
 
-    public init(protocolVersion: Int = WireProtocol.version, maxChangesPerPush: Int, maxPageSize: Int, maxBodyBytes: Int,
-                maxClockSkewMilliseconds: Int64, features: [String] = []) {
+    public init(
+        protocolVersion: Int = WireProtocol.version, maxChangesPerPush: Int, maxPageSize: Int, maxBodyBytes: Int,
+        maxClockSkewMilliseconds: Int64, features: [String] = []
+    ) {
         self.protocolVersion = protocolVersion
         self.maxChangesPerPush = maxChangesPerPush
         self.maxPageSize = maxPageSize

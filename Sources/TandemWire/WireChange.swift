@@ -33,8 +33,10 @@ public struct WireChange: Sendable, Hashable, Codable {
     /// applying its delete rules.
     public var mergedInto: String?
 
-    public init(record: String, entity: String, kind: Kind, values: [String: WireValue] = [:], stamps: [String: String] = [:],
-                mergedInto: String? = nil) {
+    public init(
+        record: String, entity: String, kind: Kind, values: [String: WireValue] = [:], stamps: [String: String] = [:],
+        mergedInto: String? = nil
+    ) {
         self.record = record
         self.entity = entity
         self.kind = kind

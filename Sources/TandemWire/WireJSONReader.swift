@@ -485,7 +485,8 @@ public struct WireJSONReader {
     private mutating func literal(_ word: StaticString) throws(WireDecodingError) {
         let count = word.utf8CodeUnitCount
         guard index + count <= bytes.count,
-              memcmp(bytes.baseAddress! + index, word.utf8Start, count) == 0 else { throw error("expected a value") }
+            memcmp(bytes.baseAddress! + index, word.utf8Start, count) == 0
+        else { throw error("expected a value") }
         index += count
     }
 

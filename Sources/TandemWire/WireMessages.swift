@@ -53,10 +53,11 @@ public struct LostValue: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(attribute: try container.decode(String.self, forKey: .attribute), value: try container.decode(WireValue.self, forKey: .value),
-                  stamp: try container.decode(String.self, forKey: .stamp), winningValue: try container.decode(WireValue.self, forKey: .winningValue),
-                  winningStamp: try container.decode(String.self, forKey: .winningStamp),
-                  toDelete: try container.decodeIfPresent(Bool.self, forKey: .toDelete) ?? false)
+        self.init(
+            attribute: try container.decode(String.self, forKey: .attribute), value: try container.decode(WireValue.self, forKey: .value),
+            stamp: try container.decode(String.self, forKey: .stamp), winningValue: try container.decode(WireValue.self, forKey: .winningValue),
+            winningStamp: try container.decode(String.self, forKey: .winningStamp),
+            toDelete: try container.decodeIfPresent(Bool.self, forKey: .toDelete) ?? false)
     }
 
     public func encode(to encoder: any Encoder) throws {

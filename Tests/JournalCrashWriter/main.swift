@@ -57,9 +57,11 @@ while true {
     case 0..<6:
         // A model save: inserts, updates and deletes together.
         for _ in 0..<Int.random(in: 1...20, using: &random) {
-            context.insert(CrashNote(code: "\(seed)-\(round)-\(UInt32.random(in: 0...UInt32.max, using: &random))",
-                                     body: String(repeating: "x", count: Int.random(in: 0...200, using: &random)),
-                                     count: 0, weight: Double.random(in: 0...1, using: &random)))
+            context.insert(
+                CrashNote(
+                    code: "\(seed)-\(round)-\(UInt32.random(in: 0...UInt32.max, using: &random))",
+                    body: String(repeating: "x", count: Int.random(in: 0...200, using: &random)),
+                    count: 0, weight: Double.random(in: 0...1, using: &random)))
         }
         var descriptor = FetchDescriptor<CrashNote>()
         descriptor.fetchLimit = 10

@@ -14,31 +14,38 @@ struct ColumnMergeTests {
     }
 
     @Test func aNewerPulledValueOverAPushedOneIsNoConflict() {
-        #expect(ColumnMerge.decide(incoming: Self.newer, current: Self.older, valuesDiffer: true, unpushed: false, ownEdit: true)
+        #expect(
+            ColumnMerge.decide(incoming: Self.newer, current: Self.older, valuesDiffer: true, unpushed: false, ownEdit: true)
                 == .init(applies: true, logged: nil))
     }
 
     /// This replica's own value pulled back over another's older one the row holds: the write
     /// never reached this row, so the value it replaced lost a real conflict.
     @Test func anOwnValuePulledBackOverAnothersIsLoggedAsTheOthersLoss() {
-        #expect(ColumnMerge.decide(incoming: Self.newer, current: Self.older, valuesDiffer: true, unpushed: false, ownEdit: false, ownOverOther: true)
+        #expect(
+            ColumnMerge.decide(incoming: Self.newer, current: Self.older, valuesDiffer: true, unpushed: false, ownEdit: false, ownOverOther: true)
                 == .init(applies: true, logged: .incomingWon))
-        #expect(ColumnMerge.decide(incoming: Self.newer, current: Self.older, valuesDiffer: false, unpushed: false, ownEdit: false, ownOverOther: true)
+        #expect(
+            ColumnMerge.decide(incoming: Self.newer, current: Self.older, valuesDiffer: false, unpushed: false, ownEdit: false, ownOverOther: true)
                 == .init(applies: true, logged: nil))
     }
 
     @Test func anOlderPulledValueLosesToThisReplicasOwnEditAndIsLogged() {
-        #expect(ColumnMerge.decide(incoming: Self.older, current: Self.newer, valuesDiffer: true, unpushed: false, ownEdit: true)
+        #expect(
+            ColumnMerge.decide(incoming: Self.older, current: Self.newer, valuesDiffer: true, unpushed: false, ownEdit: true)
                 == .init(applies: false, logged: .currentWon))
         // Against a value another replica wrote (pulled before), an older one is no news.
-        #expect(ColumnMerge.decide(incoming: Self.older, current: Self.newer, valuesDiffer: true, unpushed: false, ownEdit: false)
+        #expect(
+            ColumnMerge.decide(incoming: Self.older, current: Self.newer, valuesDiffer: true, unpushed: false, ownEdit: false)
                 == .init(applies: false, logged: nil))
     }
 
     @Test func theSameStampIsTheSameWriteAndTheSameValueIsNoConflict() {
-        #expect(ColumnMerge.decide(incoming: Self.older, current: Self.older, valuesDiffer: true, unpushed: true, ownEdit: true)
+        #expect(
+            ColumnMerge.decide(incoming: Self.older, current: Self.older, valuesDiffer: true, unpushed: true, ownEdit: true)
                 == .init(applies: false, logged: nil))
-        #expect(ColumnMerge.decide(incoming: Self.newer, current: Self.older, valuesDiffer: false, unpushed: true, ownEdit: true)
+        #expect(
+            ColumnMerge.decide(incoming: Self.newer, current: Self.older, valuesDiffer: false, unpushed: true, ownEdit: true)
                 == .init(applies: true, logged: nil))
     }
 

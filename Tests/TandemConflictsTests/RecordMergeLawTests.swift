@@ -25,9 +25,12 @@ struct RecordMergeLawTests {
             return (WireChange(record: record, entity: "T", kind: .delete, stamps: ["*": stamp.description]), ["*": stamp])
         }
         let value = WireValue.integer(Int64((code / 24) % 5))
-        return (WireChange(record: record, entity: "T", kind: kind, values: Dictionary(uniqueKeysWithValues: columns.map { ($0, value) }),
-                           stamps: Dictionary(uniqueKeysWithValues: columns.map { ($0, stamp.description) })),
-                Dictionary(uniqueKeysWithValues: columns.map { ($0, stamp) }))
+        return (
+            WireChange(
+                record: record, entity: "T", kind: kind, values: Dictionary(uniqueKeysWithValues: columns.map { ($0, value) }),
+                stamps: Dictionary(uniqueKeysWithValues: columns.map { ($0, stamp.description) })),
+            Dictionary(uniqueKeysWithValues: columns.map { ($0, stamp) })
+        )
     }
 
     /// Every record's state after `changes` in this order.

@@ -13,21 +13,21 @@ import Testing
             }
             """,
             expandedSource: """
-            actor Importer {
-                func run() {}
+                actor Importer {
+                    func run() {}
 
-                public nonisolated let modelContainer: Tandem.ModelContainer
+                    public nonisolated let modelContainer: Tandem.ModelContainer
 
-                public let modelContext: Tandem.ModelContext
+                    public let modelContext: Tandem.ModelContext
 
-                public init(modelContainer: Tandem.ModelContainer) {
-                    self.modelContainer = modelContainer
-                    self.modelContext = Tandem.ModelContext(modelContainer)
+                    public init(modelContainer: Tandem.ModelContainer) {
+                        self.modelContainer = modelContainer
+                        self.modelContext = Tandem.ModelContext(modelContainer)
+                    }
                 }
-            }
 
-            extension Importer: Tandem.ModelActor {}
-            """)
+                extension Importer: Tandem.ModelActor {}
+                """)
     }
 
     @Test func addsNoExtensionWhenActorAlreadyConforms() {
@@ -36,18 +36,18 @@ import Testing
         assertExpansion(
             "@ModelActor actor Importer: ModelActor {\n}",
             expandedSource: """
-            actor Importer: ModelActor {
+                actor Importer: ModelActor {
 
-                public nonisolated let modelContainer: Tandem.ModelContainer
+                    public nonisolated let modelContainer: Tandem.ModelContainer
 
-                public let modelContext: Tandem.ModelContext
+                    public let modelContext: Tandem.ModelContext
 
-                public init(modelContainer: Tandem.ModelContainer) {
-                    self.modelContainer = modelContainer
-                    self.modelContext = Tandem.ModelContext(modelContainer)
+                    public init(modelContainer: Tandem.ModelContainer) {
+                        self.modelContainer = modelContainer
+                        self.modelContext = Tandem.ModelContext(modelContainer)
+                    }
                 }
-            }
-            """,
+                """,
             macros: macros)
     }
 

@@ -17,13 +17,13 @@ import Testing
         assertExpansion(
             "@Model class Todo {\n}",
             expandedSource: """
-            class Todo {
+                class Todo {
 
-            \(emptyModelMembers(isFinal: false))
-            }
+                \(emptyModelMembers(isFinal: false))
+                }
 
-            extension Todo: Tandem.PersistentModel, Observation.Observable {}
-            """,
+                extension Todo: Tandem.PersistentModel, Observation.Observable {}
+                """,
             diagnostics: [
                 DiagnosticSpec(
                     message: "@Model classes must be 'final'", line: 1, column: 8,
@@ -36,13 +36,13 @@ import Testing
         assertExpansion(
             "@Model public class Todo {\n}",
             expandedSource: """
-            public class Todo {
+                public class Todo {
 
-            \(emptyModelMembers(isFinal: false))
-            }
+                \(emptyModelMembers(isFinal: false))
+                }
 
-            extension Todo: Tandem.PersistentModel, Observation.Observable {}
-            """,
+                extension Todo: Tandem.PersistentModel, Observation.Observable {}
+                """,
             diagnostics: [
                 DiagnosticSpec(
                     message: "@Model classes must be 'final'", line: 1, column: 15,
@@ -83,10 +83,10 @@ import Testing
             """,
             expandedSource: expandedEmptyModel(
                 members: """
-                    var title: String = "" {
-                        didSet { print(title) }
-                    }
-                """),
+                        var title: String = "" {
+                            didSet { print(title) }
+                        }
+                    """),
             diagnostics: [
                 DiagnosticSpec(
                     message: "property 'title' has observers; persisted properties cannot have willSet/didSet",
@@ -166,37 +166,37 @@ import Testing
             }
             """,
             expandedSource: #"""
-            final class Todo {
-                let code: String
-                lazy var cache = 0
-                @_PersistedProperty(index: 0)
-                var title: String
+                final class Todo {
+                    let code: String
+                    lazy var cache = 0
+                    @_PersistedProperty(index: 0)
+                    var title: String
 
-                public var persistentState = Tandem.PersistentState()
+                    public var persistentState = Tandem.PersistentState()
 
-                private let _$observationRegistrar = Observation.ObservationRegistrar()
+                    private let _$observationRegistrar = Observation.ObservationRegistrar()
 
-                public static var schemaMetadata: [Tandem.PropertyMetadata] {
-                    [
-                        Tandem.PropertyMetadata(\Todo.title, name: "title"),
-                    ]
+                    public static var schemaMetadata: [Tandem.PropertyMetadata] {
+                        [
+                            Tandem.PropertyMetadata(\Todo.title, name: "title"),
+                        ]
+                    }
+
+                    public init(persistentRow row: Tandem.PersistentRow) throws {
+                        self._title = try row.decode(at: 0)
+                    }
+
+                    public func encodePersistentValues(to row: inout Tandem.PersistentRowWriter) throws {
+                        try row.encode(self._title, at: 0)
+                    }
+
+                    public func refreshPersistentValues(from row: Tandem.PersistentRow) throws {
+                        try _$observationRegistrar.withMutation(of: self, keyPath: \.title) { self._title = try row.decode(at: 0) }
+                    }
                 }
 
-                public init(persistentRow row: Tandem.PersistentRow) throws {
-                    self._title = try row.decode(at: 0)
-                }
-
-                public func encodePersistentValues(to row: inout Tandem.PersistentRowWriter) throws {
-                    try row.encode(self._title, at: 0)
-                }
-
-                public func refreshPersistentValues(from row: Tandem.PersistentRow) throws {
-                    try _$observationRegistrar.withMutation(of: self, keyPath: \.title) { self._title = try row.decode(at: 0) }
-                }
-            }
-
-            extension Todo: Tandem.PersistentModel, Observation.Observable {}
-            """#,
+                extension Todo: Tandem.PersistentModel, Observation.Observable {}
+                """#,
             diagnostics: [
                 DiagnosticSpec(
                     message: "'let' property 'code' cannot be persisted: declare it 'var', or mark it @Transient",

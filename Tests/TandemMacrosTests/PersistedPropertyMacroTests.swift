@@ -10,28 +10,28 @@ import Testing
             var title: String
             """,
             expandedSource: #"""
-            var title: String {
-                @storageRestrictions(initializes: _title)
-                init(initialValue) {
-                    _title = initialValue
-                }
-                get {
-                    _$observationRegistrar.access(self, keyPath: \.title)
-                    persistentWillAccess(7, &_title)
-                    return _title
-                }
-                set {
-                    persistentWillAccess(7, &_title)
-                    let oldValue = _title
-                    _$observationRegistrar.withMutation(of: self, keyPath: \.title) {
-                        _title = newValue
+                var title: String {
+                    @storageRestrictions(initializes: _title)
+                    init(initialValue) {
+                        _title = initialValue
                     }
-                    persistentDidSet(7, from: oldValue, to: newValue)
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.title)
+                        persistentWillAccess(7, &_title)
+                        return _title
+                    }
+                    set {
+                        persistentWillAccess(7, &_title)
+                        let oldValue = _title
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.title) {
+                            _title = newValue
+                        }
+                        persistentDidSet(7, from: oldValue, to: newValue)
+                    }
                 }
-            }
 
-            private var _title: String
-            """#)
+                private var _title: String
+                """#)
     }
 
     @Test(arguments: [
@@ -45,28 +45,28 @@ import Testing
         assertExpansion(
             "@_PersistedProperty(index: 0) \(property)",
             expandedSource: """
-            \(declaration) {
-                @storageRestrictions(initializes: _\(name))
-                init(initialValue) {
-                    _\(name) = initialValue
-                }
-                get {
-                    _$observationRegistrar.access(self, keyPath: \\.\(name))
-                    persistentWillAccess(0, &_\(name))
-                    return _\(name)
-                }
-                set {
-                    persistentWillAccess(0, &_\(name))
-                    let oldValue = _\(name)
-                    _$observationRegistrar.withMutation(of: self, keyPath: \\.\(name)) {
-                        _\(name) = newValue
+                \(declaration) {
+                    @storageRestrictions(initializes: _\(name))
+                    init(initialValue) {
+                        _\(name) = initialValue
                     }
-                    persistentDidSet(0, from: oldValue, to: newValue)
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \\.\(name))
+                        persistentWillAccess(0, &_\(name))
+                        return _\(name)
+                    }
+                    set {
+                        persistentWillAccess(0, &_\(name))
+                        let oldValue = _\(name)
+                        _$observationRegistrar.withMutation(of: self, keyPath: \\.\(name)) {
+                            _\(name) = newValue
+                        }
+                        persistentDidSet(0, from: oldValue, to: newValue)
+                    }
                 }
-            }
 
-            \(storage)
-            """)
+                \(storage)
+                """)
     }
 
     @Test func dropsAttributesAndModifiersFromStorage() {
@@ -75,28 +75,28 @@ import Testing
             @Attribute(.unique) @_PersistedProperty(index: 0) public private(set) var code: String
             """,
             expandedSource: #"""
-            public private(set) var code: String {
-                @storageRestrictions(initializes: _code)
-                init(initialValue) {
-                    _code = initialValue
-                }
-                get {
-                    _$observationRegistrar.access(self, keyPath: \.code)
-                    persistentWillAccess(0, &_code)
-                    return _code
-                }
-                set {
-                    persistentWillAccess(0, &_code)
-                    let oldValue = _code
-                    _$observationRegistrar.withMutation(of: self, keyPath: \.code) {
-                        _code = newValue
+                public private(set) var code: String {
+                    @storageRestrictions(initializes: _code)
+                    init(initialValue) {
+                        _code = initialValue
                     }
-                    persistentDidSet(0, from: oldValue, to: newValue)
+                    get {
+                        _$observationRegistrar.access(self, keyPath: \.code)
+                        persistentWillAccess(0, &_code)
+                        return _code
+                    }
+                    set {
+                        persistentWillAccess(0, &_code)
+                        let oldValue = _code
+                        _$observationRegistrar.withMutation(of: self, keyPath: \.code) {
+                            _code = newValue
+                        }
+                        persistentDidSet(0, from: oldValue, to: newValue)
+                    }
                 }
-            }
 
-            private var _code: String
-            """#)
+                private var _code: String
+                """#)
     }
 
     @Test(arguments: [

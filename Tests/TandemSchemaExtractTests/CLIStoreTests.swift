@@ -108,8 +108,9 @@ struct CLIStoreTests {
             #expect(todo.output.contains(#""project" : "\#(id)""#), "\(todo.output)")
         }
         // A project this store does not hold: refused (it would point nowhere on every replica), nothing written.
-        let absent = try workspace.run("records", "put", "--store", store, "--entity", "Todo", "--id", "00000000-0000-0000-0000-0000000000aa",
-                                       #"{"title": "t", "project": "00000000-0000-0000-0000-0000000000ff"}"#)
+        let absent = try workspace.run(
+            "records", "put", "--store", store, "--entity", "Todo", "--id", "00000000-0000-0000-0000-0000000000aa",
+            #"{"title": "t", "project": "00000000-0000-0000-0000-0000000000ff"}"#)
         #expect(absent.status != 0 && absent.error.contains("no Project 00000000-0000-0000-0000-0000000000ff in the store"), "\(absent.error)")
         let list = try workspace.run("records", "list", "--store", store, "--entity", "Todo")
         #expect(list.status == 0 && !list.output.contains("0000000000aa"), "nothing written: \(list.output)")

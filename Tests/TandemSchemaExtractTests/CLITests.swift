@@ -58,20 +58,27 @@ struct CLITests {
         }
     }
 
-    static let v1 = note("var title: String = \"\"\nvar priority: Priority = .low",
-                         "enum Priority: String, Codable, CaseIterable { case low, high }")
+    static let v1 = note(
+        "var title: String = \"\"\nvar priority: Priority = .low",
+        "enum Priority: String, Codable, CaseIterable { case low, high }")
 
     @Test func checkExitsZeroWhenCompatibleAndOneOnABreakingChangeNamingRuleAndLine() throws {
         let workspace = try Workspace()
         let baseline = try workspace.release("v1", Self.v1)
-        let compatible = try workspace.sources("ok", note("var title: String = \"\"\nvar priority: Priority = .low\nvar body: String?",
-                                                          "enum Priority: String, Codable, CaseIterable { case low, high }"))
+        let compatible = try workspace.sources(
+            "ok",
+            note(
+                "var title: String = \"\"\nvar priority: Priority = .low\nvar body: String?",
+                "enum Priority: String, Codable, CaseIterable { case low, high }"))
         let ok = try workspace.run("schema", "check", "--baseline", baseline, "--candidate", compatible)
         #expect(ok.status == 0, "\(ok.output)\(ok.error)")
         #expect(ok.output.contains("compatible"))
 
-        let breaking = try workspace.sources("bad", note("var title: Int = 0\nvar priority: Priority = .low",
-                                                         "enum Priority: String, Codable, CaseIterable { case low, high }"))
+        let breaking = try workspace.sources(
+            "bad",
+            note(
+                "var title: Int = 0\nvar priority: Priority = .low",
+                "enum Priority: String, Codable, CaseIterable { case low, high }"))
         let failed = try workspace.run("schema", "check", "--baseline", baseline, "--candidate", breaking)
         #expect(failed.status == 1)
         #expect(failed.output.contains("ATTRIBUTE_TYPE_CHANGED"))
@@ -83,8 +90,11 @@ struct CLITests {
     @Test func strictFailsOnWarnings() throws {
         let workspace = try Workspace()
         let baseline = try workspace.release("v1", Self.v1)
-        let candidate = try workspace.sources("c", note("var title: String = \"\"\nvar priority: Priority = .low",
-                                                        "enum Priority: String, Codable, CaseIterable { case low, high, urgent }"))
+        let candidate = try workspace.sources(
+            "c",
+            note(
+                "var title: String = \"\"\nvar priority: Priority = .low",
+                "enum Priority: String, Codable, CaseIterable { case low, high, urgent }"))
         #expect(try workspace.run("schema", "check", "--baseline", baseline, "--candidate", candidate).status == 0)
         let strict = try workspace.run("schema", "check", "--baseline", baseline, "--candidate", candidate, "--strict")
         #expect(strict.status == 1)
@@ -114,8 +124,11 @@ struct CLITests {
     @Test func githubFormatWritesWorkflowAnnotations() throws {
         let workspace = try Workspace()
         let baseline = try workspace.release("v1", Self.v1)
-        let candidate = try workspace.sources("c", note("var title: String?\nvar priority: Priority = .low",
-                                                        "enum Priority: String, Codable, CaseIterable { case low, high }"))
+        let candidate = try workspace.sources(
+            "c",
+            note(
+                "var title: String?\nvar priority: Priority = .low",
+                "enum Priority: String, Codable, CaseIterable { case low, high }"))
         let result = try workspace.run("schema", "check", "--baseline", baseline, "--candidate", candidate, "--format", "github")
         #expect(result.status == 0, "a required-to-optional change with an old default is a warning")
         let line = try #require(result.output.split(separator: "\n").first.map(String.init))
@@ -143,16 +156,21 @@ struct CLITests {
     @Test func anIgnoreFileAndAnAllowCommentSilenceReviewedFindings() throws {
         let workspace = try Workspace()
         let baseline = try workspace.release("v1", Self.v1)
-        let candidate = try workspace.sources("c", note("""
-            // tandem:allow ATTRIBUTE_TYPE_CHANGED titles are re-parsed by every client version
-            var title: Int = 0
-            var priority: Priority = .low
-            """, "enum Priority: String, Codable, CaseIterable { case low }"))
+        let candidate = try workspace.sources(
+            "c",
+            note(
+                """
+                // tandem:allow ATTRIBUTE_TYPE_CHANGED titles are re-parsed by every client version
+                var title: Int = 0
+                var priority: Priority = .low
+                """, "enum Priority: String, Codable, CaseIterable { case low }"))
         let before = try workspace.run("schema", "check", "--baseline", baseline, "--candidate", candidate)
         #expect(before.status == 1)
         #expect(before.output.contains("ENUM_CASE_REMOVED"))
         #expect(before.output.contains("IGNORED (1)"))
-        try workspace.write(".tandem-schema.json", """
+        try workspace.write(
+            ".tandem-schema.json",
+            """
             {"version": 1, "ignore": [{"rule": "ENUM_CASE_REMOVED", "path": "Note.priority", "reason": "high was never released"}]}
             """)
         let after = try workspace.run("schema", "check", "--baseline", baseline, "--candidate", candidate)
@@ -164,8 +182,11 @@ struct CLITests {
     @Test func diffListsSafeChangesAndRulesListsEveryRule() throws {
         let workspace = try Workspace()
         let baseline = try workspace.release("v1", Self.v1)
-        let candidate = try workspace.sources("c", note("var title: String = \"\"\nvar priority: Priority = .low\nvar body: String?",
-                                                        "enum Priority: String, Codable, CaseIterable { case low, high }"))
+        let candidate = try workspace.sources(
+            "c",
+            note(
+                "var title: String = \"\"\nvar priority: Priority = .low\nvar body: String?",
+                "enum Priority: String, Codable, CaseIterable { case low, high }"))
         let diff = try workspace.run("schema", "diff", "--baseline", baseline, "--candidate", candidate)
         #expect(diff.status == 0)
         #expect(diff.output.contains("ATTRIBUTE_ADDED_OPTIONAL"))

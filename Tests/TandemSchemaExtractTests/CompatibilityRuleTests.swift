@@ -21,21 +21,24 @@ struct CompatibilityRuleTests {
     }
 
     @Test func anUnchangedSchemaHasNoFindings() throws {
-        let source = note(base + "\nvar folder: Folder?\nvar priority: Priority = .low\nvar mood: Mood = .ok\nvar links: [Link] = []",
-                          """
-                          @Model final class Folder { var notes: [Note] = [] }
-                          enum Priority: Int, Codable, CaseIterable { case low, high }
-                          enum Mood: String, Codable { case ok, sad }
-                          struct Link: Codable { var url: URL }
-                          """)
+        let source = note(
+            base + "\nvar folder: Folder?\nvar priority: Priority = .low\nvar mood: Mood = .ok\nvar links: [Link] = []",
+            """
+            @Model final class Folder { var notes: [Note] = [] }
+            enum Priority: Int, Codable, CaseIterable { case low, high }
+            enum Mood: String, Codable { case ok, sad }
+            struct Link: Codable { var url: URL }
+            """)
         #expect(try check(source, source).isEmpty)
     }
 
     @Test func renamingACollectionsElementStructIsSafeAndReorderingEnumCasesIsNoChange() throws {
-        let v1 = note("var links: [Link] = []\nvar shape: Shape = .dot",
-                      "struct Link: Codable { var url: URL }\nenum Shape: Codable { case dot, circle(radius: Double) }")
-        let v2 = note("var links: [Hyperlink] = []\nvar shape: Shape = .dot",
-                      "struct Hyperlink: Codable { var url: URL }\nenum Shape: Codable { case circle(radius:Double), dot }")
+        let v1 = note(
+            "var links: [Link] = []\nvar shape: Shape = .dot",
+            "struct Link: Codable { var url: URL }\nenum Shape: Codable { case dot, circle(radius: Double) }")
+        let v2 = note(
+            "var links: [Hyperlink] = []\nvar shape: Shape = .dot",
+            "struct Hyperlink: Codable { var url: URL }\nenum Shape: Codable { case circle(radius:Double), dot }")
         let findings = try check(v1, v2)
         #expect(findings.map(\.rule) == ["COMPOSITE_TYPE_RENAMED"])
         #expect(findings.first?.verdict == .safe)

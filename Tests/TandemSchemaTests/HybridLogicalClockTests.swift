@@ -28,19 +28,23 @@ struct HybridLogicalClockTests {
     }
 
     @Test func textFormSortsLikeStampsAndParsesBack() throws {
-        let stamps = [HLCTimestamp(physical: 2, counter: 0, node: 1), HLCTimestamp(physical: 1, counter: 9, node: 5),
-                      HLCTimestamp(physical: 1, counter: 9, node: 4), HLCTimestamp(physical: 0x0199cc5a4000, counter: 1, node: .max)]
+        let stamps = [
+            HLCTimestamp(physical: 2, counter: 0, node: 1), HLCTimestamp(physical: 1, counter: 9, node: 5),
+            HLCTimestamp(physical: 1, counter: 9, node: 4), HLCTimestamp(physical: 0x0199cc5a4000, counter: 1, node: .max),
+        ]
         #expect(stamps.sorted() == stamps.sorted { $0.description < $1.description })
         for stamp in stamps { #expect(HLCTimestamp(stamp.description) == stamp) }
         #expect(HLCTimestamp("0199cc5a4000-0001-ffffffffffffffff") == stamps[3])
         #expect(HLCTimestamp("nope") == nil)
-        #expect(HLCTimestamp("0199cc5a4000-0001-FFFFFFFFFFFFFFFF") == nil)   // lowercase only, so text order holds
+        #expect(HLCTimestamp("0199cc5a4000-0001-FFFFFFFFFFFFFFFF") == nil)  // lowercase only, so text order holds
         // Read in place from substrings too; every wrong width, separator or digit is refused.
         let text = "[0199cc5a4000-0001-ffffffffffffffff]"
         #expect(HLCTimestamp(text.dropFirst().dropLast()) == stamps[3])
-        for bad in ["", "0199cc5a4000-0001-fffffffffffffff", "0199cc5a4000-0001-ffffffffffffffff0", "0199cc5a4000_0001-ffffffffffffffff",
-                    "0199cc5a4000-0001+ffffffffffffffff", "0199cc5a400g-0001-ffffffffffffffff", "0199cc5a4000-0001-fffffffffffffff\u{e9}",
-                    "ｆ199cc5a4000-0001-ffffffffffffffff"] {
+        for bad in [
+            "", "0199cc5a4000-0001-fffffffffffffff", "0199cc5a4000-0001-ffffffffffffffff0", "0199cc5a4000_0001-ffffffffffffffff",
+            "0199cc5a4000-0001+ffffffffffffffff", "0199cc5a400g-0001-ffffffffffffffff", "0199cc5a4000-0001-fffffffffffffff\u{e9}",
+            "ｆ199cc5a4000-0001-ffffffffffffffff",
+        ] {
             #expect(HLCTimestamp(bad) == nil, "\(bad)")
         }
     }

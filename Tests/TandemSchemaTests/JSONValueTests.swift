@@ -7,14 +7,17 @@ struct JSONValueTests {
     /// A schema using every kind of type, relationship field and optional member.
     static let rich = Schema(entities: [
         todo,
-        Schema.Entity(name: "Folder \u{1F4C1} \"quoted\"\\/", attributes: [
-            Schema.Attribute(name: "links", type: .collection(typeName: "Array<Link>", element: .composite(people))),
-            Schema.Attribute(name: "shape", type: .json(typeName: "Shape", shape: "cases: dot, circle(radius: Double)"), isOptional: true),
-            Schema.Attribute(name: "mood", type: .enumeration(.init(typeName: "Mood", rawType: .string, cases: nil))),
-        ], relationships: [
-            Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: nil, deleteRule: .cascade, isOptional: false),
-            Schema.Relationship(name: "parent", destination: "Folder", cardinality: .toOne, inverse: "children", originalName: "up"),
-        ]),
+        Schema.Entity(
+            name: "Folder \u{1F4C1} \"quoted\"\\/",
+            attributes: [
+                Schema.Attribute(name: "links", type: .collection(typeName: "Array<Link>", element: .composite(people))),
+                Schema.Attribute(name: "shape", type: .json(typeName: "Shape", shape: "cases: dot, circle(radius: Double)"), isOptional: true),
+                Schema.Attribute(name: "mood", type: .enumeration(.init(typeName: "Mood", rawType: .string, cases: nil))),
+            ],
+            relationships: [
+                Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: nil, deleteRule: .cascade, isOptional: false),
+                Schema.Relationship(name: "parent", destination: "Folder", cardinality: .toOne, inverse: "children", originalName: "up"),
+            ]),
     ])
 
     @Test func readsWhatCodableReads() throws {

@@ -2,22 +2,28 @@ import Foundation
 import Testing
 import TandemSchema
 
-let people = Schema.Composite(typeName: "People", fields: [
-    Schema.Field(name: "name", type: .scalar(.string)),
-    Schema.Field(name: "age", type: .scalar(.int)),
-])
-let priority = Schema.Enumeration(typeName: "Priority", rawType: .int, cases: [
-    .init(name: "low", rawValue: "0"), .init(name: "normal", rawValue: "1"), .init(name: "high", rawValue: "2"),
-])
+let people = Schema.Composite(
+    typeName: "People",
+    fields: [
+        Schema.Field(name: "name", type: .scalar(.string)),
+        Schema.Field(name: "age", type: .scalar(.int)),
+    ])
+let priority = Schema.Enumeration(
+    typeName: "Priority", rawType: .int,
+    cases: [
+        .init(name: "low", rawValue: "0"), .init(name: "normal", rawValue: "1"), .init(name: "high", rawValue: "2"),
+    ])
 
-let todo = Schema.Entity(name: "Todo", attributes: [
-    Schema.Attribute(name: "code", type: .scalar(.string), options: [.unique, .preserveValueOnDeletion]),
-    Schema.Attribute(name: "people", type: .composite(people)),
-    Schema.Attribute(name: "tags", type: .collection(typeName: "Array<String>"), defaultValue: "[]"),
-    Schema.Attribute(name: "priority", type: .enumeration(priority), defaultValue: ".normal"),
-    Schema.Attribute(name: "weight", type: .scalar(.double), isOptional: true),
-    Schema.Attribute(name: "timestamp", type: .scalar(.date), originalName: "created", defaultValue: ".now"),
-])
+let todo = Schema.Entity(
+    name: "Todo",
+    attributes: [
+        Schema.Attribute(name: "code", type: .scalar(.string), options: [.unique, .preserveValueOnDeletion]),
+        Schema.Attribute(name: "people", type: .composite(people)),
+        Schema.Attribute(name: "tags", type: .collection(typeName: "Array<String>"), defaultValue: "[]"),
+        Schema.Attribute(name: "priority", type: .enumeration(priority), defaultValue: ".normal"),
+        Schema.Attribute(name: "weight", type: .scalar(.double), isOptional: true),
+        Schema.Attribute(name: "timestamp", type: .scalar(.date), originalName: "created", defaultValue: ".now"),
+    ])
 
 @Suite("Canonical schema JSON")
 struct SchemaJSONTests {
@@ -33,34 +39,38 @@ struct SchemaJSONTests {
         let text = String(decoding: a, as: UTF8.self)
         #expect(text.contains(#""formatVersion" : 1"#))
         #expect(text.contains(#""options" : [\#n            "preserveValueOnDeletion",\#n            "unique"\#n          ]"#))
-        let tiny = Schema(entities: [Schema.Entity(name: "N", attributes: [
-            Schema.Attribute(name: "t", type: .scalar(.string), options: [.unique], originalName: "o", defaultValue: "\"x\""),
-        ])])
+        let tiny = Schema(entities: [
+            Schema.Entity(
+                name: "N",
+                attributes: [
+                    Schema.Attribute(name: "t", type: .scalar(.string), options: [.unique], originalName: "o", defaultValue: "\"x\"")
+                ])
+        ])
         let expected = """
-        {
-          "entities" : [
             {
-              "attributes" : [
+              "entities" : [
                 {
-                  "defaultValue" : "\\"x\\"",
-                  "isOptional" : false,
-                  "name" : "t",
-                  "options" : [
-                    "unique"
+                  "attributes" : [
+                    {
+                      "defaultValue" : "\\"x\\"",
+                      "isOptional" : false,
+                      "name" : "t",
+                      "options" : [
+                        "unique"
+                      ],
+                      "originalName" : "o",
+                      "type" : {
+                        "kind" : "scalar",
+                        "scalar" : "string"
+                      }
+                    }
                   ],
-                  "originalName" : "o",
-                  "type" : {
-                    "kind" : "scalar",
-                    "scalar" : "string"
-                  }
+                  "name" : "N"
                 }
               ],
-              "name" : "N"
+              "formatVersion" : 1
             }
-          ],
-          "formatVersion" : 1
-        }
-        """
+            """
         #expect(String(decoding: try tiny.canonicalJSON(), as: UTF8.self) == expected)
     }
 
@@ -109,11 +119,13 @@ struct MigrationPlanTests {
         var renamed = Schema.Attribute(name: "heading", type: .scalar(.string), originalName: "title")
         renamed.options = []
         let new = Schema(entities: [
-            Schema.Entity(name: "Todo", attributes: [
-                renamed,
-                Schema.Attribute(name: "note", type: .scalar(.string), isOptional: true),
-                Schema.Attribute(name: "done", type: .scalar(.bool), defaultValue: "false"),
-            ]),
+            Schema.Entity(
+                name: "Todo",
+                attributes: [
+                    renamed,
+                    Schema.Attribute(name: "note", type: .scalar(.string), isOptional: true),
+                    Schema.Attribute(name: "done", type: .scalar(.bool), defaultValue: "false"),
+                ]),
             Schema.Entity(name: "Item", attributes: []),
         ])
         let plan = try MigrationPlan(from: old, to: new)
@@ -170,8 +182,10 @@ struct MigrationPlanTests {
     }
 
     @Test func everyRefusalIsReportedAtOnce() throws {
-        let old = Schema(entities: [Schema.Entity(name: "Todo", attributes: [title, Schema.Attribute(name: "a", type: .scalar(.int))]),
-                                    Schema.Entity(name: "Gone", attributes: [])])
+        let old = Schema(entities: [
+            Schema.Entity(name: "Todo", attributes: [title, Schema.Attribute(name: "a", type: .scalar(.int))]),
+            Schema.Entity(name: "Gone", attributes: []),
+        ])
         #expect {
             _ = try MigrationPlan(from: old, to: entity([Schema.Attribute(name: "title", type: .scalar(.bool))]))
         } throws: { ($0 as? SchemaError)?.changes.count == 3 }

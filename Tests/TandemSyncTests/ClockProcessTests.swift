@@ -108,7 +108,7 @@ struct ClockProcessTests {
         // the later edit must win, not lose to the earlier one.
         try Self.put(urlA, 1, #"{"title": "inside"}"#, shift: "+295s")
         #expect(try Self.sync(urlA, server: server, shift: "+295s").status == 0)
-        try SQLiteSupport.forgetServerClock(a)   // as if it never learned the server's time
+        try SQLiteSupport.forgetServerClock(a)  // as if it never learned the server's time
         try Self.put(urlA, 1, #"{"title": "past the tolerance"}"#, shift: "+305s")
         let run = try Self.sync(urlA, server: server, shift: "+305s")
         #expect(run.status == 0, "\(run.output) \(run.errors)")
@@ -139,8 +139,9 @@ struct ClockProcessTests {
         #expect(try Self.sync(urlB, server: server).status == 0)
         #expect(try SyncFixtures.rows(a)[SyncFixtures.id(1)] == ["from A, later", "1"])
         #expect(try SyncFixtures.rows(b)[SyncFixtures.id(1)] == ["from A, later", "1"])
-        #expect(try SyncStatus.conflicts(of: a).contains { $0.remoteValue == #""from B""# && $0.winner == .local },
-                "B's value that lost is in the conflict log of A, whose value beat it")
+        #expect(
+            try SyncStatus.conflicts(of: a).contains { $0.remoteValue == #""from B""# && $0.winner == .local },
+            "B's value that lost is in the conflict log of A, whose value beat it")
     }
 }
 

@@ -30,16 +30,18 @@ struct ConflictTableTests {
     static func world(schema: Schema = SyncFixtures.schema, _ body: @Sendable (World) async throws -> Void) async throws {
         let storage = MemoryServerStorage()
         let token = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
-        let app = Application(router: buildRouter(ServerDependencies(storage: storage)),
-                              logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let app = Application(
+            router: buildRouter(ServerDependencies(storage: storage)),
+            logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await app.test(.router) { client in
             let transport = ConvergenceSimulationTests.transport(client)
             let a = try ConvergenceSimulationTests.store("todos", schema: schema), b = try ConvergenceSimulationTests.store("todos", schema: schema)
             let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
-            let world = World(a: a, b: b,
-                              syncA: SyncEngine(container: a, transport: transport, configuration: SyncConfiguration(token: { token }), logger: quiet),
-                              syncB: SyncEngine(container: b, transport: transport, configuration: SyncConfiguration(token: { token }), logger: quiet),
-                              transport: transport, token: token)
+            let world = World(
+                a: a, b: b,
+                syncA: SyncEngine(container: a, transport: transport, configuration: SyncConfiguration(token: { token }), logger: quiet),
+                syncB: SyncEngine(container: b, transport: transport, configuration: SyncConfiguration(token: { token }), logger: quiet),
+                transport: transport, token: token)
             try SyncFixtures.insert(a, 1, title: "t", rank: 1)
             _ = try await world.syncA.sync()
             _ = try await world.syncB.sync()
@@ -55,7 +57,7 @@ struct ConflictTableTests {
             try await Self.tick()
             try SyncFixtures.update(w.a, 1, "rank", nil)
             _ = try await w.syncA.sync()
-            _ = try await w.syncB.sync()   // pushes first: its 5 loses at the server
+            _ = try await w.syncB.sync()  // pushes first: its 5 loses at the server
             let logged = try SyncStatus.conflicts(of: w.b).filter { $0.attribute == "rank" }
             #expect(logged.map(\.rule) == [ConflictRule.lastWriterWins.rawValue], "\(logged)")
             #expect(try w.converged())
@@ -72,9 +74,9 @@ struct ConflictTableTests {
             try SyncFixtures.delete(w.a, 1)
             try SyncFixtures.insert(w.a, 1, title: "again", rank: 38)
             try await Self.tick()
-            try SyncFixtures.update(w.b, 1, "rank", 37)   // newer, made without seeing either
+            try SyncFixtures.update(w.b, 1, "rank", 37)  // newer, made without seeing either
             _ = try await w.syncA.sync()
-            _ = try await w.syncB.sync()   // 37 wins at the server over the re-insert's 38
+            _ = try await w.syncB.sync()  // 37 wins at the server over the re-insert's 38
             _ = try await w.syncA.sync()
             #expect(try w.converged())
             let rank = try w.a.read { db in try Int.fetchOne(db, sql: ##"SELECT rank FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) }
@@ -96,14 +98,14 @@ struct ConflictTableTests {
             try w.a.write(author: "app") { db in
                 try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, 'mine', 'bad')"##, arguments: [SyncFixtures.id(5)])
             }
-            _ = try await w.syncA.sync()   // refused: waits in the quarantine
+            _ = try await w.syncA.sync()  // refused: waits in the quarantine
             try await Self.tick()
             try SyncFixtures.insert(w.b, 5, title: "theirs", rank: 2)
             _ = try await w.syncB.sync()
             try SyncFixtures.delete(w.b, 5)
             _ = try await w.syncB.sync()
             try await Self.tick()
-            try SyncFixtures.update(w.a, 5, "rank", 1000)   // the fix, after the delete
+            try SyncFixtures.update(w.a, 5, "rank", 1000)  // the fix, after the delete
             _ = try await w.syncA.sync()
             _ = try await w.syncB.sync()
             _ = try await w.syncA.sync()
@@ -122,7 +124,7 @@ struct ConflictTableTests {
             try SyncFixtures.update(w.a, 1, "title", "from A")
             try await Self.tick()
             try SyncFixtures.update(w.b, 1, "title", "from B")
-            try SyncFixtures.update(w.a, 1, "rank", 7)   // only A touches rank: it merges
+            try SyncFixtures.update(w.a, 1, "rank", 7)  // only A touches rank: it merges
             _ = try await w.syncA.sync()
             let b = try await w.syncB.sync()
             _ = try await w.syncA.sync()
@@ -140,7 +142,7 @@ struct ConflictTableTests {
             try await Self.tick()
             try SyncFixtures.update(w.a, 1, "title", "newer on A")
             _ = try await w.syncA.sync()
-            _ = try await w.syncB.sync()   // B pushes its older value (loses at the server), then pulls A's
+            _ = try await w.syncB.sync()  // B pushes its older value (loses at the server), then pulls A's
             #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(1)]?.first == "newer on A")
             #expect(try SyncStatus.conflicts(of: w.b).contains { $0.winner == .server && $0.rule == "lastWriterWins" && $0.localValue == #""older on B""# })
             #expect(try w.converged())
@@ -163,7 +165,7 @@ struct ConflictTableTests {
         try await Self.world { w in
             try SyncFixtures.delete(w.a, 1)
             try await Self.tick()
-            try SyncFixtures.update(w.b, 1, "rank", 20)   // newer than the delete, still loses
+            try SyncFixtures.update(w.b, 1, "rank", 20)  // newer than the delete, still loses
             _ = try await w.syncA.sync()
             _ = try await w.syncB.sync()
             #expect(try SyncFixtures.rows(w.b).isEmpty)
@@ -206,7 +208,7 @@ struct ConflictTableTests {
             let slow = MemoryTransport { request in
                 if request.path.hasSuffix("/push"), !edited.withLock({ $0 }) {
                     edited.withLock { $0 = true }
-                    try SyncFixtures.update(a, 1, "rank", 99)   // while the push is on the wire
+                    try SyncFixtures.update(a, 1, "rank", 99)  // while the push is on the wire
                 }
                 return try await w.transport.send(request)
             }
@@ -256,7 +258,7 @@ struct ConflictTableTests {
                 _ = try await w.syncA.sync()
                 _ = try await w.syncB.sync()
             }
-            _ = try await w.syncB.sync()   // pushes what the delete rule decided
+            _ = try await w.syncB.sync()  // pushes what the delete rule decided
             _ = try await w.syncA.sync()
             #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(2)] == nil, "the todo went with its project")
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
@@ -278,11 +280,12 @@ struct ConflictTableTests {
             _ = try await w.syncB.sync()
             try SyncFixtures.deleteProject(w.a, 10)
             try SyncFixtures.move(w.b, 1, to: 10)
-            _ = try await w.syncA.sync()   // the delete is logged first
-            _ = try await w.syncB.push(schemaVersion: try await w.syncB.handshake())   // then the move, B not having seen the delete
+            _ = try await w.syncA.sync()  // the delete is logged first
+            _ = try await w.syncB.push(schemaVersion: try await w.syncB.handshake())  // then the move, B not having seen the delete
             let c = try ConvergenceSimulationTests.store("todos")
-            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
-                                   logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let syncC = SyncEngine(
+                container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
+                logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
             _ = try await syncC.sync()
             #expect(try SyncFixtures.rows(c)[SyncFixtures.id(1)] == nil, "the todo moved into a deleted project went with it")
             #expect(try SyncStatus.conflicts(of: c).contains { $0.rule == "parentDeleted" && $0.record.hasSuffix(SyncFixtures.id(1)) })
@@ -309,9 +312,10 @@ struct ConflictTableTests {
             try SyncFixtures.move(w.b, 1, to: 11)
             _ = try await w.syncB.sync()
             let c = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.nullifyingSchema)
-            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
-                                   logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
-            _ = try await syncC.sync()   // one pull: insert, delete of project 10, the todo cleared, then moved to 11
+            let syncC = SyncEngine(
+                container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
+                logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            _ = try await syncC.sync()  // one pull: insert, delete of project 10, the todo cleared, then moved to 11
             #expect(try SyncFixtures.state(c).contains { $0.hasSuffix("in \(SyncFixtures.id(11))") })
             #expect(try SyncStatus.conflicts(of: c).isEmpty, "nothing lost: the todo no longer pointed at the deleted project")
             _ = try await w.syncA.sync()
@@ -342,7 +346,7 @@ struct ConflictTableTests {
     @Test func aChangeArrivingBeforeTheRecordItReferencesIsAppliedAndResolvesLater() async throws {
         try await Self.world { w in
             try SyncFixtures.insert(w.a, 2, title: "early")
-            try SyncFixtures.move(w.a, 2, to: 10)   // the project is created in a later transaction
+            try SyncFixtures.move(w.a, 2, to: 10)  // the project is created in a later transaction
             _ = try await w.syncA.sync()
             try SyncFixtures.insertProject(w.a, 10, name: "late")
             _ = try await w.syncB.sync()
@@ -363,9 +367,15 @@ struct CompositeLeafTests {
     /// Todos with a composite `people` (name, age): columns `people.name`, `people.age`.
     static let schema: Schema = {
         var schema = SyncFixtures.schema
-        schema.entities[0].attributes.append(Schema.Attribute(name: "people", type: .composite(.init(typeName: "People", fields: [
-            .init(name: "name", type: .scalar(.string)), .init(name: "age", type: .scalar(.int)),
-        ])), isOptional: true))
+        schema.entities[0].attributes.append(
+            Schema.Attribute(
+                name: "people",
+                type: .composite(
+                    .init(
+                        typeName: "People",
+                        fields: [
+                            .init(name: "name", type: .scalar(.string)), .init(name: "age", type: .scalar(.int)),
+                        ])), isOptional: true))
         return schema
     }()
 
@@ -444,8 +454,9 @@ struct RefusedChangesTests {
             var newer = SyncFixtures.schema
             newer.entities[0].attributes.append(Schema.Attribute(name: "note", type: .scalar(.string), isOptional: true))
             let c = try ConvergenceSimulationTests.store("todos", schema: newer)
-            let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
-                                   logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let syncC = SyncEngine(
+                container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
+                logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
             _ = try await syncC.sync()
             try c.write(author: "app") { db in
                 try db.execute(sql: "UPDATE Todo SET note = 'new' WHERE \"#id\" = ?", arguments: [SyncFixtures.id(1)])
@@ -466,8 +477,9 @@ struct RefusedChangesTests {
     @Test func aStoresOwnOlderValuePulledAfterACutOffSyncIsNotAConflict() async throws {
         try await ConflictTableTests.world { w in
             let cut = PullRefuser(w.transport)
-            let a = SyncEngine(container: w.a, transport: cut, configuration: SyncConfiguration(token: { w.token }),
-                               logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let a = SyncEngine(
+                container: w.a, transport: cut, configuration: SyncConfiguration(token: { w.token }),
+                logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
             try SyncFixtures.insert(w.b, 2, title: "from b")
             _ = try await w.syncB.sync()
             try SyncFixtures.update(w.a, 1, "title", "first")
@@ -523,10 +535,12 @@ struct SnapshotTests {
 @Suite("Unique values inserted on two replicas")
 struct UniqueMergeTests {
     static let schema = Schema(entities: [
-        Schema.Entity(name: "Tag", attributes: [
-            Schema.Attribute(name: "code", type: .scalar(.string), options: [.unique]),
-            Schema.Attribute(name: "label", type: .scalar(.string)),
-        ]),
+        Schema.Entity(
+            name: "Tag",
+            attributes: [
+                Schema.Attribute(name: "code", type: .scalar(.string), options: [.unique]),
+                Schema.Attribute(name: "label", type: .scalar(.string)),
+            ])
     ])
 
     @Test func twoInsertsOfTheSameUniqueValueMergeIntoOneRecordEverywhere() async throws {
@@ -565,7 +579,9 @@ final class ConcurrencyMeter: Transport {
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard request.path.hasSuffix("/push") else { return try await base.send(request) }
-        state.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+        state.withLock {
+            $0.now += 1; $0.most = max($0.most, $0.now)
+        }
         defer { state.withLock { $0.now -= 1 } }
         try await Task.sleep(for: .milliseconds(5))
         return try await base.send(request)
@@ -579,10 +595,12 @@ extension UniqueMergeTests {
     @Test(arguments: [(true, true), (true, false), (false, true)]) func batchesThatCanFreeAUniqueValueAreSentOneAtATime(unique: Bool, renames: Bool) async throws {
         try await ConflictTableTests.world { w in
             let schema = Schema(entities: [
-                Schema.Entity(name: "Tag", attributes: [
-                    Schema.Attribute(name: "code", type: .scalar(.string), options: unique ? [.unique] : []),
-                    Schema.Attribute(name: "label", type: .scalar(.string)),
-                ]),
+                Schema.Entity(
+                    name: "Tag",
+                    attributes: [
+                        Schema.Attribute(name: "code", type: .scalar(.string), options: unique ? [.unique] : []),
+                        Schema.Attribute(name: "label", type: .scalar(.string)),
+                    ])
             ])
             let store = try ModelContainer(schema: schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: unique ? "tags" : "labels"))
             try store.write(author: "app") { db in
@@ -622,10 +640,10 @@ struct ConflictPolicyTests {
             try SyncFixtures.update(w.a, 1, "title", "server's")
             _ = try await w.syncA.sync()
             try await ConflictTableTests.tick()
-            try SyncFixtures.update(w.b, 1, "title", "newer local")   // newer, but the policy says the server wins
+            try SyncFixtures.update(w.b, 1, "title", "newer local")  // newer, but the policy says the server wins
             let b = Self.engine(w, w.b) { $0.conflictPolicies["Todo.title"] = .serverWins }
-            _ = try await b.sync()   // pushes the local edit (it wins by stamp), pulls: decided → new edit
-            _ = try await b.sync()   // pushes the decision
+            _ = try await b.sync()  // pushes the local edit (it wins by stamp), pulls: decided → new edit
+            _ = try await b.sync()  // pushes the decision
             _ = try await w.syncA.sync()
             #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(1)]?.first == "server's")
             #expect(try w.converged())
@@ -687,7 +705,7 @@ struct ConflictPolicyTests {
                     return .integer(local + remote)
                 }
             }
-            _ = try await b.sync()   // a policy is set: it pulls before it pushes
+            _ = try await b.sync()  // a policy is set: it pulls before it pushes
             _ = try await w.syncA.sync()
             #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)]?.last == "8")
             #expect(try w.converged())
@@ -701,7 +719,7 @@ struct ConflictPolicyTests {
             try await ConflictTableTests.tick()
             try SyncFixtures.update(w.b, 1, "title", "keep me")
             let b = Self.engine(w, w.b) { $0.updateWinsOverDelete = ["Todo"] }
-            _ = try await b.sync()   // a policy is set: it pulls before it pushes
+            _ = try await b.sync()  // a policy is set: it pulls before it pushes
             _ = try await w.syncA.sync()
             #expect(try SyncFixtures.rows(w.a)[SyncFixtures.id(1)]?.first == "keep me")
             #expect(try w.converged())

@@ -27,11 +27,14 @@ struct ConvergenceSimulationTests {
         MemoryTransport { request in
             var headers = HTTPFields()
             for (name, value) in request.headers { headers[HTTPField.Name(name)!] = value }
-            return try await client.execute(uri: request.path, method: HTTPRequest.Method(rawValue: request.method)!, headers: headers,
-                                            body: request.body.map { ByteBuffer(bytes: $0) }) { response in
-                TransportResponse(status: Int(response.status.code),
-                                  headers: Dictionary(response.headers.map { ($0.name.canonicalName, $0.value) }, uniquingKeysWith: { a, _ in a }),
-                                  body: Data(response.body.readableBytesView))
+            return try await client.execute(
+                uri: request.path, method: HTTPRequest.Method(rawValue: request.method)!, headers: headers,
+                body: request.body.map { ByteBuffer(bytes: $0) }
+            ) { response in
+                TransportResponse(
+                    status: Int(response.status.code),
+                    headers: Dictionary(response.headers.map { ($0.name.canonicalName, $0.value) }, uniquingKeysWith: { a, _ in a }),
+                    body: Data(response.body.readableBytesView))
             }
         }
     }
@@ -46,23 +49,31 @@ struct ConvergenceSimulationTests {
     }
 
     /// One history; `nil` when it converged, else what differs.
-    static func history(seed: UInt64, client: any TestClientProtocol, token: String, planted: Plant, policies: Bool = false,
-                        updateWinsOverDelete: Bool = true, tune: (inout SyncConfiguration) -> Void = { _ in }) async throws -> String? {
+    static func history(
+        seed: UInt64, client: any TestClientProtocol, token: String, planted: Plant, policies: Bool = false,
+        updateWinsOverDelete: Bool = true, tune: (inout SyncConfiguration) -> Void = { _ in }
+    ) async throws -> String? {
         var random = SplitMix64(seed: seed)
         func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let dataset = "sim-\(seed)"
         let base = transport(client)
         let replicas = try (0..<3).map { _ in try store(dataset) }
-        let transports = (0..<3).map { FaultyTransport(wrapping: base, seed: seed &+ UInt64($0) &* 7919,
-                                                       faults: .init(drop: 0.08, cutAfterCommit: 0.08, duplicate: 0.08, delay: 0.05, maxDelay: .milliseconds(2))) }
+        let transports = (0..<3).map {
+            FaultyTransport(
+                wrapping: base, seed: seed &+ UInt64($0) &* 7919,
+                faults: .init(drop: 0.08, cutAfterCommit: 0.08, duplicate: 0.08, delay: 0.05, maxDelay: .milliseconds(2)))
+        }
         var configuration = SyncConfiguration(token: { token })
         if policies {
             configuration.conflictPolicies = ["Todo.title": .serverWins, "Todo.rank": .clientWins]
             if updateWinsOverDelete { configuration.updateWinsOverDelete = ["Todo"] }
         }
         tune(&configuration)
-        let engines = (0..<3).map { SyncEngine(container: replicas[$0], transport: transports[$0], configuration: configuration,
-                                               logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })) }
+        let engines = (0..<3).map {
+            SyncEngine(
+                container: replicas[$0], transport: transports[$0], configuration: configuration,
+                logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() }))
+        }
         for engine in engines {
             switch planted {
             case .none: break
@@ -80,8 +91,11 @@ struct ConvergenceSimulationTests {
             let projectExists = try store.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM Project WHERE \"#id\" = ?", arguments: [SyncFixtures.id(p)]) ?? false }
             switch pick(9) {
             case 0, 1:
-                if exists { try SyncFixtures.update(store, n, "title", "t\(step)"); log.append("r\(r) title \(n)=t\(step)") }
-                else { try SyncFixtures.insert(store, n, title: "t\(step)", rank: step); log.append("r\(r) insert \(n)") }
+                if exists {
+                    try SyncFixtures.update(store, n, "title", "t\(step)"); log.append("r\(r) title \(n)=t\(step)")
+                } else {
+                    try SyncFixtures.insert(store, n, title: "t\(step)", rank: step); log.append("r\(r) insert \(n)")
+                }
             case 2:
                 if exists { try SyncFixtures.update(store, n, "rank", step); log.append("r\(r) rank \(n)=\(step)") }
             case 3:
@@ -106,8 +120,10 @@ struct ConvergenceSimulationTests {
         for transport in transports { transport.isEnabled = false }
         for _ in 0..<3 { for engine in engines { _ = try await engine.sync() } }
         let fresh = try store(dataset)
-        _ = try await SyncEngine(container: fresh, transport: base, configuration: SyncConfiguration(token: { token }),
-                                 logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })).sync()
+        _ = try await SyncEngine(
+            container: fresh, transport: base, configuration: SyncConfiguration(token: { token }),
+            logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })
+        ).sync()
         let states = try (replicas + [fresh]).map(SyncFixtures.state)
         // A todo never outlives its project (cascade), except one that `updateWinsOverDelete`
         // brought back: its reference then points nowhere, the same everywhere.
@@ -124,25 +140,31 @@ struct ConvergenceSimulationTests {
         return nil
     }
 
-    static func run(seeds: [UInt64], planted: Plant, stopAtFirst: Bool, policies: Bool = false, updateWinsOverDelete: Bool = true,
-                    tune: @escaping @Sendable (inout SyncConfiguration) -> Void = { _ in }) async throws -> [String] {
+    static func run(
+        seeds: [UInt64], planted: Plant, stopAtFirst: Bool, policies: Bool = false, updateWinsOverDelete: Bool = true,
+        tune: @escaping @Sendable (inout SyncConfiguration) -> Void = { _ in }
+    ) async throws -> [String] {
         try await histories(seeds: seeds, stopAtFirst: stopAtFirst) { seed, client, token in
-            try await history(seed: seed, client: client, token: token, planted: planted, policies: policies,
-                              updateWinsOverDelete: updateWinsOverDelete, tune: tune)
+            try await history(
+                seed: seed, client: client, token: token, planted: planted, policies: policies,
+                updateWinsOverDelete: updateWinsOverDelete, tune: tune)
         }
     }
 
     /// Runs `history` for each seed against one server router (in-memory storage, no rate
     /// limit); returns the failures it reported.
-    static func histories(seeds: [UInt64], stopAtFirst: Bool,
-                          _ history: @escaping @Sendable (UInt64, any TestClientProtocol, String) async throws -> String?) async throws -> [String] {
+    static func histories(
+        seeds: [UInt64], stopAtFirst: Bool,
+        _ history: @escaping @Sendable (UInt64, any TestClientProtocol, String) async throws -> String?
+    ) async throws -> [String] {
         let storage = MemoryServerStorage()
         let user = try await storage.addUser(name: "sim", now: 0)
         let token = try await TokenIssuer.issue(for: user, in: storage)
         var configuration = ServerConfiguration()
         configuration.requestsPerSecond = 0
-        let app = Application(router: buildRouter(ServerDependencies(storage: storage, configuration: configuration)),
-                              logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let app = Application(
+            router: buildRouter(ServerDependencies(storage: storage, configuration: configuration)),
+            logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() }))
         return try await app.test(.router) { client in
             var failures: [String] = []
             for seed in seeds {
@@ -156,7 +178,8 @@ struct ConvergenceSimulationTests {
     }
 
     @Test func replicasConvergeUnderRandomEditsSyncOrdersAndFaults() async throws {
-        let seeds = ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
+        let seeds =
+            ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
             ?? (1...UInt64(Self.histories)).map { $0 &* 0x9E37_79B9 }
         let failures = try await Self.run(seeds: seeds, planted: .none, stopAtFirst: false)
         #expect(failures.isEmpty, "\(failures.count) of \(Self.histories) histories diverged; the first:\n\(failures.first ?? "")")
@@ -174,8 +197,9 @@ struct ConvergenceSimulationTests {
     /// delete wins over local edits.
     @Test func replicasConvergeWithColumnPoliciesOnly() async throws {
         let count = max(Self.histories / 6, 50)
-        let failures = try await Self.run(seeds: (1...UInt64(count)).map { $0 &* 0x2545_F491 }, planted: .none, stopAtFirst: false,
-                                          policies: true, updateWinsOverDelete: false)
+        let failures = try await Self.run(
+            seeds: (1...UInt64(count)).map { $0 &* 0x2545_F491 }, planted: .none, stopAtFirst: false,
+            policies: true, updateWinsOverDelete: false)
         #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
     }
 

@@ -22,8 +22,10 @@ struct DaemonProcessTests {
     static func daemon(store: URL, server: SyncServerProcess, interval: Double = 60) throws -> Process {
         let process = Process()
         process.executableURL = try #require(tandem, "tandem is not built: run `swift build --build-tests`")
-        process.arguments = ["daemon", "--store", store.path(percentEncoded: false), "--server", server.base,
-                             "--interval", String(interval), "--max-backoff", "1"]
+        process.arguments = [
+            "daemon", "--store", store.path(percentEncoded: false), "--server", server.base,
+            "--interval", String(interval), "--max-backoff", "1",
+        ]
         process.environment = ProcessInfo.processInfo.environment.merging(["TANDEM_TOKEN": server.token, "TANDEM_LOG_LEVEL": "error"]) { _, new in new }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -30,13 +30,16 @@ struct EchoSkipTests {
         }
     }
 
-    static func engine(_ world: ConflictTableTests.World, _ store: ModelContainer, _ counter: PullCounter,
-                       _ configure: (inout SyncConfiguration) -> Void = { _ in }) -> SyncEngine {
+    static func engine(
+        _ world: ConflictTableTests.World, _ store: ModelContainer, _ counter: PullCounter,
+        _ configure: (inout SyncConfiguration) -> Void = { _ in }
+    ) -> SyncEngine {
         let token = world.token
         var configuration = SyncConfiguration(token: { token })
         configure(&configuration)
-        return SyncEngine(container: store, transport: counter, configuration: configuration,
-                          logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return SyncEngine(
+            container: store, transport: counter, configuration: configuration,
+            logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
 
     @Test func aPushAloneInTheLogIsNotPulledBack() async throws {
@@ -44,7 +47,7 @@ struct EchoSkipTests {
             try PushRangeTests.bulkInsert(w.a, 10...14)
             try SyncFixtures.update(w.a, 1, "title", "edited")
             let counter = PullCounter(w.transport)
-            let a = Self.engine(w, w.a, counter) { $0.pushBatchSize = 2 }   // four batches, chained
+            let a = Self.engine(w, w.a, counter) { $0.pushBatchSize = 2 }  // four batches, chained
             let summary = try await a.sync()
             #expect(summary.pushed == 6)
             #expect(counter.pulled == 0, "A pulled its own changes back")
@@ -91,7 +94,9 @@ struct EchoSkipTests {
         try await ConflictTableTests.world { w in
             try PushRangeTests.bulkInsert(w.a, 10...15)
             let counter = PullCounter(SwappingTransport(w.transport))
-            let a = Self.engine(w, w.a, counter) { $0.pushBatchSize = 2; $0.pushesInFlight = 2 }   // three batches
+            let a = Self.engine(w, w.a, counter) {
+                $0.pushBatchSize = 2; $0.pushesInFlight = 2
+            }  // three batches
             let summary = try await a.sync()
             #expect(summary.pushed == 6)
             #expect(counter.pulled == 0, "A pulled its own changes back")
@@ -172,13 +177,15 @@ struct EchoSkipTests {
 @Suite("Pulled values")
 struct PulledValueTests {
     static let schema = Schema(entities: [
-        Schema.Entity(name: "Todo", attributes: [
-            Schema.Attribute(name: "title", type: .scalar(.string)),
-            Schema.Attribute(name: "rank", type: .scalar(.int), isOptional: true),
-            Schema.Attribute(name: "done", type: .scalar(.bool), isOptional: true),
-            Schema.Attribute(name: "score", type: .scalar(.double), isOptional: true),
-            Schema.Attribute(name: "photo", type: .scalar(.data), isOptional: true),
-        ]),
+        Schema.Entity(
+            name: "Todo",
+            attributes: [
+                Schema.Attribute(name: "title", type: .scalar(.string)),
+                Schema.Attribute(name: "rank", type: .scalar(.int), isOptional: true),
+                Schema.Attribute(name: "done", type: .scalar(.bool), isOptional: true),
+                Schema.Attribute(name: "score", type: .scalar(.double), isOptional: true),
+                Schema.Attribute(name: "photo", type: .scalar(.data), isOptional: true),
+            ])
     ])
 
     static func values(_ store: ModelContainer) throws -> [String] {

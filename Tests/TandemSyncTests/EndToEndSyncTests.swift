@@ -12,8 +12,9 @@ import TandemWire
 struct EndToEndSyncTests {
     static func engine(_ store: ModelContainer, _ server: SyncServerProcess, transport: (any Transport)? = nil) throws -> SyncEngine {
         let token = server.token
-        return SyncEngine(container: store, transport: try transport ?? CurlTransport(baseURL: server.base),
-                          configuration: SyncConfiguration(token: { token }))
+        return SyncEngine(
+            container: store, transport: try transport ?? CurlTransport(baseURL: server.base),
+            configuration: SyncConfiguration(token: { token }))
     }
 
     @Test func twoStoresConvergeWithAConflictAndADeleteAgainstAnUpdate() async throws {
@@ -49,8 +50,11 @@ struct EndToEndSyncTests {
         let conflictsA = try SyncStatus.conflicts(of: a)
         #expect(conflictsA.contains { $0.attribute == "title" && $0.winner == .server && $0.localValue == #""from A""# && $0.remoteValue == #""from B""# })
         // B's update reached the server first; A, which deleted the record, logs it as lost.
-        #expect(conflictsA.contains { $0.record.hasSuffix(SyncFixtures.id(2)) && $0.attribute == "rank" && $0.rule == "deleteWins"
-            && $0.winner == .local && $0.remoteValue == "20" })
+        #expect(
+            conflictsA.contains {
+                $0.record.hasSuffix(SyncFixtures.id(2)) && $0.attribute == "rank" && $0.rule == "deleteWins"
+                    && $0.winner == .local && $0.remoteValue == "20"
+            })
         #expect(try SyncStatus(of: a).quarantined == 0 && SyncStatus(of: b).quarantined == 0)
         #expect(try SyncStatus(of: a).pendingChanges == 0)
         #expect(try SyncStatus(of: b).pendingChanges == 0)
@@ -100,12 +104,14 @@ struct EndToEndSyncTests {
 
     @Test func anUnreachableServerIsATransientErrorAndABadTokenIsNot() async throws {
         let store = try SyncFixtures.store()
-        let nowhere = SyncEngine(container: store, transport: try CurlTransport(baseURL: "http://127.0.0.1:1", connectTimeout: 2),
-                                 configuration: SyncConfiguration(token: { "t" }))
+        let nowhere = SyncEngine(
+            container: store, transport: try CurlTransport(baseURL: "http://127.0.0.1:1", connectTimeout: 2),
+            configuration: SyncConfiguration(token: { "t" }))
         await #expect { try await nowhere.sync() } throws: { ($0 as? SyncError)?.code == .unreachable && ($0 as? SyncError)?.isTransient == true }
         let server = try SyncServerProcess()
-        let bad = SyncEngine(container: store, transport: try CurlTransport(baseURL: server.base),
-                             configuration: SyncConfiguration(token: { "tdm_000000000000_nope" }))
+        let bad = SyncEngine(
+            container: store, transport: try CurlTransport(baseURL: server.base),
+            configuration: SyncConfiguration(token: { "tdm_000000000000_nope" }))
         await #expect { try await bad.sync() } throws: { ($0 as? SyncError)?.code == .unauthorized && ($0 as? SyncError)?.isTransient == false }
     }
 

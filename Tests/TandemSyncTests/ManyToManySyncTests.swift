@@ -13,9 +13,12 @@ struct ManyToManySyncTests {
     /// Todos and tags, many-to-many (join table `Tag.todos`, the tag's side owns it).
     static let schema: Schema = {
         var schema = SyncFixtures.schema
-        schema.entities.append(Schema.Entity(name: "Tag", attributes: [Schema.Attribute(name: "label", type: .scalar(.string))], relationships: [
-            Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: "tags"),
-        ]))
+        schema.entities.append(
+            Schema.Entity(
+                name: "Tag", attributes: [Schema.Attribute(name: "label", type: .scalar(.string))],
+                relationships: [
+                    Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: "tags")
+                ]))
         schema.entities[0].relationships.append(Schema.Relationship(name: "tags", destination: "Tag", cardinality: .toMany, inverse: "todos"))
         return schema
     }()
@@ -26,8 +29,9 @@ struct ManyToManySyncTests {
 
     static func link(_ store: ModelContainer, tag: Int, todo: Int, _ linked: Bool = true) throws {
         try store.write(author: "app") { db in
-            try db.execute(sql: linked ? #"INSERT INTO "Tag.todos" (source, target) VALUES (?, ?)"# : #"DELETE FROM "Tag.todos" WHERE source = ? AND target = ?"#,
-                           arguments: [SyncFixtures.id(tag), SyncFixtures.id(todo)])
+            try db.execute(
+                sql: linked ? #"INSERT INTO "Tag.todos" (source, target) VALUES (?, ?)"# : #"DELETE FROM "Tag.todos" WHERE source = ? AND target = ?"#,
+                arguments: [SyncFixtures.id(tag), SyncFixtures.id(todo)])
         }
     }
 
@@ -132,9 +136,9 @@ extension ManyToManySyncTests {
             try w.b.write(author: "app") { db in try db.execute(sql: ##"DELETE FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) }
             _ = try await w.syncB.sync()
             try await ConflictTableTests.tick()
-            try Self.link(w.a, tag: 10, todo: 1)   // A has not heard of the delete
+            try Self.link(w.a, tag: 10, todo: 1)  // A has not heard of the delete
             try await ConflictTableTests.tick()
-            try SyncFixtures.insert(w.b, 1, title: "back")   // B brings the record back before the link reaches it
+            try SyncFixtures.insert(w.b, 1, title: "back")  // B brings the record back before the link reaches it
             try await Self.round([w.syncA, w.syncB])
             #expect(try Self.links(w.a) == Self.links(w.b))
             #expect(try Self.links(w.b) == ["\(SyncFixtures.id(10))>\(SyncFixtures.id(1))"])
@@ -195,7 +199,7 @@ extension ManyToManySyncTests {
     @Test func aLinkToAMergedAwayRecordReachesTheSurvivorOnAReplicaWhereTheLosersInsertWaited() async throws {
         let schema: Schema = {
             var schema = Self.schema
-            schema.entities[0].attributes[0].options = [.unique]   // Todo.title
+            schema.entities[0].attributes[0].options = [.unique]  // Todo.title
             return schema
         }()
         try await ConflictTableTests.world(schema: schema) { w in
@@ -305,7 +309,7 @@ extension ManyToManySyncTests {
             try w.b.write(author: "app") { db in try db.execute(sql: ##"DELETE FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(50)]) }
             try Self.tag(w.b, 50, "blue")
             _ = try await w.syncB.sync()
-            _ = try await syncC.sync()   // 51 merged into 50; the link waits, moved to 50 here
+            _ = try await syncC.sync()  // 51 merged into 50; the link waits, moved to 50 here
             try c.write(author: "app") { db in try db.execute(sql: ##"UPDATE Todo SET rank = 4 WHERE "#id" = ?"##, arguments: [SyncFixtures.id(4)]) }
             try await Self.rounds(w, syncC)
             #expect(try Self.tags(c) == ["\(SyncFixtures.id(50)) blue"])
@@ -398,10 +402,10 @@ extension ManyToManySyncTests {
         try await Self.withUniqueTags { w, c, syncC in
             try Self.tag(w.a, 51, "red")
             _ = try await w.syncA.sync()
-            try Self.tag(w.b, 53, "blue")   // B's tag 53, not pushed yet
+            try Self.tag(w.b, 53, "blue")  // B's tag 53, not pushed yet
             try await ConflictTableTests.tick()
             try Self.tag(c, 53, "red")
-            _ = try await syncC.sync()   // C's 53 merged into 51
+            _ = try await syncC.sync()  // C's 53 merged into 51
             try await ConflictTableTests.tick()
             try w.b.write(author: "app") { db in try db.execute(sql: ##"UPDATE Tag SET label = 'green' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(53)]) }
             try await Self.rounds(w, syncC)
@@ -420,10 +424,10 @@ extension ManyToManySyncTests {
     @Test func aLinkMadeBeforeItsMakerHeardOfAMergeGoesToTheSurvivorThoughTheIdWasMadeAgain() async throws {
         try await Self.withUniqueTags { w, c, syncC in
             try await Self.mergeTagCHolds(w, syncC)
-            try Self.link(c, tag: 52, todo: 1)   // C has not heard of the merge
-            _ = try await w.syncB.sync()   // B applies the merge: 52 is gone there
+            try Self.link(c, tag: 52, todo: 1)  // C has not heard of the merge
+            _ = try await w.syncB.sync()  // B applies the merge: 52 is gone there
             try await ConflictTableTests.tick()
-            try Self.tag(w.b, 52, "blue")   // and made again
+            try Self.tag(w.b, 52, "blue")  // and made again
             _ = try await w.syncB.sync()
             for _ in 0..<2 {
                 _ = try await syncC.sync()
@@ -446,10 +450,10 @@ extension ManyToManySyncTests {
             try await Self.mergeTagCHolds(w, syncC)
             _ = try await w.syncB.sync()
             try await ConflictTableTests.tick()
-            try Self.tag(w.b, 52, "blue")   // made again
+            try Self.tag(w.b, 52, "blue")  // made again
             _ = try await w.syncB.sync()
             try await ConflictTableTests.tick()
-            try Self.link(c, tag: 52, todo: 1)   // C has heard of neither
+            try Self.link(c, tag: 52, todo: 1)  // C has heard of neither
             for _ in 0..<2 {
                 _ = try await syncC.sync()
                 try await Self.round([w.syncA, w.syncB])
@@ -469,7 +473,7 @@ extension ManyToManySyncTests {
         try await Self.withUniqueTags { w, c, syncC in
             try await Self.mergeTagCHolds(w, syncC)
             try w.b.write(author: "app") { db in try db.execute(sql: ##"UPDATE Tag SET label = 'blue' WHERE "#id" = ?"##, arguments: [SyncFixtures.id(52)]) }
-            _ = try await w.syncB.sync()   // B had not heard of it: 52 comes back
+            _ = try await w.syncB.sync()  // B had not heard of it: 52 comes back
             try await ConflictTableTests.tick()
             try Self.link(c, tag: 52, todo: 1)
             let token = w.token
@@ -496,7 +500,7 @@ extension ManyToManySyncTests {
             try await Self.mergeTagCHolds(w, syncC)
             try w.a.write(author: "app") { db in try db.execute(sql: ##"DELETE FROM Tag WHERE "#id" = ?"##, arguments: [SyncFixtures.id(51)]) }
             _ = try await w.syncA.sync()
-            try Self.link(c, tag: 52, todo: 1)   // C has heard of neither
+            try Self.link(c, tag: 52, todo: 1)  // C has heard of neither
             for _ in 0..<2 {
                 _ = try await syncC.sync()
                 try await Self.round([w.syncA, w.syncB])
@@ -518,9 +522,9 @@ extension ManyToManySyncTests {
             _ = try await w.syncA.sync()
             try Self.tag(w.b, 52, "blue")
             try Self.link(w.b, tag: 52, todo: 1)
-            _ = try await w.syncB.sync()   // 52 merged into 51, its link with it
+            _ = try await w.syncB.sync()  // 52 merged into 51, its link with it
             try await ConflictTableTests.tick()
-            try Self.tag(c, 52, "red")      // C never synced: its own 52
+            try Self.tag(c, 52, "red")  // C never synced: its own 52
             try await Self.rounds(w, syncC)
             let expected = ["\(SyncFixtures.id(51))>\(SyncFixtures.id(1))"]
             #expect(try Self.links(w.a) == expected)
@@ -602,4 +606,3 @@ extension ManyToManySyncTests {
         }
     }
 }
-

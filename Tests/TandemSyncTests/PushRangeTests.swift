@@ -28,7 +28,7 @@ struct PushRangeTests {
     /// range already read and after the last one, are all pushed by the same sync, each once.
     @Test func changesCommittedWhileRangesAreSentArePushedByTheSameSync() async throws {
         try await ConflictTableTests.world { w in
-            try Self.bulkInsert(w.a, 100...129)   // 30 changes
+            try Self.bulkInsert(w.a, 100...129)  // 30 changes
             let keys = KeyLog()
             let a = w.a
             let writing = CommittingTransport(wrapping: KeyRecordingTransport(wrapping: w.transport, keys: keys, failAfter: nil)) { pushes in
@@ -63,13 +63,13 @@ struct PushRangeTests {
             for n in 2...4 { try SyncFixtures.insert(w.a, n, title: "t", rank: n) }
             _ = try await w.syncA.sync()
             _ = try await w.syncB.sync()
-            for n in 1...4 { try SyncFixtures.update(w.a, n, "title", "A \(n)") }   // older
+            for n in 1...4 { try SyncFixtures.update(w.a, n, "title", "A \(n)") }  // older
             try await ConflictTableTests.tick()
-            for n in 3...4 { try SyncFixtures.update(w.b, n, "title", "B \(n)") }   // newer: A's lose
+            for n in 3...4 { try SyncFixtures.update(w.b, n, "title", "B \(n)") }  // newer: A's lose
             _ = try await w.syncB.sync()
             let token = w.token
             var configuration = SyncConfiguration(token: { token })
-            configuration.pushBatchSize = 2   // records 1 and 2, then 3 and 4
+            configuration.pushBatchSize = 2  // records 1 and 2, then 3 and 4
             configuration.pushesInFlight = 2
             let losing = FirstAnswerLostTransport(w.transport)
             await #expect(throws: SyncError.self) { _ = try await SyncEngine(container: w.a, transport: losing, configuration: configuration).sync() }
@@ -87,7 +87,7 @@ struct PushRangeTests {
     /// counts those batches, so cutting anew would skip changes never sent.
     @Test func aRangeLeftInFlightIsResumedWithTheBatchesItWasCutInto() async throws {
         try await ConflictTableTests.world { w in
-            try Self.bulkInsert(w.a, 100...111)   // 12 changes in one transaction
+            try Self.bulkInsert(w.a, 100...111)  // 12 changes in one transaction
             let token = w.token
             var small = SyncConfiguration(token: { token })
             small.pushBatchSize = 2
@@ -134,7 +134,7 @@ struct PushRangeTests {
     @Test func aCapLoweredSinceTheHandshakeCostsOneRefusedBatchThenSmallerOnes() async throws {
         try await Self.withLowCapServer(advertising: 100) { transport, pushes, token, quiet in
             let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
-            try Self.bulkInsert(a, 100...139)   // 40 changes: five batches of 8
+            try Self.bulkInsert(a, 100...139)  // 40 changes: five batches of 8
             var configuration = SyncConfiguration(token: { token })
             configuration.pushBatchSize = 8
             configuration.pushesInFlight = 1
@@ -146,16 +146,20 @@ struct PushRangeTests {
             // after it is cut to 3.
             let refused = pushes.sent.withLock { $0.filter { $0.status == 413 }.count }
             #expect(refused == 3, "\(pushes.sent.withLock { $0 })")
-            let pulled = try await SyncEngine(container: ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema), transport: transport,
-                                              configuration: SyncConfiguration(token: { token }), logger: quiet).sync()
+            let pulled = try await SyncEngine(
+                container: ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema), transport: transport,
+                configuration: SyncConfiguration(token: { token }), logger: quiet
+            ).sync()
             #expect(pulled.pulled == 40)
         }
     }
 
     /// A server taking at most 3 changes per push, whose capabilities answer says so, or says
     /// `advertising` instead; `body` gets a transport that records each push's size and status.
-    static func withLowCapServer(advertising: Int?,
-                                 _ body: @Sendable (MemoryTransport, PushLog, String, Logger) async throws -> Void) async throws {
+    static func withLowCapServer(
+        advertising: Int?,
+        _ body: @Sendable (MemoryTransport, PushLog, String, Logger) async throws -> Void
+    ) async throws {
         let storage = MemoryServerStorage()
         let token = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
         var server = ServerConfiguration()
@@ -172,7 +176,8 @@ struct PushRangeTests {
                     pushes.sent.withLock { $0.append((changes, response.status)) }
                 }
                 if request.path == "/v1/capabilities", let advertising,
-                   var capabilities = try? JSONDecoder().decode(ServerCapabilities.self, from: response.body) {
+                    var capabilities = try? JSONDecoder().decode(ServerCapabilities.self, from: response.body)
+                {
                     capabilities.maxChangesPerPush = advertising
                     response.body = try JSONEncoder().encode(capabilities)
                 }
@@ -193,14 +198,16 @@ struct PushRangeTests {
         let requests = Mutex<[String]>([])
         let transport = MemoryTransport { request in
             requests.withLock { $0.append(request.path) }
-            let capabilities = ServerCapabilities(protocolVersion: 2, maxChangesPerPush: 5_000, maxPageSize: 5_000, maxBodyBytes: 8 << 20,
-                                                  maxClockSkewMilliseconds: 300_000)
+            let capabilities = ServerCapabilities(
+                protocolVersion: 2, maxChangesPerPush: 5_000, maxPageSize: 5_000, maxBodyBytes: 8 << 20,
+                maxClockSkewMilliseconds: 300_000)
             return TransportResponse(status: 200, headers: [:], body: try JSONEncoder().encode(capabilities))
         }
         let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
         try Self.bulkInsert(a, 1...2)
-        let engine = SyncEngine(container: a, transport: transport, configuration: SyncConfiguration(token: { "tdm_x" }),
-                                logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let engine = SyncEngine(
+            container: a, transport: transport, configuration: SyncConfiguration(token: { "tdm_x" }),
+            logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         let error = await #expect(throws: SyncError.self) { try await engine.sync() }
         #expect(error?.code == .unsupportedProtocol)
         #expect(error?.message.contains("protocol 2") == true && error?.message.contains("speaks 1") == true, "\(error?.message ?? "")")
@@ -241,8 +248,8 @@ struct PushRangeTests {
 
     @Test func aTransactionLargerThanARangeIsPushedInSlicesAndAcknowledgedOnceWhole() async throws {
         try await ConflictTableTests.world { w in
-            try Self.bulkInsert(w.a, 100...124)   // one transaction of 25 changes
-            try SyncFixtures.update(w.a, 100, "title", "after")   // and a small one after it
+            try Self.bulkInsert(w.a, 100...124)  // one transaction of 25 changes
+            try SyncFixtures.update(w.a, 100, "title", "after")  // and a small one after it
             var slices: [Int] = []
             let a = ConflictPolicyTests.engine(w, w.a) { $0.pushRangeChanges = 7 }
             let acknowledgedBefore = try w.a.syncAcknowledged()
@@ -305,7 +312,7 @@ struct PushRangeTests {
     /// also the one sent beside it (its answer is dropped with the failed sync).
     @Test(arguments: [1, 2]) func aSliceInterruptedAfterSomeBatchesResumesWithTheSameKeys(inFlight: Int) async throws {
         try await ConflictTableTests.world { w in
-            try Self.bulkInsert(w.a, 100...129)   // 30 changes in one transaction
+            try Self.bulkInsert(w.a, 100...129)  // 30 changes in one transaction
             let keys = KeyLog()
             let counting = KeyRecordingTransport(wrapping: w.transport, keys: keys, failAfter: 3)
             let token = w.token
@@ -321,8 +328,9 @@ struct PushRangeTests {
             _ = try await SyncEngine(container: w.a, transport: counting, configuration: configuration).sync()
             let sent = await keys.keys
             let resent = sent.values.filter { $0 == 2 }.count
-            #expect(sent.count == 8 && sent.values.allSatisfy { $0 <= 2 } && (1...inFlight).contains(resent),
-                    "only the batches whose answers were lost are sent twice: \(sent)")
+            #expect(
+                sent.count == 8 && sent.values.allSatisfy { $0 <= 2 } && (1...inFlight).contains(resent),
+                "only the batches whose answers were lost are sent twice: \(sent)")
             _ = try await w.syncB.sync()
             #expect(try SyncFixtures.rows(w.b).count == 31)
             #expect(try SyncStatus(of: w.a).pendingChanges == 0)
@@ -376,7 +384,9 @@ final class CommittingTransport: Transport {
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         if request.path.hasSuffix("/push") {
-            let count = pushes.withLock { count in defer { count += 1 }; return count }
+            let count = pushes.withLock { count in
+                defer { count += 1 }; return count
+            }
             try commit(count)
         }
         return try await base.send(request)

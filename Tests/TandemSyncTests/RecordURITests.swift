@@ -19,10 +19,12 @@ struct RecordURITests {
         #expect(RecordURI(String(long.dropFirst())) == lower)
     }
 
-    @Test(arguments: ["", "tandem://", "tandem:///Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos//6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10",
-                      "tandem://todos/Todo/", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b1", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10/x",
-                      "tandem://todos/Todo/6f1c5d0e+8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2g10",
-                      "http://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10é"])
+    @Test(arguments: [
+        "", "tandem://", "tandem:///Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos//6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10",
+        "tandem://todos/Todo/", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b1", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10/x",
+        "tandem://todos/Todo/6f1c5d0e+8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2g10",
+        "http://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10", "tandem://todos/Todo/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10é",
+    ])
     func refusesWhatIsNotARecordURI(_ uri: String) {
         #expect(RecordURI(uri) == nil)
     }

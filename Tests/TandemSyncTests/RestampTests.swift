@@ -21,13 +21,14 @@ struct RestampTests {
         let wall = Wall()
         wall.now.withLock { $0 = real + day }
         var configuration = ModelConfiguration(isStoredInMemoryOnly: true, dataset: "todos")
-        configuration.clock = WallClock({ Date(timeIntervalSince1970: Double(wall.now.withLock { $0 }) / 1000) },
-                                        monotonic: { MonotonicReading(bootID: "one", milliseconds: 5_000 + wall.now.withLock { $0 } - real - day) })
+        configuration.clock = WallClock(
+            { Date(timeIntervalSince1970: Double(wall.now.withLock { $0 }) / 1000) },
+            monotonic: { MonotonicReading(bootID: "one", milliseconds: 5_000 + wall.now.withLock { $0 } - real - day) })
         let store = try ModelContainer(schema: SyncFixtures.schema, configuration: configuration)
         // A pulled delete stamped 400 ms ahead of the server by another replica.
         let received = HLCTimestamp(physical: UInt64(real + 400), counter: 0, node: 7)
         try store.write(author: "sync") { db in try ModelContainer.advanceClock(past: received, in: db) }
-        try SyncFixtures.insert(store, 1, title: "ahead")   // stamped a day ahead
+        try SyncFixtures.insert(store, 1, title: "ahead")  // stamped a day ahead
         try store.recordServerTime(real)
         let ceiling = HLCTimestamp(physical: UInt64(real + 300_000), counter: .max, node: .max)
         let replaced = try store.restampLocalChanges(above: ceiling, after: HistoryToken(rawValue: 0))

@@ -27,9 +27,15 @@ struct RichSimulationTests {
 
     static let schema: Schema = {
         var schema = ManyToManySyncTests.schema
-        schema.entities[0].attributes.append(Schema.Attribute(name: "people", type: .composite(.init(typeName: "People", fields: [
-            .init(name: "name", type: .scalar(.string)), .init(name: "age", type: .scalar(.int)),
-        ]))))
+        schema.entities[0].attributes.append(
+            Schema.Attribute(
+                name: "people",
+                type: .composite(
+                    .init(
+                        typeName: "People",
+                        fields: [
+                            .init(name: "name", type: .scalar(.string)), .init(name: "age", type: .scalar(.int)),
+                        ]))))
         schema.entities[1].attributes[0].options = [.unique]
         // Tags too: the owners of links are merged, deleted and made again with the same id.
         schema.entities[schema.entities.firstIndex { $0.name == "Tag" }!].attributes[0].options = [.unique]
@@ -46,7 +52,7 @@ struct RichSimulationTests {
     struct Write {
         var step: Int
         var replica: Int
-        var record: String   // "Todo/<id>"
+        var record: String  // "Todo/<id>"
         var column: String
         var json: String
     }
@@ -56,9 +62,9 @@ struct RichSimulationTests {
             try Row.fetchAll(db, sql: ##"SELECT "#id", title, rank, "people.name", "people.age", project FROM Todo ORDER BY "#id""##).map { row in
                 "todo \(row[0] as String) " + (1..<6).map { WireValue(row[$0] as DatabaseValue).jsonText }.joined(separator: " ")
             }
-            + Row.fetchAll(db, sql: ##"SELECT "#id", name FROM Project ORDER BY "#id""##).map { "project \($0[0] as String) \($0[1] as String)" }
-            + Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY "#id""##).map { "tag \($0[0] as String) \($0[1] as String)" }
-            + Row.fetchAll(db, sql: #"SELECT source, target FROM "Tag.todos" ORDER BY source, target"#).map { "link \($0[0] as String)>\($0[1] as String)" }
+                + Row.fetchAll(db, sql: ##"SELECT "#id", name FROM Project ORDER BY "#id""##).map { "project \($0[0] as String) \($0[1] as String)" }
+                + Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag ORDER BY "#id""##).map { "tag \($0[0] as String) \($0[1] as String)" }
+                + Row.fetchAll(db, sql: #"SELECT source, target FROM "Tag.todos" ORDER BY source, target"#).map { "link \($0[0] as String)>\($0[1] as String)" }
         }
     }
 
@@ -92,8 +98,11 @@ struct RichSimulationTests {
             configuration.clock = clock.clock
             return try ModelContainer(schema: schema, configuration: configuration)
         }
-        let transports = (0..<3).map { FaultyTransport(wrapping: base, seed: seed &+ UInt64($0) &* 7919,
-                                                       faults: .init(drop: 0.05, cutAfterCommit: 0.05, duplicate: 0.05, delay: 0.05, maxDelay: .milliseconds(2))) }
+        let transports = (0..<3).map {
+            FaultyTransport(
+                wrapping: base, seed: seed &+ UInt64($0) &* 7919,
+                faults: .init(drop: 0.05, cutAfterCommit: 0.05, duplicate: 0.05, delay: 0.05, maxDelay: .milliseconds(2)))
+        }
         let quiet = Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })
         let engines = (0..<3).map { SyncEngine(container: replicas[$0], transport: transports[$0], configuration: SyncConfiguration(token: { token }), logger: quiet) }
         if planted == .noClockRepair { for engine in engines { await engine.plantNoClockRepair() } }
@@ -125,11 +134,14 @@ struct RichSimulationTests {
             case 0:
                 if !exists {
                     try store.write(author: "app") { db in
-                        try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank, "people.name", "people.age") VALUES (?, ?, ?, ?, ?)"##,
-                                       arguments: [SyncFixtures.id(n), "t\(step)", step, "n\(step)", step])
+                        try db.execute(
+                            sql: ##"INSERT INTO Todo ("#id", title, rank, "people.name", "people.age") VALUES (?, ?, ?, ?, ?)"##,
+                            arguments: [SyncFixtures.id(n), "t\(step)", step, "n\(step)", step])
                     }
                     // An insert writes every column: the project too (none).
-                    for (column, value) in [("title", WireValue.text("t\(step)")), ("rank", .integer(Int64(step))), ("people.name", .text("n\(step)")), ("people.age", .integer(Int64(step))), ("project", .null)] {
+                    for (column, value) in [
+                        ("title", WireValue.text("t\(step)")), ("rank", .integer(Int64(step))), ("people.name", .text("n\(step)")), ("people.age", .integer(Int64(step))), ("project", .null),
+                    ] {
                         write(todo, column, value)
                     }
                     log.append("r\(r) insert \(n)")
@@ -237,8 +249,9 @@ struct RichSimulationTests {
                     log.append("r\(r) refused rank \(n)")
                 } else {
                     try store.write(author: "app") { db in
-                        try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank, "people.name", "people.age") VALUES (?, ?, ?, ?, ?)"##,
-                                       arguments: [SyncFixtures.id(n), "t\(step)", "bad\(step)", "n\(step)", step])
+                        try db.execute(
+                            sql: ##"INSERT INTO Todo ("#id", title, rank, "people.name", "people.age") VALUES (?, ?, ?, ?, ?)"##,
+                            arguments: [SyncFixtures.id(n), "t\(step)", "bad\(step)", "n\(step)", step])
                     }
                     for (column, value) in [("title", WireValue.text("t\(step)")), ("people.name", .text("n\(step)")), ("people.age", .integer(Int64(step))), ("project", .null)] {
                         write(todo, column, value)
@@ -286,7 +299,7 @@ struct RichSimulationTests {
         // Every value a replica wrote last: on the replicas, in a conflict log, or overwritten
         // or deleted later (by anyone).
         let conflicts = try replicas.flatMap { try SyncStatus.conflicts(of: $0, limit: 100_000) }
-        var survivors: [String: String] = [:]   // "Entity/id" of a merged record → its survivor's
+        var survivors: [String: String] = [:]  // "Entity/id" of a merged record → its survivor's
         for conflict in conflicts where conflict.rule == "uniqueMerge" {
             guard let survivor = conflict.survivor else { continue }
             let short = { (uri: String) in uri.split(separator: "/").suffix(2).joined(separator: "/") }
@@ -307,28 +320,45 @@ struct RichSimulationTests {
             if writes.contains(where: { earlier in
                 earlier.record == write.record && earlier.column == write.column && earlier.json == write.json && earlier.replica != write.replica && earlier.step < write.step
                     && writes.contains { $0.replica == earlier.replica && $0.record == write.record && $0.column == write.column && $0.step > earlier.step }
-            }) { continue }
+            }) {
+                continue
+            }
             if conflicts.contains(where: { Self.mentions($0, id: id, write: write) }) { continue }
             // A reference to a record merged into another now points at the survivor.
             let final = try Self.value(replicas[0], write.record, write.column)
-            if write.column == "project", conflicts.contains(where: { conflict in
-                conflict.rule == "uniqueMerge" && write.json.contains(conflict.record.split(separator: "/").last.map(String.init) ?? "-")
-                    && final.map { final in conflict.survivor.map { final.contains($0.split(separator: "/").last.map(String.init) ?? "-") } ?? false } ?? false
-            }) { continue }
+            if write.column == "project",
+                conflicts.contains(where: { conflict in
+                    conflict.rule == "uniqueMerge" && write.json.contains(conflict.record.split(separator: "/").last.map(String.init) ?? "-")
+                        && final.map { final in conflict.survivor.map { final.contains($0.split(separator: "/").last.map(String.init) ?? "-") } ?? false } ?? false
+                })
+            {
+                continue
+            }
             // A todo that went with its project (cascade), or a record deleted concurrently.
             if try Self.value(replicas[0], write.record, write.column) == nil,
-               deletes.contains(where: { $0.record == write.record }) || (write.record.hasPrefix("Todo/") && !projectDeletes.isEmpty) { continue }
-            problems.append("replica \(write.replica)'s \(write.record) \(write.column) = \(write.json) (step \(write.step)) is nowhere: the replicas hold \(try Self.value(replicas[0], write.record, write.column) ?? "no record") and no conflict log has it")
+                deletes.contains(where: { $0.record == write.record }) || (write.record.hasPrefix("Todo/") && !projectDeletes.isEmpty)
+            {
+                continue
+            }
+            problems.append(
+                "replica \(write.replica)'s \(write.record) \(write.column) = \(write.json) (step \(write.step)) is nowhere: the replicas hold \(try Self.value(replicas[0], write.record, write.column) ?? "no record") and no conflict log has it"
+            )
         }
         let debug = ProcessInfo.processInfo.environment["TANDEM_SIM_DEBUG"]
         if debug == "always" || (!problems.isEmpty && debug != nil) {
             for (index, replica) in all.enumerated() {
-                print("replica \(index) conflicts:", try SyncStatus.conflicts(of: replica, limit: 1000).reversed().map { "\($0.record.suffix(3)) \($0.attribute) \($0.rule) \($0.winner) l=\($0.localValue ?? "-") r=\($0.remoteValue ?? "-") s=\($0.survivor?.suffix(3) ?? "")" })
-                print("replica \(index) merged:", try replica.read { db in try Row.fetchAll(db, sql: "SELECT loser, survivor FROM tandem_sync_merged").map { "\(($0[0] as String).suffix(3))→\(($0[1] as String).suffix(3))" } })
+                print(
+                    "replica \(index) conflicts:",
+                    try SyncStatus.conflicts(of: replica, limit: 1000).reversed().map {
+                        "\($0.record.suffix(3)) \($0.attribute) \($0.rule) \($0.winner) l=\($0.localValue ?? "-") r=\($0.remoteValue ?? "-") s=\($0.survivor?.suffix(3) ?? "")"
+                    })
+                print(
+                    "replica \(index) merged:",
+                    try replica.read { db in try Row.fetchAll(db, sql: "SELECT loser, survivor FROM tandem_sync_merged").map { "\(($0[0] as String).suffix(3))→\(($0[1] as String).suffix(3))" } })
             }
             let entries = try await base.send(TransportRequest(method: "GET", path: "/v1/datasets/\(dataset)/pull?limit=1000", headers: ["Authorization": "Bearer \(token)"]))
             print(String(decoding: entries.body, as: UTF8.self))
-            }
+        }
         guard problems.isEmpty else {
             return "seed \(seed): " + problems.joined(separator: "\n") + "\n  history: " + log.joined(separator: "; ")
         }
@@ -358,7 +388,8 @@ struct RichSimulationTests {
     }
 
     @Test func replicasWithLyingClocksUniqueValuesCompositesAndLinksConvergeAndLoseNothing() async throws {
-        let seeds = ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
+        let seeds =
+            ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
             ?? (Self.first..<Self.first + UInt64(Self.histories)).map { $0 &* 0x2F6B_3A1D }
         let failures = try await Self.run(seeds: seeds, planted: .none, stopAtFirst: false)
         #expect(failures.isEmpty, "\(failures.count) of \(seeds.count) histories failed; the first:\n\(failures.first ?? "")")

@@ -24,8 +24,9 @@ struct ServerWinnerTests {
         try SyncFixtures.insert(store, 1, title: "v2")
         let text = try #require(Self.stored(store).stamp)
         let pushed = try #require(ChangeApplier.stamps(text)?["*"])
-        let lost = LostValue(attribute: "title", value: .text("v2"), stamp: pushed.description,
-                             winningValue: .text("v1"), winningStamp: "01a2fffff000-0000-0000000000000007")
+        let lost = LostValue(
+            attribute: "title", value: .text("v2"), stamp: pushed.description,
+            winningValue: .text("v1"), winningStamp: "01a2fffff000-0000-0000000000000007")
         let winner = try #require(ServerWinner(record: "tandem://todos/Todo/\(SyncFixtures.id(1))", entity: "Todo", lost: lost))
         try store.write(author: "sync") { db in try winner.adopt(db) }
         let (title, stamp) = try Self.stored(store)
@@ -38,9 +39,10 @@ struct ServerWinnerTests {
         try SyncFixtures.insert(store, 1, title: "v2")
         let text = try #require(Self.stored(store).stamp)
         let pushed = try #require(ChangeApplier.stamps(text)?["*"])
-        try SyncFixtures.update(store, 1, "title", "v3")   // made after the push
-        let lost = LostValue(attribute: "title", value: .text("v2"), stamp: pushed.description,
-                             winningValue: .text("v1"), winningStamp: "01a2fffff000-0000-0000000000000007")
+        try SyncFixtures.update(store, 1, "title", "v3")  // made after the push
+        let lost = LostValue(
+            attribute: "title", value: .text("v2"), stamp: pushed.description,
+            winningValue: .text("v1"), winningStamp: "01a2fffff000-0000-0000000000000007")
         try store.write(author: "sync") { db in try ServerWinner(record: "tandem://todos/Todo/\(SyncFixtures.id(1))", entity: "Todo", lost: lost)?.adopt(db) }
         #expect(try Self.stored(store).title == "v3")
     }
@@ -59,8 +61,9 @@ struct ServerWinnerTests {
         }
         let text = try #require(try store.read { db in try String.fetchOne(db, sql: ##"SELECT "#hlc" FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) })
         let pushed = try #require(ChangeApplier.stamps(text)?["project"])
-        let lost = LostValue(attribute: "project", value: .text(SyncFixtures.id(100)), stamp: pushed.description,
-                             winningValue: .text(SyncFixtures.id(102)), winningStamp: "01a2fffff000-0000-0000000000000007")
+        let lost = LostValue(
+            attribute: "project", value: .text(SyncFixtures.id(100)), stamp: pushed.description,
+            winningValue: .text(SyncFixtures.id(102)), winningStamp: "01a2fffff000-0000-0000000000000007")
         let winner = try #require(ServerWinner(record: "tandem://todos/Todo/\(SyncFixtures.id(1))", entity: "Todo", lost: lost, schema: UniqueValueReplicaTests.schema))
         try store.write(author: "sync") { db in try winner.adopt(db) }
         #expect(try UniqueValueReplicaTests.project(of: 1, store) == SyncFixtures.id(100))
@@ -74,8 +77,9 @@ struct ServerWinnerTests {
         try SyncFixtures.insertProject(store, 2, name: "B")
         let text = try #require(try store.read { db in try String.fetchOne(db, sql: ##"SELECT "#hlc" FROM Project WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) })
         let pushed = try #require(ChangeApplier.stamps(text)?["*"])
-        let lost = LostValue(attribute: "name", value: .text("A"), stamp: pushed.description,
-                             winningValue: .text("B"), winningStamp: "01a2fffff000-0000-0000000000000007")
+        let lost = LostValue(
+            attribute: "name", value: .text("A"), stamp: pushed.description,
+            winningValue: .text("B"), winningStamp: "01a2fffff000-0000-0000000000000007")
         try store.write(author: "sync") { db in try ServerWinner(record: "tandem://todos/Project/\(SyncFixtures.id(1))", entity: "Project", lost: lost)?.adopt(db) }
         #expect(try UniqueValueReplicaTests.projects(store) == ["\(SyncFixtures.id(1)) A", "\(SyncFixtures.id(2)) B"])
     }

@@ -18,7 +18,7 @@ struct SyncStateTests {
         #expect(first.formatVersion == SyncStore.formatVersion && first.cursor.isEmpty && !first.snapshotPushed && first.lastSync == nil)
         try store.write(author: SyncStore.author) { db in
             try SyncState.update(db) { $0.cursor = "c1.abc" }
-            try SyncStore.create(db)   // again: nothing replaced
+            try SyncStore.create(db)  // again: nothing replaced
         }
         let again = try store.read { db in try SyncState.read(db) }
         #expect(again?.clientID == first.clientID && again?.cursor == "c1.abc")
@@ -31,9 +31,12 @@ struct SyncStateTests {
             try db.execute(sql: "CREATE TABLE tandem_sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
             try db.execute(sql: "INSERT INTO tandem_sync_state VALUES ('formatVersion', '2'), ('cursor', 'c1.x')")
         }
-        let transport = MemoryTransport { _ in Issue.record("nothing is sent"); return TransportResponse(status: 500) }
-        let engine = SyncEngine(container: store, transport: transport, configuration: SyncConfiguration(token: { "t" }),
-                                logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let transport = MemoryTransport { _ in
+            Issue.record("nothing is sent"); return TransportResponse(status: 500)
+        }
+        let engine = SyncEngine(
+            container: store, transport: transport, configuration: SyncConfiguration(token: { "t" }),
+            logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         let error = await #expect(throws: SyncError.self) { try await engine.sync() }
         #expect(error?.code == .store)
         #expect(error?.message.contains("format 2") == true && error?.message.contains("start a new store") == true, "\(error?.message ?? "")")

@@ -15,17 +15,23 @@ enum SyncFixtures {
 
     /// Todos in projects: deleting a project deletes its todos (`.cascade`).
     static let schema = Schema(entities: [
-        Schema.Entity(name: "Todo", attributes: [
-            Schema.Attribute(name: "title", type: .scalar(.string)),
-            Schema.Attribute(name: "rank", type: .scalar(.int), isOptional: true),
-        ], relationships: [
-            Schema.Relationship(name: "project", destination: "Project", cardinality: .toOne, inverse: "todos"),
-        ]),
-        Schema.Entity(name: "Project", attributes: [
-            Schema.Attribute(name: "name", type: .scalar(.string)),
-        ], relationships: [
-            Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: "project", deleteRule: .cascade),
-        ]),
+        Schema.Entity(
+            name: "Todo",
+            attributes: [
+                Schema.Attribute(name: "title", type: .scalar(.string)),
+                Schema.Attribute(name: "rank", type: .scalar(.int), isOptional: true),
+            ],
+            relationships: [
+                Schema.Relationship(name: "project", destination: "Project", cardinality: .toOne, inverse: "todos")
+            ]),
+        Schema.Entity(
+            name: "Project",
+            attributes: [
+                Schema.Attribute(name: "name", type: .scalar(.string))
+            ],
+            relationships: [
+                Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: "project", deleteRule: .cascade)
+            ]),
     ])
 
     /// The same with `.nullify`: deleting a project leaves its todos without one.
@@ -90,7 +96,9 @@ enum SyncFixtures {
     /// Every record of both entities with every column, for comparing replicas.
     static func state(_ store: ModelContainer) throws -> [String] {
         try store.read { db in
-            try Row.fetchAll(db, sql: "SELECT \"#id\", title, rank, project FROM Todo ORDER BY \"#id\"").map { "todo \($0[0] as String) \($0[1] ?? "nil") \(($0[2] as Int?).map(String.init) ?? "nil") in \(($0[3] as String?) ?? "nil")" }
+            try Row.fetchAll(db, sql: "SELECT \"#id\", title, rank, project FROM Todo ORDER BY \"#id\"").map {
+                "todo \($0[0] as String) \($0[1] ?? "nil") \(($0[2] as Int?).map(String.init) ?? "nil") in \(($0[3] as String?) ?? "nil")"
+            }
                 + Row.fetchAll(db, sql: "SELECT \"#id\", name FROM Project ORDER BY \"#id\"").map { "project \($0[0] as String) \($0[1] as String)" }
         }
     }

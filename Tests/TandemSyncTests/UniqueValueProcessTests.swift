@@ -77,8 +77,9 @@ struct UniqueValueProcessTests {
         #expect(try Self.projects(a) == ["\(SyncFixtures.id(100)) q", "\(SyncFixtures.id(200)) p", "\(SyncFixtures.id(300)) s"])
         #expect(try !SyncStatus.conflicts(of: b).contains { $0.rule == "uniqueMerge" }, "a swap is not a merge")
         #expect(try RichSimulationTests.state(a) == RichSimulationTests.state(b))
-        #expect(try RichSimulationTests.state(b).contains { $0.hasPrefix("todo \(SyncFixtures.id(1))") && $0.hasSuffix("\"\(SyncFixtures.id(200))\"") },
-                "the todo stays in its project through the swap")
+        #expect(
+            try RichSimulationTests.state(b).contains { $0.hasPrefix("todo \(SyncFixtures.id(1))") && $0.hasSuffix("\"\(SyncFixtures.id(200))\"") },
+            "the todo stays in its project through the swap")
         for store in [a, b] { #expect(try SyncStatus(of: store).pendingChanges == 0 && SyncStatus(of: store).quarantined == 0) }
     }
 

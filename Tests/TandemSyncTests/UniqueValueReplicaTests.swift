@@ -46,10 +46,10 @@ struct UniqueValueReplicaTests {
             try await ConflictTableTests.tick()
             try SyncFixtures.insertProject(w.b, 101, name: "c")
             try await ConflictTableTests.tick()
-            try SyncFixtures.insertProject(w.a, 102, name: "b")   // A never saw C's 102
+            try SyncFixtures.insertProject(w.a, 102, name: "b")  // A never saw C's 102
             try await ConflictTableTests.tick()
-            _ = try await w.syncB.sync()   // 102 merged into 101
-            _ = try await w.syncA.sync()   // A's "b", older than the merge, goes to 101
+            _ = try await w.syncB.sync()  // 102 merged into 101
+            _ = try await w.syncA.sync()  // A's "b", older than the merge, goes to 101
             for _ in 0..<2 {
                 try await Self.round(w)
                 _ = try await syncC.sync()
@@ -116,7 +116,7 @@ struct UniqueValueReplicaTests {
             try SyncFixtures.insertProject(w.a, 200, name: "home")
             _ = try await w.syncA.sync()
             try SyncFixtures.insertProject(w.b, 100, name: "home")
-            _ = try await w.syncB.sync()   // the server merges A's project into B's
+            _ = try await w.syncB.sync()  // the server merges A's project into B's
             // A renames its project before it hears of the merge: the name is freed, and the
             // project lives again, as if the rename had reached the server first.
             try Self.rename(w.a, 200, "away")
@@ -201,9 +201,10 @@ struct UniqueValueReplicaTests {
         try await ConflictTableTests.world(schema: Self.schema) { w in
             var small = SyncConfiguration(token: { w.token })
             small.pushBatchSize = 2
-            small.pushesInFlight = 8   // a first range of 16 changes: every edit below in one range
-            let syncA = SyncEngine(container: w.a, transport: w.transport, configuration: small,
-                                   logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            small.pushesInFlight = 8  // a first range of 16 changes: every edit below in one range
+            let syncA = SyncEngine(
+                container: w.a, transport: w.transport, configuration: small,
+                logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
             try SyncFixtures.insertProject(w.a, 100, name: "p")
             try SyncFixtures.insertProject(w.a, 200, name: "q")
             try SyncFixtures.insert(w.a, 5, title: "in q")
@@ -244,17 +245,17 @@ struct UniqueValueReplicaTests {
                 try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", label FROM Tag"##).map { "\($0[0] as String) \($0[1] as String)" } }
             }
             let survivor = "aaaaaaaa-0000-0000-0000-000000000001", loser = "bbbbbbbb-0000-0000-0000-000000000001"
-            _ = try await engines[0].sync()   // set up, nothing to move yet
+            _ = try await engines[0].sync()  // set up, nothing to move yet
             try put(stores[1], survivor, "from 1")
             _ = try await engines[1].sync()
             try await ConflictTableTests.tick()
-            try put(stores[0], loser, "from 0")   // newer than the survivor's label
-            _ = try await engines[0].push(schemaVersion: try await engines[0].handshake())   // pushed, not pulled yet
-            _ = try await engines[2].sync()        // store 2 merges first
+            try put(stores[0], loser, "from 0")  // newer than the survivor's label
+            _ = try await engines[0].push(schemaVersion: try await engines[0].handshake())  // pushed, not pulled yet
+            _ = try await engines[2].sync()  // store 2 merges first
             try await ConflictTableTests.tick()
             try put(stores[2], survivor, "edited on 2")
             _ = try await engines[2].sync()
-            let merging = try await engines[0].sync()   // store 0 merges now
+            let merging = try await engines[0].sync()  // store 0 merges now
             let pending = try SyncStatus(of: stores[0]).pendingChanges
             #expect(merging.isComplete && pending == 0, "the merge's own writes are pushed by the sync that made them")
             for _ in 0..<2 { for engine in engines { _ = try await engine.sync() } }
@@ -407,7 +408,7 @@ extension UniqueValueReplicaTests {
             try SyncFixtures.insertProject(c, 300, name: "z")
             try swap(c, 100, 300, temporary: "tmp-c")
             _ = try await syncC.sync()
-            try SyncFixtures.insertProject(w.a, 100, name: "y")   // A has never pulled: its own 100
+            try SyncFixtures.insertProject(w.a, 100, name: "y")  // A has never pulled: its own 100
             try swap(c, 100, 300, temporary: "tmp-c")
             _ = try await w.syncA.sync()
             _ = try await w.syncB.sync()
@@ -444,9 +445,9 @@ extension UniqueValueReplicaTests {
             let token = w.token
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             try SyncFixtures.insertProject(c, 100, name: "x")
-            _ = try await syncC.sync()   // 200 merged into 100
+            _ = try await syncC.sync()  // 200 merged into 100
             try Self.rename(w.a, 200, "c")
-            _ = try await w.syncA.sync()   // A had not heard of it: 200 comes back
+            _ = try await w.syncA.sync()  // A had not heard of it: 200 comes back
             try SyncFixtures.move(w.b, 1, to: 200)
             _ = try await ConflictPolicyTests.engine(w, w.b) { $0.conflictPolicies["Todo.title"] = .serverWins }.sync()
             try await Self.round(w)

@@ -6,8 +6,9 @@ import Testing
 /// dates, enums inside and outside a composite, and the errors a bad stored value gives.
 @Suite("Composite fields and enums on fetch")
 struct CompositeFieldTests {
-    static let full = Byline(name: "Ann", email: "ann@example.com", rank: 3, score: 0.5, since: Date(timeIntervalSince1970: 1_600_000_000.25),
-                             until: Date(timeIntervalSince1970: 1_700_000_000), status: .done, geo: Geo(lat: 1, lon: 2))
+    static let full = Byline(
+        name: "Ann", email: "ann@example.com", rank: 3, score: 0.5, since: Date(timeIntervalSince1970: 1_600_000_000.25),
+        until: Date(timeIntervalSince1970: 1_700_000_000), status: .done, geo: Geo(lat: 1, lon: 2))
     static let bare = Byline(name: "Bob", email: nil, rank: nil, score: nil, since: Date(timeIntervalSince1970: 0), until: nil, status: nil, geo: nil)
 
     @Test func optionalFieldsPresentAndAbsentRoundTrip() throws {
@@ -38,7 +39,7 @@ struct CompositeFieldTests {
         let context = ModelContext(container)
         context.insert(Story(title: "t", author: Self.full, status: .open, section: .low, editor: nil))
         try context.save()
-        try container.write(author: "test") { db in try db.execute(sql: sql) }   // not through a model
+        try container.write(author: "test") { db in try db.execute(sql: sql) }  // not through a model
         let error = #expect(throws: StoreError.self) { try ModelContext(container).fetch(FetchDescriptor<Story>()) }
         #expect(error?.code == .invalidValue)
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")

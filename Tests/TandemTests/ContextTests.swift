@@ -106,8 +106,8 @@ struct ContextTests {
         let container = try memoryContainer(Todo.self)
         let context = ModelContext(container)
         let todos = try seededTodos(context)
-        todos[1].people.age = 50            // B now matches
-        todos[0].people.age = 5             // A no longer matches
+        todos[1].people.age = 50  // B now matches
+        todos[0].people.age = 5  // A no longer matches
         context.insert(Todo(code: "E", title: "e", people: people("E", 60)))
         var descriptor = FetchDescriptor<Todo>(predicate: #Predicate { $0.people.age >= 18 }, sortBy: [SortDescriptor(\.code)])
         #expect(try context.fetch(descriptor).map(\.code) == ["B", "C", "D", "E"])
@@ -174,7 +174,11 @@ struct ContextTests {
         let todo = Todo(code: "A", title: "a", people: people("A", 1))
         context.insert(todo)
         let changed = Flag()
-        withObservationTracking { _ = todo.title } onChange: { changed.set() }
+        withObservationTracking {
+            _ = todo.title
+        } onChange: {
+            changed.set()
+        }
         todo.title = "b"
         #expect(changed.value)
     }

@@ -45,17 +45,22 @@ struct JournalCrashTests {
             #expect(integrity == ["ok"])
             let history = try container.fetchHistory(HistoryDescriptor())
             let orphans = try container.read { db in
-                try Int.fetchOne(db, sql: """
-                    SELECT COUNT(*) FROM tandem_history_change c WHERE NOT EXISTS (
-                        SELECT 1 FROM tandem_history_transaction t WHERE c.id BETWEEN t.first_change AND t.last_change AND c.token = t.token)
-                    """)
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT COUNT(*) FROM tandem_history_change c WHERE NOT EXISTS (
+                            SELECT 1 FROM tandem_history_transaction t WHERE c.id BETWEEN t.first_change AND t.last_change AND c.token = t.token)
+                        """)
             }
             #expect(orphans == 0, "history changes without their transaction in round \(round)")
             #expect(history.allSatisfy { !$0.changes.isEmpty })
             let replayed = replay(history)
             let table = try tableState(container, entity: "CrashNote")
             let mismatched = Set(replayed.keys).union(table.keys).filter { replayed[$0] != table[$0] }.sorted()
-            #expect(mismatched.isEmpty, "replaying the journal does not give the table in round \(round): \(mismatched.count) records differ, e.g. \(mismatched.prefix(1).map { "\($0): journal \(replayed[$0] ?? [:]) vs row \(table[$0] ?? [:])" })")
+            #expect(
+                mismatched.isEmpty,
+                "replaying the journal does not give the table in round \(round): \(mismatched.count) records differ, e.g. \(mismatched.prefix(1).map { "\($0): journal \(replayed[$0] ?? [:]) vs row \(table[$0] ?? [:])" })"
+            )
             #expect(!table.isEmpty)
             let current = try container.currentHistoryToken()
             #expect(current >= lastToken, "tokens went back after a restart")

@@ -31,11 +31,12 @@ struct JournalTests {
         #expect(change.kind == .insert)
         #expect(change.persistentModelID == todo.persistentModelID)
         #expect(change.persistentModelID.description.hasPrefix("tandem://ledger/Todo/"))
-        #expect(change.values == [
-            "code": .text("T-1"), "title": .text("Write"), "people.name": .text("Ann"), "people.age": .integer(31),
-            "tags": .text("[\"a\"]"), "priority": .integer(2), "weight": .real(2.5), "done": .integer(0),
-            "timestamp": .real(1_000),
-        ])
+        #expect(
+            change.values == [
+                "code": .text("T-1"), "title": .text("Write"), "people.name": .text("Ann"), "people.age": .integer(31),
+                "tags": .text("[\"a\"]"), "priority": .integer(2), "weight": .real(2.5), "done": .integer(0),
+                "timestamp": .real(1_000),
+            ])
         #expect(Set(change.stamps.keys) == Set(change.values.keys))
         #expect(change.stamps.values.allSatisfy { $0 == transaction.stamp })
     }
@@ -75,7 +76,7 @@ struct JournalTests {
         let todo = Todo(code: "T-1", title: "Write", people: people("Ann", 31))
         context.insert(todo)
         try context.save()
-        todo.title = "Write"          // same value
+        todo.title = "Write"  // same value
         try context.save()
         try container.write { db in try db.execute(sql: #"UPDATE "Todo" SET "title" = 'Write'"#) }
         try container.write { db in try db.execute(sql: #"UPDATE "Todo" SET "title" = 'x' WHERE 0"#) }
@@ -111,11 +112,11 @@ struct JournalTests {
         try context.save()
         let history = try context.fetchHistory(HistoryDescriptor())
         let columns = try container.read { db in try db.columns(in: "AllTypes").count }
-        #expect(history.first?.changes.only?.values.count == columns - 2)   // all but #id and #hlc
+        #expect(history.first?.changes.only?.values.count == columns - 2)  // all but #id and #hlc
         let update = try #require(history.last?.changes.only)
         #expect(update.values["optionalString"] == .text("set"))
         #expect(update.values["address.geo.lat"] == .real(1.5))
-        #expect(update.values["address.city"] == nil)      // only the leaf that changed
+        #expect(update.values["address.city"] == nil)  // only the leaf that changed
         #expect(update.values["int"] == nil)
     }
 
@@ -150,7 +151,7 @@ struct JournalTests {
         #expect(history.map(\.author) == ["script", "sync"])
         #expect(history[0].changes.map(\.kind) == [.insert, .update])
         #expect(history[0].changes[0].values["title"] == .text("raw"))
-        #expect(history[0].changes[1].values == ["amount": .real(2)])   // REAL column affinity
+        #expect(history[0].changes[1].values == ["amount": .real(2)])  // REAL column affinity
         #expect(history[1].changes.map(\.kind) == [.delete])
         #expect(history[1].changes[0].persistentModelID.description == "tandem://ledger/LedgerEntry/6f1c5d0e-8a4b-4c55-9b43-3f6c1f7a2b10")
         // The raw insert got stamps like a model insert.
@@ -195,7 +196,7 @@ struct JournalTests {
         #expect(edited.changes.contains { $0.kind == .update && $0.values == ["category": .null] })
         #expect(edited.changes.contains { $0.kind == .unlink && $0.values == ["tags": .text(UUIDText.string(tag.persistentModelID.uuid))] })
 
-        context.delete(collection)      // cascades to the article
+        context.delete(collection)  // cascades to the article
         try context.save()
         let deleted = try #require(try context.fetchHistory(HistoryDescriptor()).last)
         #expect(Set(deleted.changes.filter { $0.kind == .delete }.map(\.entityName)) == ["ArticleCollection", "Article"])
@@ -243,7 +244,7 @@ struct JournalTests {
         let container = try container(Todo.self, LedgerEntry.self)
         let context = ModelContext(container)
         for n in 0..<10 { context.insert(LedgerEntry(code: "L-\(n)", title: "l", amount: Double(n))) }
-        try context.save()   // one transaction of 10 changes
+        try context.save()  // one transaction of 10 changes
         context.insert(LedgerEntry(code: "L-10", title: "l", amount: 10))
         try context.save()
         let whole = try context.fetchHistory(HistoryDescriptor()).flatMap(\.changes).map(\.id)

@@ -42,8 +42,11 @@ struct RelationshipQueryTests {
     }
 
     @Test func toOneKeyPathsCompileToSQL() throws {
-        let titles = try ModelContext(container).fetch(FetchDescriptor<Article>(predicate: #Predicate { $0.category?.name == "tech" },
-                                                                             sortBy: [SortDescriptor(\.title)])).map(\.title)
+        let titles = try ModelContext(container).fetch(
+            FetchDescriptor<Article>(
+                predicate: #Predicate { $0.category?.name == "tech" },
+                sortBy: [SortDescriptor(\.title)])
+        ).map(\.title)
         let expected = (0..<5).flatMap { c in (0..<c).filter { (c + $0) % 3 == 0 }.map { "c\(c)-a\($0)" } }
         #expect(titles == expected.sorted())
         #expect(titles == ["c2-a1", "c3-a0", "c4-a2"])
@@ -56,9 +59,11 @@ struct RelationshipQueryTests {
     @Test func toManyContainsWhereIsOneSubquery() throws {
         let name = "art"
         counter.reset()
-        let count = try ModelContext(container).fetchCount(FetchDescriptor<ArticleCollection>(predicate: #Predicate {
-            $0.articles.contains { $0.category?.name == name }
-        }))
+        let count = try ModelContext(container).fetchCount(
+            FetchDescriptor<ArticleCollection>(
+                predicate: #Predicate {
+                    $0.articles.contains { $0.category?.name == name }
+                }))
         #expect(counter.selects.count == 1, "one SQL query: \(counter.selects)")
         #expect(counter.selects.first?.contains("IN (SELECT") == true, "a semi-join subquery, not a fetch per collection")
         let expected = (0..<5).filter { c in (0..<c).contains { (c + $0) % 3 == 2 } }.count
@@ -87,7 +92,7 @@ struct RelationshipQueryTests {
     @Test func sortingByAToOneKeyPath() throws {
         var descriptor = FetchDescriptor<Article>(sortBy: [SortDescriptor(\Article.category?.name), SortDescriptor(\.title)])
         descriptor.fetchLimit = 3
-        let context = ModelContext(container)   // kept alive: relationships load through it
+        let context = ModelContext(container)  // kept alive: relationships load through it
         let sorted = try context.fetch(descriptor)
         #expect(sorted.map { $0.category?.name } == ["art", "art", "art"])
         #expect(sorted.map(\.title) == sorted.map(\.title).sorted())

@@ -197,7 +197,8 @@ struct RelationshipTests {
         #expect(schema.storage(of: category, in: article) == .foreignKey(column: "category"))
         #expect(schema.storage(of: try #require(article.relationship(named: "tags")), in: article) == .joinTable(name: "Article.tags", ownerColumn: "source", memberColumn: "target"))
         let tagSide = try #require(schema.entity(named: "Tag"))
-        #expect(schema.storage(of: try #require(tagSide.relationship(named: "articles")), in: tagSide)
+        #expect(
+            schema.storage(of: try #require(tagSide.relationship(named: "articles")), in: tagSide)
                 == .joinTable(name: "Article.tags", ownerColumn: "target", memberColumn: "source"))
     }
 

@@ -7,11 +7,12 @@ import TandemSchemaExtract
 @Suite("Schema extraction matches the runtime")
 struct SchemaExtractionTests {
     /// The test models, by entity name (the versioned `Note`s are nested in enums and share a name).
-    static let models: [String: any PersistentModel.Type] = Dictionary(uniqueKeysWithValues: ([
-        Todo.self, Item.self, AllTypes.self, Student.self, Schedule.self,
-        Category.self, Article.self, ArticleCollection.self, Tag.self, Shelf.self, Book.self, RingNode.self, PetOwner.self, Pet.self,
-        LedgerEntry.self, CrashNote.self, Product.self, Story.self,
-    ] as [any PersistentModel.Type]).map { ($0.entityName, $0) })
+    static let models: [String: any PersistentModel.Type] = Dictionary(
+        uniqueKeysWithValues: ([
+            Todo.self, Item.self, AllTypes.self, Student.self, Schedule.self,
+            Category.self, Article.self, ArticleCollection.self, Tag.self, Shelf.self, Book.self, RingNode.self, PetOwner.self, Pet.self,
+            LedgerEntry.self, CrashNote.self, Product.self, Story.self,
+        ] as [any PersistentModel.Type]).map { ($0.entityName, $0) })
 
     /// The versioned `Note`s, each nested in its version's enum.
     static let versions: [String: any PersistentModel.Type] = [
@@ -33,7 +34,9 @@ struct SchemaExtractionTests {
             case .json(let name, _): return .json(typeName: name)
             case .collection(let name, let element): return .collection(typeName: name, element: element.map(strip))
             case .composite(var composite):
-                composite.fields = composite.fields.map { var field = $0; field.type = strip(field.type); return field }
+                composite.fields = composite.fields.map {
+                    var field = $0; field.type = strip(field.type); return field
+                }
                 return .composite(composite)
             default: return type
             }

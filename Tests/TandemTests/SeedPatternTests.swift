@@ -134,8 +134,10 @@ struct SeedPatternTests {
         }
         try context.save()
         let mask = optionIDsToInt64([2, 3, 10])
-        let found = try ModelContext(container).fetch(FetchDescriptor<ItemData>(sqlFilter: #"("optionIDsNumber" & ?) = ?"#, arguments: [mask, mask],
-                                                                                sortBy: [SortDescriptor(\.createTimestamp)]))
+        let found = try ModelContext(container).fetch(
+            FetchDescriptor<ItemData>(
+                sqlFilter: #"("optionIDsNumber" & ?) = ?"#, arguments: [mask, mask],
+                sortBy: [SortDescriptor(\.createTimestamp)]))
         #expect(found.map(\.optionSelections) == [[2, 3, 10], [2, 3, 6, 10, 12]])
     }
 

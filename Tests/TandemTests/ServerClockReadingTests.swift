@@ -9,8 +9,9 @@ struct ServerClockReadingTests {
     static let day: Int64 = 86_400_000
 
     /// Read while this machine's wall clock ran a day ahead, on boot "one" at 5 000 ms.
-    static let aheadByADay = ServerClockReading(serverMilliseconds: 1_800_000_000_000, wallMilliseconds: 1_800_000_000_000 + day,
-                                                boot: MonotonicReading(bootID: "one", milliseconds: 5_000))
+    static let aheadByADay = ServerClockReading(
+        serverMilliseconds: 1_800_000_000_000, wallMilliseconds: 1_800_000_000_000 + day,
+        boot: MonotonicReading(bootID: "one", milliseconds: 5_000))
 
     @Test func onTheSameBootTheEstimateFollowsTheBootClockWhateverTheWallClockDid() {
         let later = MonotonicReading(bootID: "one", milliseconds: 65_000)
@@ -49,8 +50,9 @@ extension ServerClockReadingTests {
         }
         let clocks = Clocks()
         var configuration = ModelConfiguration(isStoredInMemoryOnly: true, dataset: "clock")
-        configuration.clock = WallClock({ Date(timeIntervalSince1970: Double(clocks.state.withLock { $0.wall }) / 1000) },
-                                        monotonic: { MonotonicReading(bootID: "one", milliseconds: clocks.state.withLock { $0.boot }) })
+        configuration.clock = WallClock(
+            { Date(timeIntervalSince1970: Double(clocks.state.withLock { $0.wall }) / 1000) },
+            monotonic: { MonotonicReading(bootID: "one", milliseconds: clocks.state.withLock { $0.boot }) })
         let container = try ModelContainer(for: [], configurations: [configuration])
         #expect(try container.recordServerTime(1_800_000_000_000).offset == -Self.day)
         // A minute later, the wall clock set right.
@@ -65,8 +67,9 @@ extension ServerClockReadingTests {
     /// its stamps come out ahead and the server has them re-stamped; still behind, its edits
     /// would otherwise lose to older ones without a word.
     @Test func afterARebootAClockThatWasBehindKeepsItsOffset() {
-        let behind = ServerClockReading(serverMilliseconds: 1_800_000_000_000, wallMilliseconds: 1_800_000_000_000 - Self.day,
-                                        boot: MonotonicReading(bootID: "one", milliseconds: 5_000))
+        let behind = ServerClockReading(
+            serverMilliseconds: 1_800_000_000_000, wallMilliseconds: 1_800_000_000_000 - Self.day,
+            boot: MonotonicReading(bootID: "one", milliseconds: 5_000))
         let rebooted = MonotonicReading(bootID: "two", milliseconds: 1_000)
         #expect(behind.estimate(wall: 1_800_000_500_000 - Self.day, boot: rebooted) == 1_800_000_500_000)
     }

@@ -5,11 +5,11 @@ import Tandem
 
 struct People: Codable {
     var name: String
-    var age: Int64        // was Int: the same width on 64-bit platforms, but 32-bit clients overflow (warning)
-    var email: String     // new required field: release-1 clients never send it (breaking)
+    var age: Int64  // was Int: the same width on 64-bit platforms, but 32-bit clients overflow (warning)
+    var email: String  // new required field: release-1 clients never send it (breaking)
 }
 
-enum Priority: String, Codable, CaseIterable {   // raw type was Int (breaking)
+enum Priority: String, Codable, CaseIterable {  // raw type was Int (breaking)
     case low, normal, high
 }
 
@@ -18,7 +18,7 @@ enum Priority: String, Codable, CaseIterable {   // raw type was Int (breaking)
     var title: String
     var people: People
     var priority: Priority = .normal
-    var note: String?     // a new optional attribute: safe
+    var note: String?  // a new optional attribute: safe
     init(code: String, title: String, people: People) {
         self.code = code
         self.title = title

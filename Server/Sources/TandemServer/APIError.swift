@@ -15,8 +15,10 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     /// Extra response headers (`Retry-After` on 429).
     public var headers: HTTPFields = [:]
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String,
-                findings: [WireErrorBody.Finding]? = nil, serverTime: Int64? = nil, maxClockSkew: Int64? = nil) {
+    public init(
+        _ status: HTTPResponse.Status, _ code: String, _ message: String,
+        findings: [WireErrorBody.Finding]? = nil, serverTime: Int64? = nil, maxClockSkew: Int64? = nil
+    ) {
         self.status = status
         self.body = WireErrorBody(error: .init(code: code, message: message, findings: findings, serverTime: serverTime, maxClockSkew: maxClockSkew))
     }

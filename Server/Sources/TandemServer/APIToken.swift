@@ -28,7 +28,8 @@ struct APIToken: Sendable {
     init?(text: String) {
         let parts = text.split(separator: "_", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "tdm", parts[1].count == 12, parts[2].count == 64,
-              (parts[1] + parts[2]).allSatisfy(\.isHexDigit) else { return nil }
+            (parts[1] + parts[2]).allSatisfy(\.isHexDigit)
+        else { return nil }
         self.id = String(parts[1])
         self.secret = String(parts[2])
     }

@@ -13,9 +13,11 @@ public struct ServerDependencies: Sendable {
     /// The counters and timers `GET /metrics` serves.
     public var metrics: ServerMetrics
 
-    public init(storage: any ServerStorage, configuration: ServerConfiguration = ServerConfiguration(),
-                metrics: ServerMetrics = ServerMetrics(),
-                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+    public init(
+        storage: any ServerStorage, configuration: ServerConfiguration = ServerConfiguration(),
+        metrics: ServerMetrics = ServerMetrics(),
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    ) {
         self.storage = storage
         self.configuration = configuration
         self.metrics = metrics
@@ -31,12 +33,15 @@ public struct ServerDependencies: Sendable {
 ///                            host: "127.0.0.1", port: 8080, logger: Logger(label: "tandem-server"))
 /// try await app.runService()
 /// ```
-public func buildApplication(_ dependencies: ServerDependencies, host: String = "127.0.0.1", port: Int = 8080,
-                             logger: Logger) -> some ApplicationProtocol {
-    Application(router: buildRouter(dependencies),
-                configuration: .init(address: .hostname(host, port: port), serverName: "tandem-server"),
-                services: [MaintenanceService(dependencies: dependencies, logger: logger)],
-                logger: logger)
+public func buildApplication(
+    _ dependencies: ServerDependencies, host: String = "127.0.0.1", port: Int = 8080,
+    logger: Logger
+) -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(dependencies),
+        configuration: .init(address: .hostname(host, port: port), serverName: "tandem-server"),
+        services: [MaintenanceService(dependencies: dependencies, logger: logger)],
+        logger: logger)
 }
 
 /// The router alone (what router tests drive).
@@ -54,17 +59,21 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
     router.get("health") { _, _ in try await routes.health() }
     let registry = dependencies.metrics.registry
     router.get("metrics") { _, _ in
-        Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                 body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
     }
     let specification = OpenAPIDocument.text
     router.get("openapi.yaml") { _, _ in
-        Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                 body: .init(byteBuffer: ByteBuffer(string: specification)))
+        Response(
+            status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: specification)))
     }
     let v1 = router.group("v1")
-        .add(middleware: Authenticator(storage: dependencies.storage,
-                                       limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst)))
+        .add(
+            middleware: Authenticator(
+                storage: dependencies.storage,
+                limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst)))
     v1.get("capabilities") { _, _ in try routes.capabilities() }
     v1.get("datasets") { _, context in try await routes.listDatasets(context) }
     v1.put("datasets/:dataset") { _, context in try await routes.createDataset(context) }

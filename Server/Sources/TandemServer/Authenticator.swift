@@ -6,8 +6,10 @@ struct Authenticator: RouterMiddleware {
     let storage: any ServerStorage
     let limiter: RateLimiter
 
-    func handle(_ request: Request, context: TandemRequestContext,
-                next: (Request, TandemRequestContext) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: TandemRequestContext,
+        next: (Request, TandemRequestContext) async throws -> Response
+    ) async throws -> Response {
         guard let header = request.headers[.authorization] else {
             throw APIError.unauthorized("missing bearer token: send Authorization: Bearer <token> (tandem-server tokens create NAME)")
         }
@@ -15,7 +17,8 @@ struct Authenticator: RouterMiddleware {
             throw APIError.unauthorized("malformed bearer token: expected Authorization: Bearer tdm_<id>_<secret>")
         }
         guard let stored = try await storage.token(id: token.id),
-              token.matches(secretHash: stored.secretHash) else {
+            token.matches(secretHash: stored.secretHash)
+        else {
             throw APIError.unauthorized("unknown or revoked token")
         }
         if let wait = await limiter.admit(token.id) {

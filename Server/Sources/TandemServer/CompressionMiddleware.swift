@@ -19,11 +19,14 @@ struct CompressionMiddleware: RouterMiddleware {
         }
     }
 
-    func handle(_ request: Request, context: TandemRequestContext,
-                next: (Request, TandemRequestContext) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: TandemRequestContext,
+        next: (Request, TandemRequestContext) async throws -> Response
+    ) async throws -> Response {
         var response = try await next(request, context)
         guard Self.acceptsGzip(request.headers[.acceptEncoding]), response.headers[.contentEncoding] == nil,
-              let length = response.body.contentLength, length >= minimumBytes else {
+            let length = response.body.contentLength, length >= minimumBytes
+        else {
             return response
         }
         let collector = Collector()

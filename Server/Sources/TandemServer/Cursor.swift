@@ -23,7 +23,8 @@ struct Cursor: Equatable {
     }
 
     var text: String {
-        "c1." + Data("\(dataset):\(position)".utf8).base64EncodedString()
+        "c1."
+            + Data("\(dataset):\(position)".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }

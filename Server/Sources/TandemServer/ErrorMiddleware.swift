@@ -24,8 +24,10 @@ struct ErrorMiddleware: RouterMiddleware {
         }
     }
 
-    func handle(_ request: Request, context: TandemRequestContext,
-                next: (Request, TandemRequestContext) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: TandemRequestContext,
+        next: (Request, TandemRequestContext) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {

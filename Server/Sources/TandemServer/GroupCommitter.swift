@@ -22,8 +22,10 @@ actor GroupCommitter<Job: Sendable, Output: Sendable> {
     private var pending: [(job: Job, continuation: CheckedContinuation<Output, any Error>)] = []
     private var draining = false
 
-    init(maxBatch: Int, maxWeight: Int = .max, weight: @escaping @Sendable (Job) -> Int = { _ in 1 },
-         run: @escaping @Sendable ([Job]) async throws -> [Result<Output, any Error>]) {
+    init(
+        maxBatch: Int, maxWeight: Int = .max, weight: @escaping @Sendable (Job) -> Int = { _ in 1 },
+        run: @escaping @Sendable ([Job]) async throws -> [Result<Output, any Error>]
+    ) {
         precondition(maxBatch >= 1)
         self.maxBatch = maxBatch
         self.maxWeight = maxWeight

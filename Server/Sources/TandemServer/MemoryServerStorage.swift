@@ -79,8 +79,10 @@ public actor MemoryServerStorage: ServerStorage {
 
     public func schemaHistory(dataset: Int64) -> [SchemaVersionInfo] { state.datasets[dataset]?.schemas ?? [] }
 
-    public func registerSchema(dataset: Int64, json: String, now: Int64,
-                               check: @Sendable ([SchemaVersionInfo]) throws -> Bool) throws -> SchemaRegistration {
+    public func registerSchema(
+        dataset: Int64, json: String, now: Int64,
+        check: @Sendable ([SchemaVersionInfo]) throws -> Bool
+    ) throws -> SchemaRegistration {
         guard var stored = state.datasets[dataset] else { throw StorageError.notFound("dataset") }
         guard try check(stored.schemas) else { return SchemaRegistration(version: stored.schemas.count, created: false) }
         let version = stored.schemas.count + 1
@@ -90,8 +92,10 @@ public actor MemoryServerStorage: ServerStorage {
         return SchemaRegistration(version: version, created: true)
     }
 
-    public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
-                     apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) throws -> StoredPush {
+    public func push(
+        dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
+        apply: @escaping @Sendable (inout any PushTransaction) throws -> Data
+    ) throws -> StoredPush {
         guard let stored = state.datasets[dataset] else { throw StorageError.notFound("dataset") }
         if let previous = stored.idempotent[key] {
             return StoredPush(response: previous.response, requestHash: previous.hash, replayed: true)

@@ -5,7 +5,8 @@ import Foundation
 enum OpenAPIDocument {
     static let text: String = {
         guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
-              let text = try? String(contentsOf: url, encoding: .utf8) else {
+            let text = try? String(contentsOf: url, encoding: .utf8)
+        else {
             return "# openapi.yaml is missing from this build's resources\n"
         }
         return text

@@ -34,7 +34,7 @@ struct PushProcessor: Sendable {
     }
 
     private func validate(_ change: inout WireChange, at index: Int, columns: [String: [String: Schema.Column]]) throws -> [String: HLCTimestamp] {
-        var item: String { "changes[\(index)]" }   // written only for an error
+        var item: String { "changes[\(index)]" }  // written only for an error
         guard let uri = RecordURI(change.record) else {
             throw APIError.invalid("invalid_record", "\(item).record '\(change.record)' is not a record URI; expected tandem://<dataset>/<Entity>/<uuid>")
         }
@@ -52,14 +52,17 @@ struct PushProcessor: Sendable {
         // default under "*" for the values without one (compact stamps). Compared without
         // building sets, which cost two allocations per change.
         let star = change.stamps[WireChange.deleteStampKey] != nil
-        let stampsMatch = change.kind == .delete
+        let stampsMatch =
+            change.kind == .delete
             ? change.stamps.count == 1 && star
             : (star || change.stamps.count == change.values.count)
                 && change.stamps.keys.allSatisfy { $0 == WireChange.deleteStampKey || change.values[$0] != nil }
         guard stampsMatch else {
-            throw APIError.invalid("invalid_stamp", change.kind == .delete
-                ? "\(item).stamps of a delete is one stamp, under \"*\"; got \(change.stamps.keys.sorted())"
-                : "\(item).stamps needs a stamp per value, or a default under \"*\", and names only the change's values; got \(change.stamps.keys.sorted())")
+            throw APIError.invalid(
+                "invalid_stamp",
+                change.kind == .delete
+                    ? "\(item).stamps of a delete is one stamp, under \"*\"; got \(change.stamps.keys.sorted())"
+                    : "\(item).stamps needs a stamp per value, or a default under \"*\", and names only the change's values; got \(change.stamps.keys.sorted())")
         }
         var stamps: [String: HLCTimestamp] = [:]
         for (key, text) in change.stamps {
@@ -67,9 +70,10 @@ struct PushProcessor: Sendable {
                 throw APIError.invalid("invalid_stamp", "\(item).stamps.\(key): '\(text)' is not an HLC stamp (<12 hex>-<4 hex>-<16 hex>)")
             }
             if Int64(clamping: stamp.physical) > now.addingReportingOverflow(maxClockSkew).partialValue {
-                throw APIError(.unprocessableContent, "clock_skew",
-                               "\(item).stamps.\(key) is \((Int64(clamping: stamp.physical) - now) / 1000) s ahead of the server's clock; correct the client clock (serverTime) and stamp again",
-                               serverTime: now, maxClockSkew: maxClockSkew)
+                throw APIError(
+                    .unprocessableContent, "clock_skew",
+                    "\(item).stamps.\(key) is \((Int64(clamping: stamp.physical) - now) / 1000) s ahead of the server's clock; correct the client clock (serverTime) and stamp again",
+                    serverTime: now, maxClockSkew: maxClockSkew)
             }
             stamps[key] = stamp
         }
@@ -87,11 +91,15 @@ struct PushProcessor: Sendable {
                 throw APIError.invalid("invalid_change", "\(item).mergedInto is written by the server when it merges two records holding one unique value; send a plain delete")
             }
         case .link, .unlink:
-            let sides = schema.entity(named: change.entity).map { entity in
-                entity.relationships.filter { if case .joinTable(_, "source", _) = schema.storage(of: $0, in: entity) { true } else { false } }.map(\.name)
-            } ?? []
+            let sides =
+                schema.entity(named: change.entity).map { entity in
+                    entity.relationships.filter { if case .joinTable(_, "source", _) = schema.storage(of: $0, in: entity) { true } else { false } }.map(\.name)
+                } ?? []
             guard change.mergedInto == nil, change.values.count == 1, let (name, member) = change.values.first, sides.contains(name) else {
-                throw APIError.invalid("invalid_link", "\(item): a \(change.kind.rawValue) carries one value: a many-to-many relationship of '\(change.entity)' (\(sides.isEmpty ? "it has none it stores" : sides.sorted().joined(separator: ", "))) → the member's UUID")
+                throw APIError.invalid(
+                    "invalid_link",
+                    "\(item): a \(change.kind.rawValue) carries one value: a many-to-many relationship of '\(change.entity)' (\(sides.isEmpty ? "it has none it stores" : sides.sorted().joined(separator: ", "))) → the member's UUID"
+                )
             }
             guard case .text(let id) = member, UUID(uuidString: id) != nil, id == id.lowercased() else {
                 throw APIError.invalid("invalid_link", "\(item).values.\(name): the member is a UUID as lowercase text; got \(member.kindDescription)")
@@ -106,7 +114,8 @@ struct PushProcessor: Sendable {
                     throw APIError.invalid("unknown_attribute", "\(item).values.\(key): '\(change.entity)' has no column '\(key)' in schema version \(schemaVersion)")
                 }
                 guard value.fits(column) else {
-                    throw APIError.invalid("invalid_value", "\(item).values.\(key): \(value.kindDescription) does not fit column '\(key)' (\(column.sqlType.rawValue)\(column.isNullable ? ", nullable" : ""))")
+                    throw APIError.invalid(
+                        "invalid_value", "\(item).values.\(key): \(value.kindDescription) does not fit column '\(key)' (\(column.sqlType.rawValue)\(column.isNullable ? ", nullable" : ""))")
                 }
             }
         }
@@ -163,8 +172,10 @@ struct PushProcessor: Sendable {
     /// (``PushRequest/OutcomeDetail``), only those of changes that lost a value or were not
     /// applied. The steps are ``PushRun``'s: each change in turn, then the unique values the
     /// push's records hold, then the answer.
-    func apply(_ changes: [WireChange], stamps: [[String: HLCTimestamp]], canonical: CanonicalText? = nil,
-               outcomes detail: PushRequest.OutcomeDetail? = nil, to transaction: inout any PushTransaction) throws -> Applied {
+    func apply(
+        _ changes: [WireChange], stamps: [[String: HLCTimestamp]], canonical: CanonicalText? = nil,
+        outcomes detail: PushRequest.OutcomeDetail? = nil, to transaction: inout any PushTransaction
+    ) throws -> Applied {
         var run = try PushRun(self, changeCount: changes.count, canonical: canonical, every: detail != .lost, transaction: transaction)
         defer { transaction = run.transaction }
         for (index, (change, changeStamps)) in zip(changes, stamps).enumerated() {

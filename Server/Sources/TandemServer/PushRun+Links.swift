@@ -8,8 +8,10 @@ extension PushRun {
     /// A link or an unlink (change `index`, its record already redirected from a merged-away
     /// one when `redirected`): one field of its record, `<relationship>#<member>`, true while
     /// linked, merged by stamp like any value (the later wins).
-    mutating func applyLink(_ change: WireChange, sent: WireChange, field: String, stamp: HLCTimestamp, at index: Int,
-                            redirected: Bool) throws {
+    mutating func applyLink(
+        _ change: WireChange, sent: WireChange, field: String, stamp: HLCTimestamp, at index: Int,
+        redirected: Bool
+    ) throws {
         var change = change, field = field, redirected = redirected
         var state = try transaction.record(change.record)
         if let existing = state, existing.entity != change.entity {
@@ -17,7 +19,8 @@ extension PushRun {
         }
         // The member: a record merged into another is linked as its survivor.
         guard let (relationship, member) = change.values.first, case .text(var id) = member,
-              let destination = schema.entity(named: change.entity)?.relationship(named: relationship)?.destination else { return }
+            let destination = schema.entity(named: change.entity)?.relationship(named: relationship)?.destination
+        else { return }
         var memberURI = "tandem://\(datasetName)/\(destination)/\(id)"
         if unique.hasUniqueValues(destination), let survivor = try survivor(of: memberURI, stampedAt: stamp) {
             memberURI = survivor
@@ -34,16 +37,17 @@ extension PushRun {
         // again: replicas dropped the link with the delete.
         if change.kind == .link {
             let memberState = try transaction.record(memberURI)
-            var losesTo: String?   // the winning delete's stamp
+            var losesTo: String?  // the winning delete's stamp
             // The end that is deleted (`.some(nil)`: one the server never had).
             let gone = [state, memberState].first(where: { $0?.isDeleted ?? true })
             if let gone {
                 losesTo = gone?.deleted?.description ?? ""
             } else if let deleted = memberState?.deleted, deleted >= stamp,
-                      // Unless the owner holds this link already, made after that delete
-                      // (elsewhere): this older one changes nothing, and its maker keeps
-                      // the row the newer one keeps everywhere.
-                      !(state?.holds(field, .bool(true), newerThan: deleted) ?? false) {
+                // Unless the owner holds this link already, made after that delete
+                // (elsewhere): this older one changes nothing, and its maker keeps
+                // the row the newer one keeps everywhere.
+                !(state?.holds(field, .bool(true), newerThan: deleted) ?? false)
+            {
                 losesTo = deleted.description
             }
             if let losesTo {
@@ -52,23 +56,26 @@ extension PushRun {
                 // arrived before the delete: arrival order cannot matter.
                 if let owner = state, let deleted = gone??.deleted, stamp > deleted {
                     var kept: RecordState? = owner
-                    _ = RecordMerge.apply(WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(true)]),
-                                          stamps: [field: stamp], to: &kept)
+                    _ = RecordMerge.apply(
+                        WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(true)]),
+                        stamps: [field: stamp], to: &kept)
                     if let kept, kept != owner {
                         try transaction.setRecord(change.record, kept)
                         try transaction.addLinkOwner(change.record, field: field, member: memberURI)
                     }
                 }
-                let lost = LostValue(attribute: field, value: .bool(true), stamp: stamp.description,
-                                     winningValue: .null, winningStamp: losesTo, toDelete: true)
+                let lost = LostValue(
+                    attribute: field, value: .bool(true), stamp: stamp.description,
+                    winningValue: .null, winningStamp: losesTo, toDelete: true)
                 try transaction.recordLost(lost, record: change.record, position: nil, at: now)
                 outcome(index, position: nil, applied: [], lost: [lost])
                 return
             }
         }
         let before = state
-        let merged = RecordMerge.apply(WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(change.kind == .link)]),
-                                       stamps: [field: stamp], to: &state)
+        let merged = RecordMerge.apply(
+            WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(change.kind == .link)]),
+            stamps: [field: stamp], to: &state)
         if let state, state != before { try transaction.setRecord(change.record, state) }
         var position: Int64?
         if !merged.applied.isEmpty {
@@ -83,14 +90,17 @@ extension PushRun {
     /// The member a link field of an `entity` record names.
     func linkMember(_ entity: String, _ field: String) -> String? {
         guard let hash = field.firstIndex(of: "#"),
-              let destination = schema.entity(named: entity)?.relationship(named: String(field[..<hash]))?.destination else { return nil }
+            let destination = schema.entity(named: entity)?.relationship(named: String(field[..<hash]))?.destination
+        else { return nil }
         return "tandem://\(datasetName)/\(destination)/\(field[field.index(after: hash)...])"
     }
     mutating func logLink(_ owner: String, _ entity: String, field: String, linked: Bool, stamp: HLCTimestamp) throws {
         guard let hash = field.firstIndex(of: "#") else { return }
-        last = try transaction.appendLog(WireChange(record: owner, entity: entity, kind: linked ? .link : .unlink,
-                                                    values: [String(field[..<hash]): .text(String(field[field.index(after: hash)...]))],
-                                                    stamps: [WireChange.deleteStampKey: stamp.description]), schemaVersion: schemaVersion)
+        last = try transaction.appendLog(
+            WireChange(
+                record: owner, entity: entity, kind: linked ? .link : .unlink,
+                values: [String(field[..<hash]): .text(String(field[field.index(after: hash)...]))],
+                stamps: [WireChange.deleteStampKey: stamp.description]), schemaVersion: schemaVersion)
         isEcho = false
     }
     /// Record `uri` has a newer delete, stamped `deleted`: links older than it go (a link
@@ -108,10 +118,12 @@ extension PushRun {
         guard linkMemberEntities.contains(entity) else { return }
         for (owner, field) in try transaction.linkOwners(of: uri) {
             guard let ownerState = try transaction.record(owner), let link = ownerState.fields[field],
-                  link.value == .bool(true), link.stamp < deleted else { continue }
+                link.value == .bool(true), link.stamp < deleted
+            else { continue }
             var state: RecordState? = ownerState
-            let unlinked = RecordMerge.apply(WireChange(record: owner, entity: ownerState.entity, kind: .update, values: [field: .bool(false)]),
-                                             stamps: [field: deleted], to: &state)
+            let unlinked = RecordMerge.apply(
+                WireChange(record: owner, entity: ownerState.entity, kind: .update, values: [field: .bool(false)]),
+                stamps: [field: deleted], to: &state)
             if let state, state != ownerState { try transaction.setRecord(owner, state) }
             if !unlinked.applied.isEmpty { try logLink(owner, ownerState.entity, field: field, linked: false, stamp: deleted) }
         }
@@ -128,14 +140,16 @@ extension PushRun {
         if linkOwnerEntities.contains(entity) {
             for (field, link) in state.fields.sorted(by: { $0.key < $1.key }) where field.contains("#") && link.value == .bool(true) {
                 guard let member = linkMember(entity, field), let memberState = try transaction.record(member), !memberState.isDeleted,
-                      newer(link.stamp, than: state, memberState) else { continue }
+                    newer(link.stamp, than: state, memberState)
+                else { continue }
                 try logLink(uri, entity, field: field, linked: true, stamp: link.stamp)
             }
         }
         guard linkMemberEntities.contains(entity) else { return }
         for (owner, field) in try transaction.linkOwners(of: uri) {
             guard let ownerState = try transaction.record(owner), !ownerState.isDeleted, let link = ownerState.fields[field],
-                  link.value == .bool(true), newer(link.stamp, than: state, ownerState) else { continue }
+                link.value == .bool(true), newer(link.stamp, than: state, ownerState)
+            else { continue }
             try logLink(owner, ownerState.entity, field: field, linked: true, stamp: link.stamp)
         }
     }

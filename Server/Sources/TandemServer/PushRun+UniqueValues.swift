@@ -22,7 +22,7 @@ extension PushRun {
             guard mergesLeft > 0 else { continue }
             mergesLeft -= 1
             try merge(uri, holder, entity)
-            return   // the merge settled both records' values
+            return  // the merge settled both records' values
         }
     }
 
@@ -49,19 +49,19 @@ extension PushRun {
     /// Settles the unique values of every record the push touched: every value given up is
     /// free before any is claimed, so values swapped between the push's records never meet.
     mutating func settleUniqueValues() throws {
-    // Every value the push's records gave up is free before any is claimed.
-    for record in touched {
-        for key in record.old where !record.new.contains(key) { try transaction.releaseUnique(entity: record.entity, key: key, record: record.uri) }
-    }
-    for record in touched {
-        // A merge earlier in this loop may have changed or deleted it: then it is read
-        // again, and claims all it holds.
-        if anyMerge {
-            try settle(record.uri, record.entity, old: [], new: unique.keys(of: try transaction.record(record.uri)))
-        } else {
-            try settle(record.uri, record.entity, old: record.old, new: record.new)
+        // Every value the push's records gave up is free before any is claimed.
+        for record in touched {
+            for key in record.old where !record.new.contains(key) { try transaction.releaseUnique(entity: record.entity, key: key, record: record.uri) }
         }
-    }
+        for record in touched {
+            // A merge earlier in this loop may have changed or deleted it: then it is read
+            // again, and claims all it holds.
+            if anyMerge {
+                try settle(record.uri, record.entity, old: [], new: unique.keys(of: try transaction.record(record.uri)))
+            } else {
+                try settle(record.uri, record.entity, old: record.old, new: record.new)
+            }
+        }
     }
 
     /// Merges records `a` and `b` (one entity, both holding a unique value) as
@@ -79,12 +79,15 @@ extension PushRun {
         // them still sees its own edit, and logs it if a later one replaces it.
         let values = loserState.values.filter { survivorBefore.fields[$0.key]?.value != $0.value.value }
         if !values.isEmpty {
-            let carried = RecordMerge.apply(WireChange(record: survivor, entity: entity, kind: .update, values: values.mapValues(\.value)),
-                                            stamps: values.mapValues(\.stamp), to: &survivorState)
+            let carried = RecordMerge.apply(
+                WireChange(record: survivor, entity: entity, kind: .update, values: values.mapValues(\.value)),
+                stamps: values.mapValues(\.stamp), to: &survivorState)
             var position: Int64?
             if !carried.applied.isEmpty {
-                let applied = WireChange(record: survivor, entity: entity, kind: .update, values: carried.applied.mapValues(\.value),
-                                         stamps: carried.applied.mapValues(\.stamp.description)).compacted()
+                let applied = WireChange(
+                    record: survivor, entity: entity, kind: .update, values: carried.applied.mapValues(\.value),
+                    stamps: carried.applied.mapValues(\.stamp.description)
+                ).compacted()
                 position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
                 last = position!
             }
@@ -93,14 +96,17 @@ extension PushRun {
         }
         for (field, link) in loserState.fields.sorted(by: { $0.key < $1.key }) {
             guard let hash = field.firstIndex(of: "#") else { continue }
-            let carried = RecordMerge.apply(WireChange(record: survivor, entity: entity, kind: .update, values: [field: link.value]),
-                                            stamps: [field: link.stamp], to: &survivorState)
+            let carried = RecordMerge.apply(
+                WireChange(record: survivor, entity: entity, kind: .update, values: [field: link.value]),
+                stamps: [field: link.stamp], to: &survivorState)
             guard !carried.applied.isEmpty else { continue }
             if let memberURI = linkMember(entity, field) { try transaction.addLinkOwner(survivor, field: field, member: memberURI) }
             let member = String(field[field.index(after: hash)...])
-            last = try transaction.appendLog(WireChange(record: survivor, entity: entity, kind: link.value == .bool(true) ? .link : .unlink,
-                                                        values: [String(field[..<hash]): .text(member)],
-                                                        stamps: [WireChange.deleteStampKey: link.stamp.description]), schemaVersion: schemaVersion)
+            last = try transaction.appendLog(
+                WireChange(
+                    record: survivor, entity: entity, kind: link.value == .bool(true) ? .link : .unlink,
+                    values: [String(field[..<hash]): .text(member)],
+                    stamps: [WireChange.deleteStampKey: link.stamp.description]), schemaVersion: schemaVersion)
         }
         if let survivorState, survivorState != survivorBefore { try transaction.setRecord(survivor, survivorState) }
         // The links naming the loser (fields of other records) name the survivor, each with
@@ -109,11 +115,13 @@ extension PushRun {
         if linkMemberEntities.contains(entity), let survivorID = RecordURI(survivor)?.id {
             for (owner, field) in try transaction.linkOwners(of: loser) where owner != loser {
                 guard let ownerState = try transaction.record(owner), !ownerState.isDeleted, let link = ownerState.fields[field],
-                      link.value == .bool(true), let hash = field.firstIndex(of: "#") else { continue }
+                    link.value == .bool(true), let hash = field.firstIndex(of: "#")
+                else { continue }
                 let moved = field[..<hash] + "#" + survivorID
                 var state: RecordState? = ownerState
-                let carried = RecordMerge.apply(WireChange(record: owner, entity: ownerState.entity, kind: .update, values: [moved: .bool(true)]),
-                                                stamps: [moved: link.stamp], to: &state)
+                let carried = RecordMerge.apply(
+                    WireChange(record: owner, entity: ownerState.entity, kind: .update, values: [moved: .bool(true)]),
+                    stamps: [moved: link.stamp], to: &state)
                 guard !carried.applied.isEmpty, let state else { continue }
                 try transaction.setRecord(owner, state)
                 try transaction.addLinkOwner(owner, field: moved, member: survivor)
@@ -124,8 +132,10 @@ extension PushRun {
         var deleted: RecordState? = loserState
         _ = RecordMerge.apply(WireChange(record: loser, entity: entity, kind: .delete), stamps: [WireChange.deleteStampKey: stamp], to: &deleted)
         if let deleted { try transaction.setRecord(loser, deleted) }
-        last = try transaction.appendLog(WireChange(record: loser, entity: entity, kind: .delete, stamps: [WireChange.deleteStampKey: stamp.description],
-                                                    mergedInto: survivor), schemaVersion: schemaVersion)
+        last = try transaction.appendLog(
+            WireChange(
+                record: loser, entity: entity, kind: .delete, stamps: [WireChange.deleteStampKey: stamp.description],
+                mergedInto: survivor), schemaVersion: schemaVersion)
         try transaction.setMerged(loser, MergedRecord(survivor: survivor, stamp: stamp, state: loserState))
         // The survivor holds its values, the carried ones too (which may meet a third record).
         try settle(survivor, entity, old: unique.keys(of: survivorBefore), new: unique.keys(of: survivorState), claimAll: true)

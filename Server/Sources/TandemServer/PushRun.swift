@@ -59,8 +59,10 @@ struct PushRun {
     /// References to records of unique entities, which a merge may have taken away.
     let mergeableReferences: [String: [(column: String, destination: String)]]
 
-    init(_ processor: PushProcessor, changeCount: Int, canonical: PushProcessor.CanonicalText?, every: Bool,
-         transaction: any PushTransaction) throws {
+    init(
+        _ processor: PushProcessor, changeCount: Int, canonical: PushProcessor.CanonicalText?, every: Bool,
+        transaction: any PushTransaction
+    ) throws {
         datasetName = processor.datasetName
         datasetID = processor.datasetID
         schemaVersion = processor.schemaVersion
@@ -129,14 +131,18 @@ struct PushRun {
 
     /// The references `change` sets to records merged into others: pointed at their
     /// survivors once the change is applied (``rewriteReferences(_:_:_:)``).
-    func mergedReferences(in change: WireChange, stamps changeStamps: [String: HLCTimestamp]) throws
-        -> [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)] {
+    func mergedReferences(
+        in change: WireChange, stamps changeStamps: [String: HLCTimestamp]
+    ) throws
+        -> [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)]
+    {
         var rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)] = []
         if change.kind == .insert || change.kind == .update, let targets = mergeableReferences[change.entity] {
             for (column, destination) in targets {
                 guard case .text(let id)? = change.values[column], let sentStamp = changeStamps[column],
-                      let merged = try survivor(of: "tandem://\(datasetName)/\(destination)/\(id)", stampedAt: sentStamp),
-                      let survivor = RecordURI(merged)?.id, survivor != id else { continue }
+                    let merged = try survivor(of: "tandem://\(datasetName)/\(destination)/\(id)", stampedAt: sentStamp),
+                    let survivor = RecordURI(merged)?.id, survivor != id
+                else { continue }
                 rewrites.append((column, id, survivor, sentStamp))
             }
         }
@@ -153,9 +159,12 @@ struct PushRun {
         }
         // A compact insert's one stamp is its creation stamp already: logged as sent.
         let compact = change.stamps.count == 1 && change.stamps[WireChange.deleteStampKey] != nil
-        let position = try Self.log({ var applied = change; applied.setCreationStamp(created.description); return applied }(),
-                                    whole: true, index: index, sent: change, created: compact ? nil : created, canonical: canonical,
-                                    schemaVersion: schemaVersion, to: &transaction)
+        let position = try Self.log(
+            {
+                var applied = change; applied.setCreationStamp(created.description); return applied
+            }(),
+            whole: true, index: index, sent: change, created: compact ? nil : created, canonical: canonical,
+            schemaVersion: schemaVersion, to: &transaction)
         last = position
         outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
         if unique.hasUniqueValues(change.entity) {
@@ -183,10 +192,13 @@ struct PushRun {
     /// heard of the merge, still goes to the survivor (that replica moved it there when it
     /// applied the merge). An edit made before its maker learned of the merge that changes
     /// the shared value frees it: the loser lives again with the edit.
-    mutating func followMerge(_ change: inout WireChange, stamps changeStamps: [String: HLCTimestamp], newest: HLCTimestamp,
-                              at index: Int) throws -> MergeFollowed {
+    mutating func followMerge(
+        _ change: inout WireChange, stamps changeStamps: [String: HLCTimestamp], newest: HLCTimestamp,
+        at index: Int
+    ) throws -> MergeFollowed {
         guard let merged = try transaction.mergedInto(change.record),
-              merged.remade == nil || (change.kind.isLink && merged.takes(newest)) else { return .none }
+            merged.remade == nil || (change.kind.isLink && merged.takes(newest))
+        else { return .none }
         let reinserted = change.kind == .insert && newest > merged.stamp
         if reinserted {
             var remade = merged
@@ -205,8 +217,9 @@ struct PushRun {
                 revived.deleted = nil
                 try transaction.setRecord(change.record, revived)
                 try transaction.setMerged(change.record, nil)
-                var insert = WireChange(record: change.record, entity: change.entity, kind: .insert, values: revived.values.mapValues(\.value),
-                                        stamps: revived.values.mapValues(\.stamp.description))
+                var insert = WireChange(
+                    record: change.record, entity: change.entity, kind: .insert, values: revived.values.mapValues(\.value),
+                    stamps: revived.values.mapValues(\.stamp.description))
                 insert.setCreationStamp(stamp.description)
                 let position = try transaction.appendLog(insert, schemaVersion: schemaVersion)
                 last = position
@@ -226,8 +239,10 @@ struct PushRun {
     /// state saved, what was applied logged (from the push's own text when it is everything
     /// the change sent), a restored record logged whole, the links its delete or revival
     /// touches settled, what lost recorded, its unique values noted for settling.
-    mutating func applyToRecord(_ change: WireChange, stamps changeStamps: [String: HLCTimestamp], created creation: HLCTimestamp?,
-                                redirected: Bool, remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?, at index: Int) throws {
+    mutating func applyToRecord(
+        _ change: WireChange, stamps changeStamps: [String: HLCTimestamp], created creation: HLCTimestamp?,
+        redirected: Bool, remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?, at index: Int
+    ) throws {
         var state = try transaction.record(change.record)
         if let existing = state, existing.entity != change.entity {
             throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
@@ -245,7 +260,8 @@ struct PushRun {
             // brings back values kept while the record was deleted (a column the change
             // carries too may hold a newer value from elsewhere), and an insert of a
             // record created later elsewhere carries that creation stamp.
-            let sentOnly = change.kind == .delete
+            let sentOnly =
+                change.kind == .delete
                 || merged.applied.allSatisfy { change.values[$0.key] == $0.value.value && changeStamps[$0.key] == $0.value.stamp }
             var applied = change
             // Everything it sent applied: the change itself (a stamp's text is canonical,
@@ -267,8 +283,9 @@ struct PushRun {
             }
         }
         if let restore = merged.restore, !restore.isEmpty {
-            var restored = WireChange(record: change.record, entity: change.entity, kind: .insert,
-                                      values: restore.mapValues(\.value), stamps: restore.mapValues(\.stamp.description))
+            var restored = WireChange(
+                record: change.record, entity: change.entity, kind: .insert,
+                values: restore.mapValues(\.value), stamps: restore.mapValues(\.stamp.description))
             if let created = state?.created { restored.setCreationStamp(created.description) }
             last = try transaction.appendLog(restored, schemaVersion: schemaVersion)
             isEcho = false
@@ -331,8 +348,10 @@ struct PushRun {
     /// the one that wrote it too (its store holds the loser's id), takes the survivor's.
     /// The change itself is applied as sent: a newer stamp on it would make an insert
     /// newer than a delete it lost to.
-    mutating func rewriteReferences(_ uri: String, _ entity: String,
-                           _ rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)]) throws {
+    mutating func rewriteReferences(
+        _ uri: String, _ entity: String,
+        _ rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)]
+    ) throws {
         guard !rewrites.isEmpty, let before = try transaction.record(uri), !before.isDeleted else { return }
         var values: [String: WireValue] = [:]
         var stamps: [String: HLCTimestamp] = [:]
@@ -347,8 +366,11 @@ struct PushRun {
         let merged = RecordMerge.apply(WireChange(record: uri, entity: entity, kind: .update, values: values), stamps: stamps, to: &state)
         if let state, state != before { try transaction.setRecord(uri, state) }
         guard !merged.applied.isEmpty else { return }
-        last = try transaction.appendLog(WireChange(record: uri, entity: entity, kind: .update, values: merged.applied.mapValues(\.value),
-                                                    stamps: merged.applied.mapValues(\.stamp.description)).compacted(), schemaVersion: schemaVersion)
+        last = try transaction.appendLog(
+            WireChange(
+                record: uri, entity: entity, kind: .update, values: merged.applied.mapValues(\.value),
+                stamps: merged.applied.mapValues(\.stamp.description)
+            ).compacted(), schemaVersion: schemaVersion)
         isEcho = false
     }
 
@@ -356,9 +378,11 @@ struct PushRun {
     /// applied whole (`created`, an insert's creation stamp, is spliced in as it is among
     /// `applied`'s stamps), written anew otherwise. `applied` is built only when needed
     /// (the usual new record is logged from the push's text).
-    static func log(_ applied: @autoclosure () -> WireChange, whole: Bool, index: Int, sent change: WireChange, created: HLCTimestamp?,
-                     canonical: PushProcessor.CanonicalText?, schemaVersion: Int,
-                    to transaction: inout any PushTransaction) throws -> Int64 {
+    static func log(
+        _ applied: @autoclosure () -> WireChange, whole: Bool, index: Int, sent change: WireChange, created: HLCTimestamp?,
+        canonical: PushProcessor.CanonicalText?, schemaVersion: Int,
+        to transaction: inout any PushTransaction
+    ) throws -> Int64 {
         if whole, let json = canonical?.logEntry(index, change, created: created) {
             return try transaction.appendLog(applied(), json: json, schemaVersion: schemaVersion)
         }

@@ -27,8 +27,10 @@ extension RecordState {
 
     /// The binary form of ``init(newRecord:values:stamps:created:)``, written without building
     /// the state (a push of new records writes one per change).
-    static func binaryBytes(newRecord entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-                            created: HLCTimestamp) -> [UInt8] {
+    static func binaryBytes(
+        newRecord entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+        created: HLCTimestamp
+    ) -> [UInt8] {
         var bytes = header(entity: entity, created: created, deleted: nil, fieldCount: values.count)
         for (name, value) in values { append(name, stamps[name] ?? created, value, to: &bytes) }
         return bytes
@@ -119,7 +121,7 @@ extension RecordState {
             if flags & 1 != 0 { guard let created = stamp() else { return nil }; state.created = created }
             if flags & 2 != 0 { guard let deleted = stamp() else { return nil }; state.deleted = deleted }
             guard let count = length() else { return nil }
-            state.fields.reserveCapacity(min(count, (bytes.count - index) / 20))   // a field takes at least 20 bytes
+            state.fields.reserveCapacity(min(count, (bytes.count - index) / 20))  // a field takes at least 20 bytes
             for _ in 0..<count {
                 guard let name = text(), let stamp = stamp(), let value = value() else { return nil }
                 state.fields[name] = Field(value: value, stamp: stamp)

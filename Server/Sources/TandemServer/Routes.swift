@@ -47,7 +47,7 @@ struct Routes: Sendable {
         guard encoding != "identity" else { return Data(buffer.readableBytesView) }
         do {
             return Data(try Gzip.decompress(buffer.readableBytesView, limit: limit))
-        } catch where error.code == .tooLarge {
+        } catch  where error.code == .tooLarge {
             throw APIError(.contentTooLarge, "body_too_large", "the gzip body inflates past the limit of \(limit) bytes")
         } catch {
             throw APIError.badRequest("invalid_encoding", "the body is not valid gzip: \(error.message)")
@@ -94,7 +94,9 @@ struct Routes: Sendable {
                 guard names.insert(column.name).inserted else { return "\(entity.name): the column '\(column.name)' is declared twice (an attribute, a composite leaf or a relationship)" }
             }
             let relationships = entity.relationships.map(\.name)
-            if let clash = relationships.first(where: { name in entity.attributes.contains { $0.name == name } }) ?? relationships.first(where: { name in relationships.filter { $0 == name }.count > 1 }) {
+            if let clash = relationships.first(where: { name in entity.attributes.contains { $0.name == name } })
+                ?? relationships.first(where: { name in relationships.filter { $0 == name }.count > 1 })
+            {
                 return "\(entity.name): the name '\(clash)' is used twice"
             }
         }
@@ -108,17 +110,20 @@ struct Routes: Sendable {
             try await storage.checkHealth()
             return try Self.json(["status": "ok"])
         } catch {
-            return try Self.json(WireErrorBody(error: .init(code: "unavailable", message: "the database cannot be read; see the server's log")),
-                                 status: .serviceUnavailable)
+            return try Self.json(
+                WireErrorBody(error: .init(code: "unavailable", message: "the database cannot be read; see the server's log")),
+                status: .serviceUnavailable)
         }
     }
 
     /// `GET /v1/capabilities`: the protocol version, this server's limits, and the additions
     /// to v1 it has (none yet).
     func capabilities() throws -> Response {
-        try Self.json(ServerCapabilities(maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
-                                         maxBodyBytes: configuration.maxBodyBytes,
-                                         maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds))
+        try Self.json(
+            ServerCapabilities(
+                maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
+                maxBodyBytes: configuration.maxBodyBytes,
+                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds))
     }
 
     func listDatasets(_ context: TandemRequestContext) async throws -> Response {
@@ -159,9 +164,10 @@ struct Routes: Sendable {
                 let findings = report.breaking.map {
                     WireErrorBody.Finding(rule: $0.rule, path: $0.path, verdict: $0.verdict.rawValue, message: $0.message, hint: $0.hint)
                 }
-                throw APIError(.conflict, "schema_incompatible",
-                               "the schema breaks sync with \(Set(report.breaking.flatMap(\.baselines)).sorted().joined(separator: ", ")): \(findings.map { "\($0.rule) at \($0.path)" }.joined(separator: "; "))",
-                               findings: findings)
+                throw APIError(
+                    .conflict, "schema_incompatible",
+                    "the schema breaks sync with \(Set(report.breaking.flatMap(\.baselines)).sorted().joined(separator: ", ")): \(findings.map { "\($0.rule) at \($0.path)" }.joined(separator: "; "))",
+                    findings: findings)
             }
             return true
         }
@@ -192,22 +198,28 @@ struct Routes: Sendable {
         canonical.append(push, spans: &spans)
         let requestHash = SHA256Hex.of(canonical.bytes)
         let storage = self.storage
-        guard let schema = try await schemas.schema(dataset: dataset.id, version: push.schemaVersion,
-                                                    load: { try await storage.schemaHistory(dataset: dataset.id) }) else {
-            throw APIError(.conflict, "unknown_schema_version",
-                           "schema version \(push.schemaVersion) is not registered for '\(dataset.name)'; register it with PUT /v1/datasets/\(dataset.name)/schema")
+        guard
+            let schema = try await schemas.schema(
+                dataset: dataset.id, version: push.schemaVersion,
+                load: { try await storage.schemaHistory(dataset: dataset.id) })
+        else {
+            throw APIError(
+                .conflict, "unknown_schema_version",
+                "schema version \(push.schemaVersion) is not registered for '\(dataset.name)'; register it with PUT /v1/datasets/\(dataset.name)/schema")
         }
         let now = dependencies.now()
-        let processor = PushProcessor(datasetName: dataset.name, datasetID: dataset.id, schemaVersion: push.schemaVersion, schema: schema,
-                                      now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
+        let processor = PushProcessor(
+            datasetName: dataset.name, datasetID: dataset.id, schemaVersion: push.schemaVersion, schema: schema,
+            now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
         let (changes, stamps) = try processor.validate(push.changes)
         // The canonical text is of the changes as sent: a change validation rewrote is
         // written anew when logged.
         let unchanged: [Bool] = zip(push.changes, changes).map { (sent: WireChange, validated: WireChange) -> Bool in
             sent.record == validated.record && sent.mergedInto == validated.mergedInto
         }
-        let text = PushProcessor.CanonicalText(bytes: canonical.bytes,
-                                               spans: zip(spans, unchanged).map { (span: WireJSON.ChangeSpan, same: Bool) -> WireJSON.ChangeSpan? in same ? span : nil })
+        let text = PushProcessor.CanonicalText(
+            bytes: canonical.bytes,
+            spans: zip(spans, unchanged).map { (span: WireJSON.ChangeSpan, same: Bool) -> WireJSON.ChangeSpan? in same ? span : nil })
         let counts = Mutex((applied: 0, lost: 0))
         let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now, changes: push.changes.count) { transaction in
             let result = try processor.apply(changes, stamps: stamps, canonical: text, outcomes: push.outcomes, to: &transaction)

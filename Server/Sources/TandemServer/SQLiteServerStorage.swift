@@ -85,34 +85,37 @@ public final class SQLiteServerStorage: ServerStorage {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         if version == formatVersion { return }
         guard version == 0 else {
-            throw StorageError.unavailable("the server database has format \(version); this tandem-server reads format \(formatVersion) only (no upgrades before the first release). Stop the server, move its data directory aside and start with a new one; clients then sync into new stores")
+            throw StorageError.unavailable(
+                "the server database has format \(version); this tandem-server reads format \(formatVersion) only (no upgrades before the first release). Stop the server, move its data directory aside and start with a new one; clients then sync into new stores"
+            )
         }
         guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master")! == 0 else {
             throw StorageError.unavailable("the file is not a tandem-server database (it has tables, and no format); point --data-dir at an empty directory or a tandem-server one")
         }
-        try db.execute(sql: """
-            CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
-            CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
-                                created_at INTEGER NOT NULL, revoked_at INTEGER);
-            CREATE TABLE datasets(id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
-                                  created_at INTEGER NOT NULL, UNIQUE(owner_id, name));
-            CREATE TABLE schema_versions(dataset_id INTEGER NOT NULL REFERENCES datasets(id), version INTEGER NOT NULL,
-                                         schema TEXT NOT NULL, registered_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, version));
-            CREATE TABLE records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, state BLOB NOT NULL, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
-            CREATE TABLE log(dataset_id INTEGER NOT NULL, position INTEGER NOT NULL, schema_version INTEGER NOT NULL,
-                             change BLOB NOT NULL, PRIMARY KEY(dataset_id, position)) WITHOUT ROWID;
-            CREATE TABLE lost_values(id INTEGER PRIMARY KEY, dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, position INTEGER,
-                                     lost BLOB NOT NULL, at INTEGER NOT NULL);
-            CREATE TABLE idempotency(dataset_id INTEGER NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL,
-                                     response BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, key)) WITHOUT ROWID;
-            CREATE TABLE unique_values(dataset_id INTEGER NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, uri TEXT NOT NULL,
-                                       PRIMARY KEY(dataset_id, entity, key)) WITHOUT ROWID;
-            CREATE TABLE merged_records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL, state BLOB,
-                                        remade TEXT, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
-            CREATE TABLE link_members(dataset_id INTEGER NOT NULL, member TEXT NOT NULL, owner TEXT NOT NULL, field TEXT NOT NULL,
-                                      PRIMARY KEY(dataset_id, member, owner, field)) WITHOUT ROWID;
-            PRAGMA user_version = \(formatVersion);
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
+                CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
+                                    created_at INTEGER NOT NULL, revoked_at INTEGER);
+                CREATE TABLE datasets(id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
+                                      created_at INTEGER NOT NULL, UNIQUE(owner_id, name));
+                CREATE TABLE schema_versions(dataset_id INTEGER NOT NULL REFERENCES datasets(id), version INTEGER NOT NULL,
+                                             schema TEXT NOT NULL, registered_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, version));
+                CREATE TABLE records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, state BLOB NOT NULL, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
+                CREATE TABLE log(dataset_id INTEGER NOT NULL, position INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+                                 change BLOB NOT NULL, PRIMARY KEY(dataset_id, position)) WITHOUT ROWID;
+                CREATE TABLE lost_values(id INTEGER PRIMARY KEY, dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, position INTEGER,
+                                         lost BLOB NOT NULL, at INTEGER NOT NULL);
+                CREATE TABLE idempotency(dataset_id INTEGER NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL,
+                                         response BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, key)) WITHOUT ROWID;
+                CREATE TABLE unique_values(dataset_id INTEGER NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, uri TEXT NOT NULL,
+                                           PRIMARY KEY(dataset_id, entity, key)) WITHOUT ROWID;
+                CREATE TABLE merged_records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL, state BLOB,
+                                            remade TEXT, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
+                CREATE TABLE link_members(dataset_id INTEGER NOT NULL, member TEXT NOT NULL, owner TEXT NOT NULL, field TEXT NOT NULL,
+                                          PRIMARY KEY(dataset_id, member, owner, field)) WITHOUT ROWID;
+                PRAGMA user_version = \(formatVersion);
+                """)
     }
 
     public func addUser(name: String, now: Int64) async throws -> ServerUser {
@@ -139,18 +142,22 @@ public final class SQLiteServerStorage: ServerStorage {
 
     public func revokeToken(id: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-                           arguments: [Int64(Date().timeIntervalSince1970 * 1000), id])
+            try db.execute(
+                sql: "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                arguments: [Int64(Date().timeIntervalSince1970 * 1000), id])
             return db.changesCount > 0
         }
     }
 
     public func token(id: String) async throws -> (user: ServerUser, secretHash: String)? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT u.id, u.name, t.secret_hash FROM tokens t JOIN users u ON u.id = t.user_id
-                WHERE t.id = ? AND t.revoked_at IS NULL
-                """, arguments: [id]).map { (ServerUser(id: $0[0], name: $0[1]), $0[2]) }
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT u.id, u.name, t.secret_hash FROM tokens t JOIN users u ON u.id = t.user_id
+                    WHERE t.id = ? AND t.revoked_at IS NULL
+                    """, arguments: [id]
+            ).map { (ServerUser(id: $0[0], name: $0[1]), $0[2]) }
         }
     }
 
@@ -186,35 +193,44 @@ public final class SQLiteServerStorage: ServerStorage {
     }
 
     private static func history(_ db: Database, dataset: Int64) throws -> [SchemaVersionInfo] {
-        try Row.fetchAll(db, sql: "SELECT version, registered_at, schema FROM schema_versions WHERE dataset_id = ? ORDER BY version",
-                         arguments: [dataset]).map { SchemaVersionInfo(version: $0[0], registeredAt: $0[1], schema: $0[2]) }
+        try Row.fetchAll(
+            db, sql: "SELECT version, registered_at, schema FROM schema_versions WHERE dataset_id = ? ORDER BY version",
+            arguments: [dataset]
+        ).map { SchemaVersionInfo(version: $0[0], registeredAt: $0[1], schema: $0[2]) }
     }
 
     public func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] {
         try await pool.read { db in try Self.history(db, dataset: dataset) }
     }
 
-    public func registerSchema(dataset: Int64, json: String, now: Int64,
-                               check: @Sendable ([SchemaVersionInfo]) throws -> Bool) async throws -> SchemaRegistration {
+    public func registerSchema(
+        dataset: Int64, json: String, now: Int64,
+        check: @Sendable ([SchemaVersionInfo]) throws -> Bool
+    ) async throws -> SchemaRegistration {
         try await pool.write { db in
             let history = try Self.history(db, dataset: dataset)
             guard try check(history) else { return SchemaRegistration(version: history.count, created: false) }
             let version = history.count + 1
-            try db.execute(sql: "INSERT INTO schema_versions(dataset_id, version, schema, registered_at) VALUES (?, ?, ?, ?)",
-                           arguments: [dataset, version, json, now])
+            try db.execute(
+                sql: "INSERT INTO schema_versions(dataset_id, version, schema, registered_at) VALUES (?, ?, ?, ?)",
+                arguments: [dataset, version, json, now])
             return SchemaRegistration(version: version, created: true)
         }
     }
 
-    public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
-                     apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush {
+    public func push(
+        dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
+        apply: @escaping @Sendable (inout any PushTransaction) throws -> Data
+    ) async throws -> StoredPush {
         try await committer.submit(QueuedPush(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, apply: apply))
     }
 
     /// One push inside the group's transaction (in its own savepoint).
     private static func run(_ push: QueuedPush, _ db: Database) throws -> StoredPush {
-        if let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT request_hash, response FROM idempotency WHERE dataset_id = ? AND key = ?"),
-                                      arguments: [push.dataset, push.key]) {
+        if let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT request_hash, response FROM idempotency WHERE dataset_id = ? AND key = ?"),
+            arguments: [push.dataset, push.key])
+        {
             return StoredPush(response: row[1], requestHash: row[0], replayed: true)
         }
         var transaction: any PushTransaction = Transaction(db: db, dataset: push.dataset)
@@ -226,9 +242,11 @@ public final class SQLiteServerStorage: ServerStorage {
 
     public func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) {
         try await pool.read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT position, schema_version, change FROM log WHERE dataset_id = ? AND position > ? ORDER BY position LIMIT ?
-                """, arguments: [dataset, position, limit + 1])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT position, schema_version, change FROM log WHERE dataset_id = ? AND position > ? ORDER BY position LIMIT ?
+                    """, arguments: [dataset, position, limit + 1])
             let entries = try rows.prefix(limit).map { row in
                 LogEntry(position: row[0], change: try WireJSONReader.change(row[2] as Data), schemaVersion: row[1])
             }
@@ -238,9 +256,11 @@ public final class SQLiteServerStorage: ServerStorage {
 
     public func pullJSON(dataset: Int64, after position: Int64, limit: Int) async throws -> PulledPage {
         try await pool.read { db in
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT position, schema_version, change FROM log WHERE dataset_id = ? AND position > ? ORDER BY position LIMIT ?
-                """, arguments: [dataset, position, limit + 1])
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT position, schema_version, change FROM log WHERE dataset_id = ? AND position > ? ORDER BY position LIMIT ?
+                    """, arguments: [dataset, position, limit + 1])
             var json = WireJSON()
             json.raw("[")
             var count = 0
@@ -304,15 +324,19 @@ public final class SQLiteServerStorage: ServerStorage {
         // The statements run once per change bind straight to SQLite (TandemSQLite).
         func record(_ uri: String) throws -> RecordState? {
             try db.cachedStatement(sql: "SELECT state FROM records WHERE dataset_id = ? AND uri = ?")
-                .withFirstBlob({ bind in bind.int64(dataset); bind.text(uri) }) { try RecordState(stored: $0) }
+                .withFirstBlob({ bind in
+                    bind.int64(dataset); bind.text(uri)
+                }) { try RecordState(stored: $0) }
         }
 
         mutating func setRecord(_ uri: String, _ state: RecordState) throws {
             try writeRecord(uri, state.binaryBytes())
         }
 
-        mutating func insertNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-                                      created: HLCTimestamp) throws -> Bool {
+        mutating func insertNewRecord(
+            _ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+            created: HLCTimestamp
+        ) throws -> Bool {
             let state = RecordState.binaryBytes(newRecord: entity, values: values, stamps: stamps, created: created)
             return try statement(\.insertRecord, "INSERT INTO records(dataset_id, uri, state) VALUES (?, ?, ?) ON CONFLICT DO NOTHING").stepBound { bind in
                 bind.int64(dataset)
@@ -373,8 +397,9 @@ public final class SQLiteServerStorage: ServerStorage {
                 bind.text(uri)
             }
             if claimed > 0 { return nil }
-            let holder = try String.fetchOne(db.cachedStatement(sql: "SELECT uri FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ?"),
-                                             arguments: [dataset, entity, key])
+            let holder = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT uri FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ?"),
+                arguments: [dataset, entity, key])
             return holder == uri ? nil : holder
         }
 
@@ -390,8 +415,10 @@ public final class SQLiteServerStorage: ServerStorage {
         mutating func setMerged(_ loser: String, _ merged: MergedRecord?) throws {
             if let merged {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO merged_records(dataset_id, uri, survivor, stamp, state, remade) VALUES (?, ?, ?, ?, ?, ?)")
-                    .execute(arguments: [dataset, loser, merged.survivor, merged.stamp.description, merged.state.map { Data($0.binaryBytes()) },
-                                         merged.remade?.description])
+                    .execute(arguments: [
+                        dataset, loser, merged.survivor, merged.stamp.description, merged.state.map { Data($0.binaryBytes()) },
+                        merged.remade?.description,
+                    ])
             } else {
                 try db.cachedStatement(sql: "DELETE FROM merged_records WHERE dataset_id = ? AND uri = ?").execute(arguments: [dataset, loser])
             }
@@ -403,14 +430,19 @@ public final class SQLiteServerStorage: ServerStorage {
         }
 
         func linkOwners(of member: String) throws -> [(owner: String, field: String)] {
-            try Row.fetchAll(db.cachedStatement(sql: "SELECT owner, field FROM link_members WHERE dataset_id = ? AND member = ? ORDER BY owner, field"),
-                             arguments: [dataset, member]).map { ($0[0], $0[1]) }
+            try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT owner, field FROM link_members WHERE dataset_id = ? AND member = ? ORDER BY owner, field"),
+                arguments: [dataset, member]
+            ).map { ($0[0], $0[1]) }
         }
 
         func mergedInto(_ uri: String) throws -> MergedRecord? {
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT survivor, stamp, state, remade FROM merged_records WHERE dataset_id = ? AND uri = ?"),
-                                             arguments: [dataset, uri]),
-                  let stamp = HLCTimestamp(row[1] as String) else { return nil }
+            guard
+                let row = try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT survivor, stamp, state, remade FROM merged_records WHERE dataset_id = ? AND uri = ?"),
+                    arguments: [dataset, uri]),
+                let stamp = HLCTimestamp(row[1] as String)
+            else { return nil }
             let state = try (row[2] as Data?).map { try RecordState(stored: $0) }
             return MergedRecord(survivor: row[0], stamp: stamp, state: state, remade: (row[3] as String?).flatMap(HLCTimestamp.init))
         }

@@ -35,9 +35,11 @@ public struct ServerMetrics: Sendable {
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
-                                                   .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
-                                                   .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5)]
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+            .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+        ]
         self.factory = factory
         requests = Counter(label: "tandem_http_requests_total", factory: factory)
         pushes = Counter(label: "tandem_push_requests_total", factory: factory)
@@ -53,8 +55,10 @@ public struct ServerMetrics: Sendable {
     /// Counts an answer by status class and error code (`tandem_http_responses_total`).
     func recordResponse(status: Int, code: String?) {
         requests.increment()
-        Counter(label: "tandem_http_responses_total",
-                dimensions: [("status", "\(status)"), ("code", code ?? "ok")], factory: factory).increment()
+        Counter(
+            label: "tandem_http_responses_total",
+            dimensions: [("status", "\(status)"), ("code", code ?? "ok")], factory: factory
+        ).increment()
     }
 }
 
@@ -62,8 +66,10 @@ public struct ServerMetrics: Sendable {
 struct ResponseMetricsMiddleware: RouterMiddleware {
     let metrics: ServerMetrics
 
-    func handle(_ request: Request, context: TandemRequestContext,
-                next: (Request, TandemRequestContext) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: TandemRequestContext,
+        next: (Request, TandemRequestContext) async throws -> Response
+    ) async throws -> Response {
         do {
             let response = try await next(request, context)
             metrics.recordResponse(status: response.status.code, code: nil)

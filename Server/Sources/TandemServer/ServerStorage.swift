@@ -44,14 +44,18 @@ public protocol ServerStorage: Sendable {
     /// Registers `json` as the next version after `check` accepted it against every earlier
     /// version, in one transaction; `check` returns `false` when it equals the latest (nothing
     /// to register).
-    func registerSchema(dataset: Int64, json: String, now: Int64,
-                        check: @Sendable ([SchemaVersionInfo]) throws -> Bool) async throws -> SchemaRegistration
+    func registerSchema(
+        dataset: Int64, json: String, now: Int64,
+        check: @Sendable ([SchemaVersionInfo]) throws -> Bool
+    ) async throws -> SchemaRegistration
 
     /// Runs a push in one transaction: the stored answer when `key` was seen, else `apply`
     /// (all or nothing) and its answer stored under `key`. `changes` is how many changes it
     /// holds (a storage may group pushes up to a number of changes).
-    func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
-              apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush
+    func push(
+        dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
+        apply: @escaping @Sendable (inout any PushTransaction) throws -> Data
+    ) async throws -> StoredPush
 
     /// Log entries after `position`, oldest first, at most `limit`, and whether more follow.
     func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool)
@@ -141,8 +145,10 @@ public protocol PushTransaction {
     /// written nothing, when it has one. The same as ``record(_:)`` then ``setRecord(_:_:)``
     /// with that state, which the default does; a storage may write it without looking the
     /// record up or building the state.
-    mutating func insertNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-                                  created: HLCTimestamp) throws -> Bool
+    mutating func insertNewRecord(
+        _ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+        created: HLCTimestamp
+    ) throws -> Bool
 
     /// Claims the unique value `key` of `entity` (see ``UniqueKeys``) for record `uri`:
     /// `nil` when it is now `uri`'s (or was already), the record holding it otherwise.
@@ -172,8 +178,10 @@ extension PushTransaction {
 
     /// Looks the record up, then builds the ``RecordState`` and stores it with
     /// ``setRecord(_:_:)``.
-    public mutating func insertNewRecord(_ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-                                         created: HLCTimestamp) throws -> Bool {
+    public mutating func insertNewRecord(
+        _ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
+        created: HLCTimestamp
+    ) throws -> Bool {
         guard try record(uri) == nil else { return false }
         try setRecord(uri, RecordState(newRecord: entity, values: values, stamps: stamps, created: created))
         return true

@@ -9,8 +9,10 @@ struct ServerTimeMiddleware: RouterMiddleware {
     static let header = HTTPField.Name("Tandem-Server-Time")!
     let now: @Sendable () -> Int64
 
-    func handle(_ request: Request, context: TandemRequestContext,
-                next: (Request, TandemRequestContext) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: TandemRequestContext,
+        next: (Request, TandemRequestContext) async throws -> Response
+    ) async throws -> Response {
         var response: Response
         do {
             response = try await next(request, context)

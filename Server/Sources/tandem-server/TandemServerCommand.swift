@@ -70,8 +70,9 @@ struct Serve: AsyncParsableCommand {
         // One registry for the server's own metrics and those of the libraries it runs on.
         let metrics = ServerMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
-        let app = buildApplication(ServerDependencies(storage: try data.storage(), configuration: configuration, metrics: metrics),
-                                   host: host, port: port, logger: logger)
+        let app = buildApplication(
+            ServerDependencies(storage: try data.storage(), configuration: configuration, metrics: metrics),
+            host: host, port: port, logger: logger)
         try await app.runService()
     }
 }

@@ -32,8 +32,9 @@ struct AuthAndInputTests {
         try await harness.run { client in
             for (method, path, body) in try Self.endpoints("todos") {
                 for token: String? in [nil, "not-a-token", "tdm_short_x", unknown, wrongSecret, revoked] {
-                    let reply = try await client.send(method, path, token: token, body: body,
-                                                      headers: [HTTPField.Name("Idempotency-Key")!: "k"])
+                    let reply = try await client.send(
+                        method, path, token: token, body: body,
+                        headers: [HTTPField.Name("Idempotency-Key")!: "k"])
                     #expect(reply.status == .unauthorized, "\(method) \(path) with \(token ?? "no token")")
                     #expect(reply.errorCode == "unauthorized")
                 }
@@ -71,7 +72,9 @@ struct AuthAndInputTests {
 
     @Test(arguments: StorageKind.allCases)
     func badInputGetsTheDocumented4xxAndChangesNothing(_ kind: StorageKind) async throws {
-        let harness = try await ServerHarness.make(kind) { $0.maxBodyBytes = 4096; $0.maxChangesPerPush = 3 }
+        let harness = try await ServerHarness.make(kind) {
+            $0.maxBodyBytes = 4096; $0.maxChangesPerPush = 3
+        }
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann)
             let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "k"]
@@ -80,7 +83,8 @@ struct AuthAndInputTests {
             }
             func change(_ values: String, stamps: String? = nil) -> String {
                 let stamp = ServerHarness.stamp()
-                return #"{"schemaVersion": 1, "changes": [{"record": "\#(ServerHarness.uri("todos", 1))", "entity": "Todo", "kind": "insert", "values": \#(values), "stamps": \#(stamps ?? #"{"title": "\#(stamp)"}"#)}]}"#
+                return
+                    #"{"schemaVersion": 1, "changes": [{"record": "\#(ServerHarness.uri("todos", 1))", "entity": "Todo", "kind": "insert", "values": \#(values), "stamps": \#(stamps ?? #"{"title": "\#(stamp)"}"#)}]}"#
             }
             let cases: [(String, HTTPResponse.Status, String)] = [
                 ("{not json", .badRequest, "invalid_json"),
@@ -97,7 +101,10 @@ struct AuthAndInputTests {
                 (change(#"{"title": "x", "rank": 1}"#), .unprocessableContent, "invalid_stamp"),
                 (change(#"{"title": "x"}"#, stamps: #"{"*": "later"}"#), .unprocessableContent, "invalid_stamp"),
                 (change(#"{"title": null}"#), .unprocessableContent, "invalid_value"),
-                (#"{"schemaVersion": 1, "changes": [{"record": "tandem://todos/Nope/00000000-0000-0000-0000-000000000001", "entity": "Nope", "kind": "insert", "values": {}, "stamps": {}}]}"#, .unprocessableContent, "unknown_entity"),
+                (
+                    #"{"schemaVersion": 1, "changes": [{"record": "tandem://todos/Nope/00000000-0000-0000-0000-000000000001", "entity": "Nope", "kind": "insert", "values": {}, "stamps": {}}]}"#,
+                    .unprocessableContent, "unknown_entity"
+                ),
                 (#"{"schemaVersion": 1, "changes": [{"record": "http://x", "entity": "Todo", "kind": "insert", "values": {}, "stamps": {}}]}"#, .unprocessableContent, "invalid_record"),
                 (#"{"schemaVersion": 1, "changes": [{"record": "x", "entity": "Todo", "kind": "upsert", "values": {}, "stamps": {}}]}"#, .badRequest, "invalid_json"),
                 (String(repeating: " ", count: 5000), .contentTooLarge, "body_too_large"),
@@ -111,8 +118,9 @@ struct AuthAndInputTests {
             invalidUTF8.append(contentsOf: Data(#"", "entity": "Todo", "kind": "insert", "values": {}, "stamps": {}}]}"#.utf8))
             let utf8 = try await client.send(.post, "/v1/datasets/todos/push", token: harness.ann, body: invalidUTF8, headers: key)
             #expect(utf8.status == .badRequest && utf8.errorCode == "invalid_json")
-            let tooMany = try await client.push("todos", token: harness.ann, key: "many",
-                                                PushRequest(schemaVersion: 1, changes: (1...4).map { ServerHarness.insert("todos", $0) }))
+            let tooMany = try await client.push(
+                "todos", token: harness.ann, key: "many",
+                PushRequest(schemaVersion: 1, changes: (1...4).map { ServerHarness.insert("todos", $0) }))
             #expect(tooMany.status == .contentTooLarge && tooMany.errorCode == "batch_too_large")
             let noKey = try await client.send(.post, "/v1/datasets/todos/push", token: harness.ann, body: Data(change(#"{"title": "x"}"#).utf8))
             #expect(noKey.status == .badRequest && noKey.errorCode == "missing_idempotency_key")
@@ -134,8 +142,9 @@ struct AuthAndInputTests {
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann)
             let dayAhead = ServerHarness.stamp(UInt64(now) + 86_400_000)
-            let reply = try await client.push("todos", token: harness.ann, key: "k",
-                                              PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, at: dayAhead)]))
+            let reply = try await client.push(
+                "todos", token: harness.ann, key: "k",
+                PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, at: dayAhead)]))
             #expect(reply.status == .unprocessableContent)
             let error = try reply.decode(WireErrorBody.self).error
             #expect(error.code == "clock_skew" && error.serverTime == now)
@@ -144,7 +153,9 @@ struct AuthAndInputTests {
 
     @Test func aTokenOverItsRateGets429WithRetryAfter() async throws {
         // A rate so low that no slowness of the machine refills a token during the test.
-        let harness = try await ServerHarness.make(.memory) { $0.requestsPerSecond = 0.01; $0.burst = 3 }
+        let harness = try await ServerHarness.make(.memory) {
+            $0.requestsPerSecond = 0.01; $0.burst = 3
+        }
         try await harness.run { client in
             var statuses: [HTTPResponse.Status] = []
             var retryAfter: String?
@@ -171,8 +182,9 @@ struct AuthAndInputTests {
             var upper = ServerHarness.insert("todos", 2)
             upper.record = upper.record.uppercased().replacingOccurrences(of: "TANDEM://TODOS/TODO/", with: "tandem://todos/Todo/")
             _ = try await client.push("todos", token: harness.ann, key: "b", PushRequest(schemaVersion: 1, changes: [upper]))
-            let later = WireChange(record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .update, values: ["title": .text("x")],
-                                   stamps: ["title": ServerHarness.stamp(1_800_000_000_001)])
+            let later = WireChange(
+                record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .update, values: ["title": .text("x")],
+                stamps: ["title": ServerHarness.stamp(1_800_000_000_001)])
             _ = try await client.push("todos", token: harness.ann, key: "c", PushRequest(schemaVersion: 1, changes: [later]))
             let records = Set(try await client.pullAll("todos", token: harness.ann, limit: 10).map(\.change.record))
             #expect(records == [ServerHarness.uri("todos", 2)], "one record, in canonical form")

@@ -36,8 +36,9 @@ struct CompressionAndMetricsTests {
         try await harness.run { client in
             try await client.setUp("d", token: harness.ann)
             let packed = Data(try Gzip.compress(try pushBody("d", count: 20)))
-            let reply = try await client.send(.post, "/v1/datasets/d/push", token: harness.ann, body: packed,
-                                              headers: [Self.key: "g1", .contentEncoding: "gzip"])
+            let reply = try await client.send(
+                .post, "/v1/datasets/d/push", token: harness.ann, body: packed,
+                headers: [Self.key: "g1", .contentEncoding: "gzip"])
             #expect(reply.status == .ok)
             #expect(try reply.decode(PushResponse.self).outcomes.allSatisfy { $0.position != nil })
             #expect(try await client.pullAll("d", token: harness.ann, limit: 100).count == 20)
@@ -50,8 +51,9 @@ struct CompressionAndMetricsTests {
         try await harness.run { client in
             try await client.setUp("d", token: harness.ann)
             let body = try pushBody("d", count: 5)
-            let corrupt = try await client.send(.post, "/v1/datasets/d/push", token: harness.ann, body: body,
-                                                headers: [Self.key: "c1", .contentEncoding: "gzip"])
+            let corrupt = try await client.send(
+                .post, "/v1/datasets/d/push", token: harness.ann, body: body,
+                headers: [Self.key: "c1", .contentEncoding: "gzip"])
             #expect(corrupt.status == .badRequest)
             #expect(corrupt.errorCode == "invalid_encoding")
             // 100 KB of spaces inside valid JSON packs to a few hundred bytes: the inflated size is what counts.
@@ -59,12 +61,14 @@ struct CompressionAndMetricsTests {
             bomb += Array(repeating: UInt8(ascii: " "), count: 100_000) + Array("}".utf8)
             let packedBomb = Data(try Gzip.compress(bomb))
             #expect(packedBomb.count < 1000)
-            let large = try await client.send(.post, "/v1/datasets/d/push", token: harness.ann, body: packedBomb,
-                                              headers: [Self.key: "c2", .contentEncoding: "gzip"])
+            let large = try await client.send(
+                .post, "/v1/datasets/d/push", token: harness.ann, body: packedBomb,
+                headers: [Self.key: "c2", .contentEncoding: "gzip"])
             #expect(large.status == .contentTooLarge)
             #expect(large.errorCode == "body_too_large")
-            let unknown = try await client.send(.post, "/v1/datasets/d/push", token: harness.ann, body: body,
-                                                headers: [Self.key: "c3", .contentEncoding: "br"])
+            let unknown = try await client.send(
+                .post, "/v1/datasets/d/push", token: harness.ann, body: body,
+                headers: [Self.key: "c3", .contentEncoding: "br"])
             #expect(unknown.status == .unsupportedMediaType)
             #expect(unknown.errorCode == "unsupported_encoding")
             #expect(try await client.pullAll("d", token: harness.ann, limit: 100).isEmpty)
@@ -75,15 +79,17 @@ struct CompressionAndMetricsTests {
         let harness = try await ServerHarness.make(.memory)
         try await harness.run { client in
             try await client.setUp("d", token: harness.ann)
-            _ = try await client.send(.post, "/v1/datasets/d/push", token: harness.ann, body: try pushBody("d", count: 50),
-                                      headers: [Self.key: "k"])
+            _ = try await client.send(
+                .post, "/v1/datasets/d/push", token: harness.ann, body: try pushBody("d", count: 50),
+                headers: [Self.key: "k"])
             let plain = try await client.send(.get, "/v1/datasets/d/pull", token: harness.ann)
             #expect(plain.headers[.contentEncoding] == nil)
             let page = try plain.decode(PullResponse.self)
             #expect(page.changes.count == 50)
 
-            let zipped = try await client.send(.get, "/v1/datasets/d/pull", token: harness.ann,
-                                               headers: [.acceptEncoding: "br;q=1.0, gzip;q=0.8"])
+            let zipped = try await client.send(
+                .get, "/v1/datasets/d/pull", token: harness.ann,
+                headers: [.acceptEncoding: "br;q=1.0, gzip;q=0.8"])
             #expect(zipped.headers[.contentEncoding] == "gzip")
             #expect(zipped.body.count < plain.body.count / 3)
             let inflated = Data(try Gzip.decompress(zipped.body, limit: 1 << 20))

@@ -50,7 +50,7 @@ struct GroupCommitterTests {
         var others: [Task<Int, any Error>] = []
         for job in [4, 5, 3, 12, 2] {
             others.append(Task { try await committer.submit(job) })
-            try await Task.sleep(for: .milliseconds(5))   // queued in this order
+            try await Task.sleep(for: .milliseconds(5))  // queued in this order
         }
         gate.withLock { $0 = true }
         _ = try await first.value
@@ -61,7 +61,9 @@ struct GroupCommitterTests {
     @Test func whenABatchFailsAsAWholeEveryJobInItGetsTheErrorAndLaterBatchesStillRun() async throws {
         let calls = Mutex(0)
         let committer = GroupCommitter<Int, Int>(maxBatch: 100) { jobs in
-            let call = calls.withLock { $0 += 1; return $0 }
+            let call = calls.withLock {
+                $0 += 1; return $0
+            }
             if call == 1 { throw Planted(job: -1) }
             return jobs.map { .success($0) }
         }
@@ -113,8 +115,9 @@ struct MaintenanceTests {
     @Test(arguments: StorageKind.allCases)
     func expiredIdempotencyKeysArePrunedAndALateRetryChangesNothing(_ kind: StorageKind) async throws {
         let clock = Mutex<Int64>(1_800_000_000_000)
-        let harness = try await ServerHarness.make(kind, configure: { $0.idempotencyRetentionMilliseconds = 60_000 },
-                                                   now: { clock.withLock { $0 } })
+        let harness = try await ServerHarness.make(
+            kind, configure: { $0.idempotencyRetentionMilliseconds = 60_000 },
+            now: { clock.withLock { $0 } })
         let maintenance = MaintenanceService(dependencies: harness.dependencies, logger: .init(label: "test"))
         try await harness.run { client in
             try await client.setUp("d", token: harness.ann)

@@ -11,9 +11,12 @@ struct LinkSettleTests {
     /// `ServerHarness.schema` with tags linking todos (the tag's side stores the links).
     static let schema: Schema = {
         var schema = ServerHarness.schema
-        schema.entities.append(Schema.Entity(name: "Tag", attributes: [Schema.Attribute(name: "label", type: .scalar(.string))], relationships: [
-            Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: "tags"),
-        ]))
+        schema.entities.append(
+            Schema.Entity(
+                name: "Tag", attributes: [Schema.Attribute(name: "label", type: .scalar(.string))],
+                relationships: [
+                    Schema.Relationship(name: "todos", destination: "Todo", cardinality: .toMany, inverse: "tags")
+                ]))
         schema.entities[0].relationships.append(Schema.Relationship(name: "tags", destination: "Tag", cardinality: .toMany, inverse: "todos"))
         return schema
     }()
@@ -32,8 +35,10 @@ struct LinkSettleTests {
 
     static func setUp(_ client: ServerHarness.Client, _ harness: ServerHarness) async throws {
         try await client.setUp("todos", token: harness.ann, schema: Self.schema)
-        let made = [WireChange(record: tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
-                    ServerHarness.insert("todos", 1, at: ServerHarness.stamp(1_800_000_000_000))]
+        let made = [
+            WireChange(record: tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
+            ServerHarness.insert("todos", 1, at: ServerHarness.stamp(1_800_000_000_000)),
+        ]
         #expect(try await Self.push(client, harness, "made", made).status == .ok)
     }
 
@@ -48,13 +53,17 @@ struct LinkSettleTests {
     }
 
     /// `schema` with a unique todo title.
-    static let uniqueTitles: Schema = { var schema = Self.schema; schema.entities[0].attributes[0].options = [.unique]; return schema }()
+    static let uniqueTitles: Schema = {
+        var schema = Self.schema; schema.entities[0].attributes[0].options = [.unique]; return schema
+    }()
 
     /// The tag, and todos 1 "a" and 2 "b", pushed to `todos` (set up with ``uniqueTitles``).
     static func makeTagAndTitledTodos(_ client: ServerHarness.Client, _ harness: ServerHarness) async throws {
-        let made = [WireChange(record: tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
-                    ServerHarness.insert("todos", 1, title: "a", at: ServerHarness.stamp(1_800_000_000_000)),
-                    ServerHarness.insert("todos", 2, title: "b", at: ServerHarness.stamp(1_800_000_000_000))]
+        let made = [
+            WireChange(record: tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
+            ServerHarness.insert("todos", 1, title: "a", at: ServerHarness.stamp(1_800_000_000_000)),
+            ServerHarness.insert("todos", 2, title: "b", at: ServerHarness.stamp(1_800_000_000_000)),
+        ]
         #expect(try await Self.push(client, harness, "made", made).status == .ok)
     }
 
@@ -191,12 +200,16 @@ extension LinkSettleTests {
     @Test(arguments: StorageKind.allCases)
     func aLinkOfAMergedAwayOwnerMadeBeforeItWasMadeAgainGoesToTheSurvivor(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind)
-        let schema = { var schema = Self.schema; schema.entities[1].attributes[0].options = [.unique]; return schema }()
+        let schema = {
+            var schema = Self.schema; schema.entities[1].attributes[0].options = [.unique]; return schema
+        }()
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann, schema: schema)
             let survivor = "tandem://todos/Tag/00000000-0000-0000-0000-000000000009"
-            let made = [WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
-                        ServerHarness.insert("todos", 1, at: ServerHarness.stamp(1_800_000_000_000))]
+            let made = [
+                WireChange(record: Self.tag, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_000)]),
+                ServerHarness.insert("todos", 1, at: ServerHarness.stamp(1_800_000_000_000)),
+            ]
             #expect(try await Self.push(client, harness, "made", made).status == .ok)
             let collide = WireChange(record: survivor, entity: "Tag", kind: .insert, values: ["label": .text("home")], stamps: ["*": ServerHarness.stamp(1_800_000_000_002)])
             #expect(try await Self.push(client, harness, "c", [collide]).status == .ok)

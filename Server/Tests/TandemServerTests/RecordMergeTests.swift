@@ -13,8 +13,11 @@ struct RecordMergeTests {
         let stamp = stamp(physical, node: node)
         let keys = kind == .delete ? [WireChange.deleteStampKey] : Array(values.keys)
         let stamps = Dictionary(uniqueKeysWithValues: keys.map { ($0, stamp) })
-        return (WireChange(record: "tandem://d/Todo/00000000-0000-0000-0000-000000000001", entity: "Todo", kind: kind,
-                           values: values, stamps: stamps.mapValues(\.description)), stamps)
+        return (
+            WireChange(
+                record: "tandem://d/Todo/00000000-0000-0000-0000-000000000001", entity: "Todo", kind: kind,
+                values: values, stamps: stamps.mapValues(\.description)), stamps
+        )
     }
 
     @Test func aNewerValueWinsAndAnOlderOneLosesToIt() {
@@ -26,8 +29,12 @@ struct RecordMergeTests {
         let (older, s3) = Self.change(.update, ["title": .text("stale"), "rank": .integer(7)], at: 150)
         let merged = RecordMerge.apply(older, stamps: s3, to: &state)
         #expect(merged.applied.keys.sorted() == ["rank"], "rank's stamp 100 < 150: applied")
-        #expect(merged.lost == [LostValue(attribute: "title", value: .text("stale"), stamp: Self.stamp(150).description,
-                                          winningValue: .text("b"), winningStamp: Self.stamp(200).description)])
+        #expect(
+            merged.lost == [
+                LostValue(
+                    attribute: "title", value: .text("stale"), stamp: Self.stamp(150).description,
+                    winningValue: .text("b"), winningStamp: Self.stamp(200).description)
+            ])
         #expect(state?.fields["title"]?.value == .text("b"))
         #expect(state?.fields["rank"]?.value == .integer(7))
     }
@@ -40,8 +47,9 @@ struct RecordMergeTests {
         _ = RecordMerge.apply(Self.change(.insert, ["title": .text("theirs")], at: 150).0, stamps: Self.change(.insert, ["title": .text("theirs")], at: 150).1, to: &state)
         let (delete, deleteStamps) = Self.change(.delete, [:], at: 200)
         _ = RecordMerge.apply(delete, stamps: deleteStamps, to: &state)
-        var insert = WireChange(record: delete.record, entity: "Todo", kind: .insert, values: ["title": .text("mine"), "rank": .integer(1000)],
-                                stamps: ["*": Self.stamp(100).description, "rank": Self.stamp(300).description])
+        var insert = WireChange(
+            record: delete.record, entity: "Todo", kind: .insert, values: ["title": .text("mine"), "rank": .integer(1000)],
+            stamps: ["*": Self.stamp(100).description, "rank": Self.stamp(300).description])
         let stamps = ["title": Self.stamp(100), "rank": Self.stamp(300)]
         var dated = state
         let merged = RecordMerge.apply(insert, stamps: stamps, created: Self.stamp(100), to: &state)
@@ -90,22 +98,28 @@ struct RecordMergeTests {
         let json = WireJSON.data { $0.append(LostValue(attribute: "t", value: .null, stamp: "s", winningValue: .null, winningStamp: "w", toDelete: true)) }
         #expect(String(decoding: json, as: UTF8.self).contains(#""toDelete":true"#))
         #expect(!String(decoding: WireJSON.data { $0.append(lost[0]) }, as: UTF8.self).contains("toDelete"))
-        let response = PushResponse(outcomes: [ChangeOutcome(index: nil, position: 1, applied: [], lost: [lost[0], LostValue(attribute: "t", value: .null, stamp: "s", winningValue: .null, winningStamp: "w", toDelete: true)])],
-                                    changeCount: nil, serverTime: 0)
+        let response = PushResponse(
+            outcomes: [
+                ChangeOutcome(index: nil, position: 1, applied: [], lost: [lost[0], LostValue(attribute: "t", value: .null, stamp: "s", winningValue: .null, winningStamp: "w", toDelete: true)])
+            ],
+            changeCount: nil, serverTime: 0)
         #expect(try WireJSONReader.pushResponse(WireJSON.data { $0.append(response) }).outcomes.first?.lost.map(\.toDelete) == [false, true])
     }
 
     /// The push's fast path for a record the server has never seen writes this state without
     /// the merge: it must be exactly what the merge makes of the insert.
     @Test func aNewRecordsStateIsWhatTheMergeMakesOfItsInsert() throws {
-        let values: [String: WireValue] = ["title": .text("a"), "rank": .integer(3), "done": .bool(true), "note": .null,
-                                           "blob": .bytes(Data([1, 2])), "score": .real(2.5)]
+        let values: [String: WireValue] = [
+            "title": .text("a"), "rank": .integer(3), "done": .bool(true), "note": .null,
+            "blob": .bytes(Data([1, 2])), "score": .real(2.5),
+        ]
         var stamps: [String: HLCTimestamp] = [:]
         for (offset, name) in values.keys.sorted().enumerated() {
             stamps[name] = HLCTimestamp(physical: 100 + UInt64(offset * 7 % 5), counter: UInt16(offset), node: UInt64(9 - offset))
         }
-        let insert = WireChange(record: "tandem://d/Todo/00000000-0000-0000-0000-000000000001", entity: "Todo", kind: .insert,
-                                values: values, stamps: stamps.mapValues(\.description))
+        let insert = WireChange(
+            record: "tandem://d/Todo/00000000-0000-0000-0000-000000000001", entity: "Todo", kind: .insert,
+            values: values, stamps: stamps.mapValues(\.description))
         var merged: RecordState?
         let result = RecordMerge.apply(insert, stamps: stamps, to: &merged)
         let created = try #require(stamps.values.max())
@@ -168,8 +182,9 @@ struct RecordMergeTests {
     /// the delete survives into the re-inserted record, so the re-insert must hand it on.
     @Test func aReinsertAppliesEveryValueNewerThanTheDeleteNotOnlyItsOwn() {
         var state: RecordState?
-        _ = RecordMerge.apply(Self.change(.insert, ["title": .text("first"), "rank": .integer(1)], at: 100).0,
-                              stamps: Self.change(.insert, ["title": .text("first"), "rank": .integer(1)], at: 100).1, to: &state)
+        _ = RecordMerge.apply(
+            Self.change(.insert, ["title": .text("first"), "rank": .integer(1)], at: 100).0,
+            stamps: Self.change(.insert, ["title": .text("first"), "rank": .integer(1)], at: 100).1, to: &state)
         let (delete, s1) = Self.change(.delete, [:], at: 200)
         _ = RecordMerge.apply(delete, stamps: s1, to: &state)
         let (late, s2) = Self.change(.update, ["rank": .integer(38)], at: 400, node: 2)

@@ -32,8 +32,9 @@ struct SchemaRegistryTests {
                 #expect(v2.status == .conflict)
                 let error = try v2.decode(WireErrorBody.self).error
                 #expect(error.code == "schema_incompatible")
-                #expect(error.findings?.contains { $0.rule == rule.rule && $0.path == rule.path && $0.verdict == "breaking" } == true,
-                        "findings: \(error.findings ?? [])")
+                #expect(
+                    error.findings?.contains { $0.rule == rule.rule && $0.path == rule.path && $0.verdict == "breaking" } == true,
+                    "findings: \(error.findings ?? [])")
                 #expect(error.findings?.allSatisfy { !$0.message.isEmpty && !$0.hint.isEmpty } == true)
                 #expect(history.versions.map(\.version) == [1])
             }

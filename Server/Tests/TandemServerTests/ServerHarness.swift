@@ -39,15 +39,18 @@ struct ServerHarness: Sendable {
     let ann: String
     let bob: String
 
-    static func make(_ kind: StorageKind, configure: (inout ServerConfiguration) -> Void = { _ in },
-                     now: @escaping @Sendable () -> Int64 = { 1_800_000_000_000 }) async throws -> ServerHarness {
+    static func make(
+        _ kind: StorageKind, configure: (inout ServerConfiguration) -> Void = { _ in },
+        now: @escaping @Sendable () -> Int64 = { 1_800_000_000_000 }
+    ) async throws -> ServerHarness {
         let storage = try kind.make()
         var configuration = ServerConfiguration()
         configure(&configuration)
         let ann = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
         let bob = try await TokenIssuer.issue(for: try await storage.addUser(name: "bob", now: 0), in: storage)
-        return ServerHarness(storage: storage, dependencies: ServerDependencies(storage: storage, configuration: configuration, now: now),
-                             ann: ann, bob: bob)
+        return ServerHarness(
+            storage: storage, dependencies: ServerDependencies(storage: storage, configuration: configuration, now: now),
+            ann: ann, bob: bob)
     }
 
     /// Runs `body` with a client of the router.
@@ -59,8 +62,10 @@ struct ServerHarness: Sendable {
     struct Client: Sendable {
         let client: any TestClientProtocol
 
-        func send(_ method: HTTPRequest.Method, _ uri: String, token: String?, body: Data? = nil,
-                  headers extra: HTTPFields = [:]) async throws -> Reply {
+        func send(
+            _ method: HTTPRequest.Method, _ uri: String, token: String?, body: Data? = nil,
+            headers extra: HTTPFields = [:]
+        ) async throws -> Reply {
             var headers = extra
             if let token { headers[.authorization] = "Bearer \(token)" }
             if body != nil { headers[.contentType] = "application/json" }
@@ -69,8 +74,10 @@ struct ServerHarness: Sendable {
             }
         }
 
-        func json(_ method: HTTPRequest.Method, _ uri: String, token: String?, _ value: some Encodable,
-                  headers: HTTPFields = [:]) async throws -> Reply {
+        func json(
+            _ method: HTTPRequest.Method, _ uri: String, token: String?, _ value: some Encodable,
+            headers: HTTPFields = [:]
+        ) async throws -> Reply {
             try await send(method, uri, token: token, body: try JSONEncoder().encode(value), headers: headers)
         }
 
@@ -104,13 +111,20 @@ struct ServerHarness: Sendable {
 
     /// A schema with one entity, `Todo` (title, rank?, people.name, people.age).
     static let schema = Schema(entities: [
-        Schema.Entity(name: "Todo", attributes: [
-            Schema.Attribute(name: "title", type: .scalar(.string)),
-            Schema.Attribute(name: "rank", type: .scalar(.int), isOptional: true),
-            Schema.Attribute(name: "people", type: .composite(.init(typeName: "People", fields: [
-                .init(name: "name", type: .scalar(.string)), .init(name: "age", type: .scalar(.int)),
-            ]))),
-        ]),
+        Schema.Entity(
+            name: "Todo",
+            attributes: [
+                Schema.Attribute(name: "title", type: .scalar(.string)),
+                Schema.Attribute(name: "rank", type: .scalar(.int), isOptional: true),
+                Schema.Attribute(
+                    name: "people",
+                    type: .composite(
+                        .init(
+                            typeName: "People",
+                            fields: [
+                                .init(name: "name", type: .scalar(.string)), .init(name: "age", type: .scalar(.int)),
+                            ]))),
+            ])
     ])
 
     static func stamp(_ physical: UInt64 = 1_800_000_000_000, counter: UInt16 = 0, node: UInt64 = 7) -> String {
@@ -122,8 +136,9 @@ struct ServerHarness: Sendable {
     }
 
     static func insert(_ dataset: String, _ n: Int, title: String = "t", at stamp: String = ServerHarness.stamp()) -> WireChange {
-        WireChange(record: uri(dataset, n), entity: "Todo", kind: .insert,
-                   values: ["title": .text(title), "people.name": .text("Ann"), "people.age": .integer(31)],
-                   stamps: ["title": stamp, "people.name": stamp, "people.age": stamp])
+        WireChange(
+            record: uri(dataset, n), entity: "Todo", kind: .insert,
+            values: ["title": .text(title), "people.name": .text("Ann"), "people.age": .integer(31)],
+            stamps: ["title": stamp, "people.name": stamp, "people.age": stamp])
     }
 }

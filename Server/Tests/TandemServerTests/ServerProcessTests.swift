@@ -137,8 +137,8 @@ struct ServerProcessTests {
         // that landed them all anyway (a fast run, a slow poll under load) is followed by one
         // with twice as many, and rounds go on until a kill has cut some off.
         var batchesPerRound = 120
-        var head = ""   // the log's last cursor, read after each restart
-        var interrupted = false   // a kill cut a round's pushes off
+        var head = ""  // the log's last cursor, read after each restart
+        var interrupted = false  // a kill cut a round's pushes off
         var round = 0
         while round < rounds || (!interrupted && round < rounds + 2) {
             defer { round += 1 }
@@ -189,9 +189,13 @@ struct ServerProcessTests {
         #expect(interrupted, "no kill interrupted pushes: \(appliedPerRound)")
         server.process.terminate()
         server.process.waitUntilExit()
-        let check = try Self.run("/usr/bin/env", ["python3", "-c",
-            "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
-            dataDir + "/tandem.sqlite"])
+        let check = try Self.run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
+                dataDir + "/tandem.sqlite",
+            ])
         #expect(check.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
     }
 }

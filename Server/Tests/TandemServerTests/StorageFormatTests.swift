@@ -16,8 +16,10 @@ struct StorageFormatTests {
     }
 
     static func harness(_ storage: SQLiteServerStorage, users: Bool) async throws -> ServerHarness {
-        let ann = users ? try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
-                        : try await TokenIssuer.issue(for: try #require(try await storage.user(named: "ann")), in: storage)
+        let ann =
+            users
+            ? try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
+            : try await TokenIssuer.issue(for: try #require(try await storage.user(named: "ann")), in: storage)
         return ServerHarness(storage: storage, dependencies: ServerDependencies(storage: storage, now: { 1_800_000_000_000 }), ann: ann, bob: ann)
     }
 
@@ -35,12 +37,14 @@ struct StorageFormatTests {
             update.kind = .update
             update.values = ["title": .text("é \"quoted\"\n"), "rank": .integer(-3)]
             update.stamps = ["title": ServerHarness.stamp(1_800_000_000_100), "rank": ServerHarness.stamp(1_800_000_000_100)]
-            let delete = WireChange(record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .delete, values: [:],
-                                    stamps: ["*": ServerHarness.stamp(1_800_000_000_200)])
+            let delete = WireChange(
+                record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .delete, values: [:],
+                stamps: ["*": ServerHarness.stamp(1_800_000_000_200)])
             let request = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1), ServerHarness.insert("todos", 2), upper, update, delete])
             // JSONEncoder without sorted keys: not the canonical member order.
-            let reply = try await client.send(.post, "/v1/datasets/todos/push", token: harness.ann, body: try JSONEncoder().encode(request),
-                                              headers: [HTTPField.Name("Idempotency-Key")!: "k"])
+            let reply = try await client.send(
+                .post, "/v1/datasets/todos/push", token: harness.ann, body: try JSONEncoder().encode(request),
+                headers: [HTTPField.Name("Idempotency-Key")!: "k"])
             #expect(reply.status == .ok)
         }
         let stored = try await DatabaseQueue(path: path).read { db in try Data.fetchAll(db, sql: "SELECT change FROM log ORDER BY position") }

@@ -21,8 +21,11 @@ struct SyncRoutesTests {
             let answer = try await client.send(.get, "/v1/capabilities", token: harness.ann)
             #expect(answer.status == .ok)
             let capabilities = try answer.decode(ServerCapabilities.self)
-            #expect(capabilities == ServerCapabilities(protocolVersion: 1, maxChangesPerPush: 123, maxPageSize: 456, maxBodyBytes: 1 << 20,
-                                                       maxClockSkewMilliseconds: 9_000, features: []))
+            #expect(
+                capabilities
+                    == ServerCapabilities(
+                        protocolVersion: 1, maxChangesPerPush: 123, maxPageSize: 456, maxBodyBytes: 1 << 20,
+                        maxClockSkewMilliseconds: 9_000, features: []))
             #expect(try await client.send(.get, "/v1/capabilities", token: nil).status == .unauthorized)
         }
     }
@@ -32,8 +35,9 @@ struct SyncRoutesTests {
         let harness = try await ServerHarness.make(kind)
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann)
-            let push = try await client.push("todos", token: harness.ann, key: "k1",
-                                             PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1), ServerHarness.insert("todos", 2)]))
+            let push = try await client.push(
+                "todos", token: harness.ann, key: "k1",
+                PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1), ServerHarness.insert("todos", 2)]))
             #expect(push.status == .ok)
             let answer = try push.decode(PushResponse.self)
             #expect(answer.outcomes.map(\.applied) == [["people.age", "people.name", "title"], ["people.age", "people.name", "title"]])
@@ -50,19 +54,22 @@ struct SyncRoutesTests {
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann)
             let (old, new, newer) = (ServerHarness.stamp(1_800_000_000_000), ServerHarness.stamp(1_800_000_000_001), ServerHarness.stamp(1_800_000_000_002))
-            let insert = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .insert,
-                                    values: ["title": .text("t"), "people.name": .text("Ann"), "people.age": .integer(31)],
-                                    stamps: ["*": new, "title": old])
-            let update = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update,
-                                    values: ["people.age": .integer(32), "title": .text("u")], stamps: ["*": newer])
+            let insert = WireChange(
+                record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .insert,
+                values: ["title": .text("t"), "people.name": .text("Ann"), "people.age": .integer(31)],
+                stamps: ["*": new, "title": old])
+            let update = WireChange(
+                record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update,
+                values: ["people.age": .integer(32), "title": .text("u")], stamps: ["*": newer])
             let reply = try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 1, changes: [insert, update]))
             #expect(reply.status == .ok)
             #expect(try reply.decode(PushResponse.self).outcomes.map(\.applied) == [["people.age", "people.name", "title"], ["people.age", "title"]])
             let compact = try await client.send(.get, "/v1/datasets/todos/pull", token: harness.ann).decode(PullResponse.self)
             #expect(compact.changes.map(\.change.stamps) == [["*": new, "title": old], ["*": newer]])
             // The merge saw the default: an update stamped older than it loses.
-            let stale = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update,
-                                   values: ["people.age": .integer(1)], stamps: ["people.age": new])
+            let stale = WireChange(
+                record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update,
+                values: ["people.age": .integer(1)], stamps: ["people.age": new])
             let lost = try await client.push("todos", token: harness.ann, key: "s", PushRequest(schemaVersion: 1, changes: [stale])).decode(PushResponse.self)
             #expect(lost.outcomes.first?.lost.map(\.winningStamp) == [newer])
         }
@@ -100,12 +107,14 @@ struct SyncRoutesTests {
             #expect(again.from == second.to && again.to == second.to)
             // A delete older than the record's insert makes the server log the whole record
             // again (a restore): not what the push sent, so no echo.
-            let old = WireChange(record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .delete, values: [:],
-                                 stamps: ["*": ServerHarness.stamp(1_799_000_000_000)])
+            let old = WireChange(
+                record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .delete, values: [:],
+                stamps: ["*": ServerHarness.stamp(1_799_000_000_000)])
             #expect(try await push("todos", "k4", [old]).echo == nil)
             // A re-insert brings back values the change did not carry: no echo either.
-            let delete = WireChange(record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .delete, values: [:],
-                                    stamps: ["*": ServerHarness.stamp(1_800_000_000_100)])
+            let delete = WireChange(
+                record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .delete, values: [:],
+                stamps: ["*": ServerHarness.stamp(1_800_000_000_100)])
             #expect(try await push("todos", "k5", [delete]).echo != nil)
             var partial = ServerHarness.insert("todos", 2, title: "back", at: ServerHarness.stamp(1_800_000_000_200))
             partial.values["people.age"] = nil
@@ -114,13 +123,14 @@ struct SyncRoutesTests {
             update.kind = .update
             update.values = ["people.age": .integer(40)]
             update.stamps = ["people.age": ServerHarness.stamp(1_800_000_000_150)]
-            _ = try await push("todos", "k6", [update])   // newer than the delete: kept, not applied
+            _ = try await push("todos", "k6", [update])  // newer than the delete: kept, not applied
             #expect(try await push("todos", "k7", [partial]).echo == nil)
             // Found in review: the same with every column sent, one of them older than a value
             // kept while the record was deleted. The log carries that newer value, not the
             // one sent, so no echo (the names alone would have matched).
-            let deleteThree = WireChange(record: ServerHarness.uri("todos", 3), entity: "Todo", kind: .delete, values: [:],
-                                         stamps: ["*": ServerHarness.stamp(1_800_000_000_100)])
+            let deleteThree = WireChange(
+                record: ServerHarness.uri("todos", 3), entity: "Todo", kind: .delete, values: [:],
+                stamps: ["*": ServerHarness.stamp(1_800_000_000_100)])
             _ = try await push("todos", "k8", [deleteThree])
             var newerTitle = update
             newerTitle.record = ServerHarness.uri("todos", 3)
@@ -145,8 +155,9 @@ struct SyncRoutesTests {
             var bad = ServerHarness.insert("todos", 3)
             bad.values["nope"] = .integer(1)
             bad.stamps["nope"] = ServerHarness.stamp()
-            let reply = try await client.push("todos", token: harness.ann, key: "k",
-                                              PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1), bad]))
+            let reply = try await client.push(
+                "todos", token: harness.ann, key: "k",
+                PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1), bad]))
             #expect(reply.status == .unprocessableContent)
             #expect(reply.errorCode == "unknown_attribute")
             #expect(try await client.pullAll("todos", token: harness.ann, limit: 10).isEmpty)
@@ -179,8 +190,9 @@ struct SyncRoutesTests {
                     group.addTask {
                         for batch in 0..<5 {
                             let changes = (0..<4).map { ServerHarness.insert("todos", pusher * 1000 + batch * 10 + $0) }
-                            let reply = try await client.push("todos", token: harness.ann, key: "p\(pusher)-b\(batch)",
-                                                              PushRequest(schemaVersion: 1, changes: changes))
+                            let reply = try await client.push(
+                                "todos", token: harness.ann, key: "p\(pusher)-b\(batch)",
+                                PushRequest(schemaVersion: 1, changes: changes))
                             #expect(reply.status == .ok)
                         }
                     }
@@ -297,8 +309,9 @@ struct SyncRoutesTests {
 struct ArrivalOrderTests {
     static func change(_ kind: WireChange.Kind, _ values: [String: WireValue], at physical: UInt64, node: UInt64) -> WireChange {
         let stamp = ServerHarness.stamp(physical, node: node)
-        return WireChange(record: ServerHarness.uri("d", 1), entity: "Todo", kind: kind, values: values,
-                          stamps: kind == .delete ? ["*": stamp] : values.mapValues { _ in stamp })
+        return WireChange(
+            record: ServerHarness.uri("d", 1), entity: "Todo", kind: kind, values: values,
+            stamps: kind == .delete ? ["*": stamp] : values.mapValues { _ in stamp })
     }
 
     @Test(arguments: StorageKind.allCases)
@@ -352,8 +365,9 @@ struct ArrivalOrderTests {
             #expect(answer.outcomes.first?.lost.first?.winningStamp == ServerHarness.stamp(base + 300, node: 1), "the delete lost to the insert's newest stamp")
             let log = try await client.pullAll("d", token: harness.ann, limit: 10)
             #expect(log.first?.change.stamps["*"] == ServerHarness.stamp(base + 300, node: 1))
-            #expect(log.last?.change.kind == .insert && log.last?.change.values == ["rank": .integer(2)],
-                    "the record stays, with only the value newer than the delete: \(log.map(\.change))")
+            #expect(
+                log.last?.change.kind == .insert && log.last?.change.values == ["rank": .integer(2)],
+                "the record stays, with only the value newer than the delete: \(log.map(\.change))")
         }
     }
 }

@@ -16,8 +16,9 @@ struct UniqueMergeTests {
     }()
 
     static func insert(_ n: Int, title: String, name: String, at stamp: String) -> WireChange {
-        WireChange(record: ServerHarness.uri("todos", n), entity: "Todo", kind: .insert,
-                   values: ["title": .text(title), "people.name": .text(name), "people.age": .integer(31)], stamps: ["*": stamp])
+        WireChange(
+            record: ServerHarness.uri("todos", n), entity: "Todo", kind: .insert,
+            values: ["title": .text(title), "people.name": .text(name), "people.age": .integer(31)], stamps: ["*": stamp])
     }
 
     static func update(_ n: Int, _ values: [String: WireValue], at stamp: String) -> WireChange {
@@ -48,12 +49,13 @@ struct UniqueMergeTests {
             #expect(second.status == .ok)
             #expect(try second.decode(PushResponse.self).echo == nil, "the log holds more than the push sent")
             let log = try await client.pullAll("todos", token: harness.ann, limit: 100)
-            #expect(log.map(Self.describe) == [
-                "insert 2 people.age=31,people.name=\"Bob\",title=\"x\"",
-                "insert 1 people.age=31,people.name=\"Ann\",title=\"x\"",
-                "update 1 people.name=\"Bob\"",   // the loser's newer value, with its own stamp
-                "delete 2 into 1",
-            ])
+            #expect(
+                log.map(Self.describe) == [
+                    "insert 2 people.age=31,people.name=\"Bob\",title=\"x\"",
+                    "insert 1 people.age=31,people.name=\"Ann\",title=\"x\"",
+                    "update 1 people.name=\"Bob\"",  // the loser's newer value, with its own stamp
+                    "delete 2 into 1",
+                ])
             #expect(log[2].change.stamps["people.name"] ?? log[2].change.stamps["*"] == newer)
             let delete = try #require(log.last.flatMap { HLCTimestamp($0.change.stamps["*"] ?? "") })
             #expect(delete > HLCTimestamp(newer)!, "the merge's delete is newer than everything the loser held")
@@ -118,8 +120,9 @@ struct UniqueMergeTests {
         let harness = try await ServerHarness.make(kind)
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann, schema: Self.schema)
-            let delete = WireChange(record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .delete, stamps: ["*": ServerHarness.stamp()],
-                                    mergedInto: ServerHarness.uri("todos", 1))
+            let delete = WireChange(
+                record: ServerHarness.uri("todos", 2), entity: "Todo", kind: .delete, stamps: ["*": ServerHarness.stamp()],
+                mergedInto: ServerHarness.uri("todos", 1))
             let answer = try await client.push("todos", token: harness.ann, key: "a", PushRequest(schemaVersion: 1, changes: [delete]))
             #expect(answer.status == .unprocessableContent)
             #expect(String(decoding: answer.body, as: UTF8.self).contains("mergedInto is written by the server"))
@@ -130,20 +133,23 @@ struct UniqueMergeTests {
 extension UniqueMergeTests {
     /// Todos in projects with a unique name.
     static let projects = Schema(entities: [
-        Schema.Entity(name: "Todo", attributes: [Schema.Attribute(name: "title", type: .scalar(.string))],
-                      relationships: [Schema.Relationship(name: "project", destination: "Project", cardinality: .toOne, inverse: nil)]),
+        Schema.Entity(
+            name: "Todo", attributes: [Schema.Attribute(name: "title", type: .scalar(.string))],
+            relationships: [Schema.Relationship(name: "project", destination: "Project", cardinality: .toOne, inverse: nil)]),
         Schema.Entity(name: "Project", attributes: [Schema.Attribute(name: "name", type: .scalar(.string), options: [.unique])]),
     ])
 
     static func project(_ n: Int, _ name: String, at stamp: String) -> WireChange {
-        WireChange(record: "tandem://todos/Project/" + String(format: "00000000-0000-0000-0000-%012d", n), entity: "Project", kind: .insert,
-                   values: ["name": .text(name)], stamps: ["*": stamp])
+        WireChange(
+            record: "tandem://todos/Project/" + String(format: "00000000-0000-0000-0000-%012d", n), entity: "Project", kind: .insert,
+            values: ["name": .text(name)], stamps: ["*": stamp])
     }
 
     static func todo(_ kind: WireChange.Kind, project: Int?, at stamp: String) -> WireChange {
-        WireChange(record: ServerHarness.uri("todos", 7), entity: "Todo", kind: kind,
-                   values: kind == .delete ? [:] : ["title": .text("t"), "project": project.map { .text(String(format: "00000000-0000-0000-0000-%012d", $0)) } ?? .null],
-                   stamps: ["*": stamp])
+        WireChange(
+            record: ServerHarness.uri("todos", 7), entity: "Todo", kind: kind,
+            values: kind == .delete ? [:] : ["title": .text("t"), "project": project.map { .text(String(format: "00000000-0000-0000-0000-%012d", $0)) } ?? .null],
+            stamps: ["*": stamp])
     }
 
     @Test(arguments: StorageKind.allCases)
@@ -155,7 +161,9 @@ extension UniqueMergeTests {
             let start = UInt64(Date().timeIntervalSince1970 * 1000) - 60_000
             let t = { (ms: UInt64) in ServerHarness.stamp(start + ms) }
             // 200 is merged into 100.
-            #expect(try await client.push("todos", token: harness.ann, key: "p", PushRequest(schemaVersion: 1, changes: [Self.project(100, "x", at: t(0)), Self.project(200, "x", at: t(1))])).status == .ok)
+            #expect(
+                try await client.push("todos", token: harness.ann, key: "p", PushRequest(schemaVersion: 1, changes: [Self.project(100, "x", at: t(0)), Self.project(200, "x", at: t(1))])).status == .ok
+            )
             let merged = try await client.pullAll("todos", token: harness.ann, limit: 100).count
             // Todo 7 made and deleted; then an older insert of it naming 200 arrives.
             #expect(try await client.push("todos", token: harness.ann, key: "t", PushRequest(schemaVersion: 1, changes: [Self.todo(.insert, project: nil, at: t(20))])).status == .ok)

@@ -18,10 +18,11 @@ struct WireJSONReaderTests {
     }
 
     @Test func readsPushAnswersAndStampMapsLikeJSONDecoder() throws {
-        let answer = PushResponse(outcomes: [
-            ChangeOutcome(position: 7, applied: ["title"], lost: [LostValue(attribute: "rank", value: .integer(2), stamp: "a", winningValue: .null, winningStamp: "b")]),
-            ChangeOutcome(position: nil, applied: [], lost: []),
-        ], serverTime: 12)
+        let answer = PushResponse(
+            outcomes: [
+                ChangeOutcome(position: 7, applied: ["title"], lost: [LostValue(attribute: "rank", value: .integer(2), stamp: "a", winningValue: .null, winningStamp: "b")]),
+                ChangeOutcome(position: nil, applied: [], lost: []),
+            ], serverTime: 12)
         for data in [WireJSON.data { $0.append(answer) }, try JSONEncoder().encode(answer)] {
             #expect(try WireJSONReader.pushResponse(data) == answer)
             #expect(try WireJSONReader.pushResponse(data) == JSONDecoder().decode(PushResponse.self, from: data))
@@ -34,10 +35,10 @@ struct WireJSONReaderTests {
 
     @Test func escapesUnknownKeysAndNumbersAreReadLikeJSONDecoder() throws {
         let text = #"""
-        {"extra": [1, {"a": null}, "x"], "schemaVersion": 1, "changes": [{"record": "r\u00e9\ud83d\ude00\/\n", "entity": "E",
-         "kind": "update", "values": {"a": -0, "b": 1.5e3, "c": 12345678901234567890, "d": -9223372036854775808, "e": {"bytes": "AAE="},
-         "f": 0.1, "g": 1E-2}, "stamps": {}}]}
-        """#
+            {"extra": [1, {"a": null}, "x"], "schemaVersion": 1, "changes": [{"record": "r\u00e9\ud83d\ude00\/\n", "entity": "E",
+             "kind": "update", "values": {"a": -0, "b": 1.5e3, "c": 12345678901234567890, "d": -9223372036854775808, "e": {"bytes": "AAE="},
+             "f": 0.1, "g": 1E-2}, "stamps": {}}]}
+            """#
         let data = Data(text.utf8)
         #expect(Self.numeric(try WireJSONReader.pushRequest(data)) == Self.numeric(try JSONDecoder().decode(PushRequest.self, from: data)))
         // The number's form decides its kind: JSONDecoder reads 1.5e3 as the integer 1500.
@@ -89,7 +90,7 @@ struct WireJSONReaderTests {
     @Test func agreesWithJSONDecoderOnThousandsOfMutatedBodies() throws {
         var generator = SplitMix(seed: 0x7A4D_E301)
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]   // the same bytes every run: a failing round replays
+        encoder.outputFormatting = [.sortedKeys]  // the same bytes every run: a failing round replays
         let base = Array(try encoder.encode(Self.request))
         let alphabet = Array(#"{}[]:,"\ 0123456789.eE+-tfnulrsabx"#.utf8) + [0x00, 0xC3, 0xFF, 0x7F]
         var agreed = 0

@@ -9,11 +9,14 @@ import TandemWire
 struct WireJSONTests {
     static let tricky = ["", "plain", "quote \" backslash \\ slash /", "tab\tnew\nline\rcr", "\u{01}\u{1F}\u{7F}", "é 😀 ∑", "{\"not\":\"json\"}"]
 
-    static let change = WireChange(record: "tandem://d/Todo/00000000-0000-0000-0000-000000000001", entity: "Todo \"x\"", kind: .update,
-                                   values: Dictionary(uniqueKeysWithValues: tricky.enumerated().map { ("k\($0.offset) \($0.element)", WireValue.text($0.element)) })
-                                       .merging(["null": .null, "t": .bool(true), "f": .bool(false), "i": .integer(.min), "j": .integer(.max),
-                                                 "r": .real(-1.5e-300), "s": .real(6.02e23), "b": .bytes(Data([0, 1, 254, 255]))]) { a, _ in a },
-                                   stamps: ["k0": "0190a1b2c3d4-0001-00000000000000aa"])
+    static let change = WireChange(
+        record: "tandem://d/Todo/00000000-0000-0000-0000-000000000001", entity: "Todo \"x\"", kind: .update,
+        values: Dictionary(uniqueKeysWithValues: tricky.enumerated().map { ("k\($0.offset) \($0.element)", WireValue.text($0.element)) })
+            .merging([
+                "null": .null, "t": .bool(true), "f": .bool(false), "i": .integer(.min), "j": .integer(.max),
+                "r": .real(-1.5e-300), "s": .real(6.02e23), "b": .bytes(Data([0, 1, 254, 255])),
+            ]) { a, _ in a },
+        stamps: ["k0": "0190a1b2c3d4-0001-00000000000000aa"])
 
     @Test func changesRoundTrip() throws {
         #expect(try JSONDecoder().decode(WireChange.self, from: WireJSON.data { $0.append(Self.change) }) == Self.change)
@@ -21,8 +24,9 @@ struct WireJSONTests {
 
     @Test func pushAndPullAnswersRoundTrip() throws {
         let lost = LostValue(attribute: "title", value: .text("a\"b"), stamp: "s1", winningValue: .real(2.5), winningStamp: "s2")
-        let push = PushResponse(outcomes: [ChangeOutcome(position: 7, applied: ["a", "b"], lost: [lost]), ChangeOutcome(position: nil, applied: [], lost: [])],
-                                serverTime: 1_800_000_000_000)
+        let push = PushResponse(
+            outcomes: [ChangeOutcome(position: 7, applied: ["a", "b"], lost: [lost]), ChangeOutcome(position: nil, applied: [], lost: [])],
+            serverTime: 1_800_000_000_000)
         #expect(try JSONDecoder().decode(PushResponse.self, from: WireJSON.data { $0.append(push) }) == push)
         var echoed = push
         echoed.echo = PushEcho(from: "", to: "c1.MTo3")
@@ -87,13 +91,15 @@ struct WireJSONTests {
         return [
             RecordState(entity: "Todo", fields: ["title": .init(value: .text("x\n é 🎉"), stamp: stamp)]),
             RecordState(entity: "Todo", fields: [:], created: stamp, deleted: HLCTimestamp(physical: 9, counter: 0, node: 1)),
-            RecordState(entity: "", fields: [
-                "": .init(value: .text(""), stamp: .zero), "n": .init(value: .null, stamp: stamp),
-                "t": .init(value: .bool(true), stamp: stamp), "f": .init(value: .bool(false), stamp: stamp),
-                "i": .init(value: .integer(.min), stamp: stamp), "r": .init(value: .real(-0.5), stamp: stamp),
-                "b": .init(value: .bytes(Data()), stamp: stamp), "B": .init(value: .bytes(Data((0..<300).map { UInt8($0 % 256) })), stamp: stamp),
-                String(repeating: "long", count: 100): .init(value: .real(.greatestFiniteMagnitude), stamp: stamp),
-            ], created: stamp),
+            RecordState(
+                entity: "",
+                fields: [
+                    "": .init(value: .text(""), stamp: .zero), "n": .init(value: .null, stamp: stamp),
+                    "t": .init(value: .bool(true), stamp: stamp), "f": .init(value: .bool(false), stamp: stamp),
+                    "i": .init(value: .integer(.min), stamp: stamp), "r": .init(value: .real(-0.5), stamp: stamp),
+                    "b": .init(value: .bytes(Data()), stamp: stamp), "B": .init(value: .bytes(Data((0..<300).map { UInt8($0 % 256) })), stamp: stamp),
+                    String(repeating: "long", count: 100): .init(value: .real(.greatestFiniteMagnitude), stamp: stamp),
+                ], created: stamp),
         ]
     }()
 

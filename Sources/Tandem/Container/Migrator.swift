@@ -71,8 +71,10 @@ enum Migrator {
         let literal = attribute.defaultValue.flatMap { text in columns.count == 1 ? Self.literal(text, for: columns[0]) : nil }
         guard let value = literal else {
             guard !needsValue else {
-                throw StoreError(.schemaMismatch, "'\(entity).\(attribute.name)' is new and not optional, and its default (\(attribute.defaultValue.map { "`\($0)`" } ?? "none")) is not a literal the store can evaluate without the app's models; make it optional, give it a literal default (0, \"text\", true, []), or open the store with the app's model types to migrate it",
-                                 entity: entity, attribute: attribute.name)
+                throw StoreError(
+                    .schemaMismatch,
+                    "'\(entity).\(attribute.name)' is new and not optional, and its default (\(attribute.defaultValue.map { "`\($0)`" } ?? "none")) is not a literal the store can evaluate without the app's models; make it optional, give it a literal default (0, \"text\", true, []), or open the store with the app's model types to migrate it",
+                    entity: entity, attribute: attribute.name)
             }
             return
         }
@@ -95,7 +97,7 @@ enum Migrator {
             if text == "[:]" { return "{}".databaseValue }
             guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\""), !text.contains("\\(") else { return nil }
             let inner = String(text.dropFirst().dropLast())
-            guard !inner.contains("\\") else { return nil }   // escapes: left to the app's models
+            guard !inner.contains("\\") else { return nil }  // escapes: left to the app's models
             return inner.databaseValue
         default:
             return nil
@@ -146,8 +148,10 @@ enum DDL {
 
     /// A relationship's storage: its foreign-key column (when `withColumn`, for an existing
     /// table) and index, or its join table (created once for both sides).
-    static func createStorage(of relationship: Schema.Relationship, in entity: Schema.Entity, schema: Schema,
-                              withColumn: Bool, db: Database) throws {
+    static func createStorage(
+        of relationship: Schema.Relationship, in entity: Schema.Entity, schema: Schema,
+        withColumn: Bool, db: Database
+    ) throws {
         switch schema.storage(of: relationship, in: entity) {
         case .foreignKey(let column):
             if withColumn {

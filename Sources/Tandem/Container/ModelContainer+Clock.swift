@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 
-
 /// The store's clock: what it learned of its sync server's time, its latest HLC stamp, and
 /// the repair of stamps made while the machine's clock ran ahead.
 extension ModelContainer {
@@ -33,8 +32,9 @@ extension ModelContainer {
         let reading = ServerClockReading(serverMilliseconds: serverMilliseconds, wallMilliseconds: clock.milliseconds - half, boot: boot)
         if roundTripMilliseconds > 1_000, abs(reading.offset) < 60_000, let known = try serverClock() { return known }
         if let known = try serverClock(),
-           abs(known.estimate(wall: reading.wallMilliseconds, boot: reading.boot) - serverMilliseconds) <= 250,
-           known.boot?.bootID == reading.boot?.bootID, abs(known.offset - reading.offset) <= 1_000 {
+            abs(known.estimate(wall: reading.wallMilliseconds, boot: reading.boot) - serverMilliseconds) <= 250,
+            known.boot?.bootID == reading.boot?.bootID, abs(known.offset - reading.offset) <= 1_000
+        {
             return known
         }
         try StoreErrorMapping.map {
@@ -105,8 +105,10 @@ extension ModelContainer {
     ///
     /// - Throws: ``StoreError`` when the store cannot be read or written.
     @discardableResult
-    public func restampLocalChanges(above ceiling: HLCTimestamp, after acknowledged: HistoryToken,
-                                    including extra: Set<HLCTimestamp> = []) throws -> [HLCTimestamp: HLCTimestamp] {
+    public func restampLocalChanges(
+        above ceiling: HLCTimestamp, after acknowledged: HistoryToken,
+        including extra: Set<HLCTimestamp> = []
+    ) throws -> [HLCTimestamp: HLCTimestamp] {
         let limit = ceiling.description
         let node = journal.node
         let server = try serverClock()
@@ -128,10 +130,12 @@ extension ModelContainer {
                 }
                 let transactions = try Row.fetchAll(db, sql: "SELECT token, stamp FROM tandem_history_transaction WHERE token > ?", arguments: [acknowledged.rawValue])
                 for row in transactions { see(row[1]) }
-                let changes = try Row.fetchAll(db, sql: """
-                    SELECT id, stamps FROM tandem_history_change WHERE stamps IS NOT NULL
-                    AND token > ? AND EXISTS (SELECT 1 FROM json_each(stamps) WHERE value > ?)
-                    """, arguments: [acknowledged.rawValue, limit])
+                let changes = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT id, stamps FROM tandem_history_change WHERE stamps IS NOT NULL
+                        AND token > ? AND EXISTS (SELECT 1 FROM json_each(stamps) WHERE value > ?)
+                        """, arguments: [acknowledged.rawValue, limit])
                 var changeStamps: [(Int64, [String: String])] = []
                 for row in changes {
                     guard let map = Self.stampMap(row[1]) else { continue }
@@ -144,9 +148,12 @@ extension ModelContainer {
                     if let highest = try String.fetchOne(db, sql: "SELECT max(j.value) FROM \(table), json_each(\(table).\"#hlc\") j WHERE j.value <= ?", arguments: [limit]) {
                         see(highest)
                     }
-                    for row in try Row.fetchAll(db, sql: """
-                        SELECT "#id", "#hlc" FROM \(table) WHERE EXISTS (SELECT 1 FROM json_each(\(table)."#hlc") WHERE value > ?)
-                        """, arguments: [limit]) {
+                    for row in try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT "#id", "#hlc" FROM \(table) WHERE EXISTS (SELECT 1 FROM json_each(\(table)."#hlc") WHERE value > ?)
+                            """, arguments: [limit])
+                    {
                         guard let map = Self.stampMap(row[1]) else { continue }
                         map.values.forEach(see)
                         rows.append((table, row[0], map))
@@ -168,17 +175,20 @@ extension ModelContainer {
                     }
                 }
                 for (id, map) in changeStamps {
-                    try db.execute(sql: "UPDATE tandem_history_change SET stamps = ? WHERE id = ?",
-                                   arguments: [Self.stampJSON(map.mapValues { replacement[$0] ?? $0 }), id])
+                    try db.execute(
+                        sql: "UPDATE tandem_history_change SET stamps = ? WHERE id = ?",
+                        arguments: [Self.stampJSON(map.mapValues { replacement[$0] ?? $0 }), id])
                 }
                 for row in rows {
-                    try db.execute(sql: "UPDATE \(row.table) SET \"#hlc\" = ? WHERE \"#id\" = ?",
-                                   arguments: [Self.stampJSON(row.stamps.mapValues { replacement[$0] ?? $0 }), row.id])
+                    try db.execute(
+                        sql: "UPDATE \(row.table) SET \"#hlc\" = ? WHERE \"#id\" = ?",
+                        arguments: [Self.stampJSON(row.stamps.mapValues { replacement[$0] ?? $0 }), row.id])
                 }
                 try StoreFile.setMetadata("hlc", hlc.last.description, db)
-                return Dictionary(uniqueKeysWithValues: replacement.compactMap { old, new in
-                    HLCTimestamp(old).flatMap { old in HLCTimestamp(new).map { (old, $0) } }
-                })
+                return Dictionary(
+                    uniqueKeysWithValues: replacement.compactMap { old, new in
+                        HLCTimestamp(old).flatMap { old in HLCTimestamp(new).map { (old, $0) } }
+                    })
             }
         }
     }

@@ -28,8 +28,9 @@ extension ModelContainer {
             for (uuid, owner) in deleted { byEntity[owner.name, default: []].append(uuid) }
             for (entityName, ids) in byEntity.sorted(by: { $0.key < $1.key }) {
                 for chunk in ids.map(UUIDText.string).chunked(500) {
-                    try db.execute(sql: "DELETE FROM \(SQLName.quote(entityName)) WHERE \"#id\" IN (\(DeleteRules.placeholders(chunk.count)))",
-                                   arguments: StatementArguments(chunk))
+                    try db.execute(
+                        sql: "DELETE FROM \(SQLName.quote(entityName)) WHERE \"#id\" IN (\(DeleteRules.placeholders(chunk.count)))",
+                        arguments: StatementArguments(chunk))
                 }
             }
             try DeleteRules.clearReferences(to: deleted.mapValues(\.name), schema: schema, db: db)

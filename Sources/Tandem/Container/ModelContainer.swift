@@ -69,7 +69,10 @@ public final class ModelContainer: Sendable {
         for (type, properties) in zip(unique, checked) {
             let mapping = EntityMapping(type, properties: properties, relationships: try RelationshipResolver.relationships(of: type, among: unique))
             if let other = result.first(where: { $0.name == mapping.name }) {
-                throw StoreError(.invalidModel, "two model types are both named '\(mapping.name)' (\(String(reflecting: other.modelType)) and \(String(reflecting: type))); a container holds one version of each entity", entity: mapping.name)
+                throw StoreError(
+                    .invalidModel,
+                    "two model types are both named '\(mapping.name)' (\(String(reflecting: other.modelType)) and \(String(reflecting: type))); a container holds one version of each entity",
+                    entity: mapping.name)
             }
             result.append(mapping)
         }

@@ -22,8 +22,9 @@ enum StoreErrorMapping {
         case .SQLITE_CONSTRAINT:
             if error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
                 let (entity, attribute) = uniqueTarget(message, mapping: mapping)
-                return StoreError(.uniqueViolation, "another \(entity ?? "record") already has this \(attribute ?? "value") (\(message)); nothing was saved — change the value and save again",
-                                  entity: entity, attribute: attribute, underlying: error)
+                return StoreError(
+                    .uniqueViolation, "another \(entity ?? "record") already has this \(attribute ?? "value") (\(message)); nothing was saved — change the value and save again",
+                    entity: entity, attribute: attribute, underlying: error)
             }
             return StoreError(.constraintViolation, "a constraint failed: \(message)", entity: mapping?.name, underlying: error)
         case .SQLITE_CANTOPEN:

@@ -101,7 +101,8 @@ enum StoreFile {
 
     private static func readNode(_ db: Database) throws -> UInt64 {
         guard let text = try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'"),
-              let node = UInt64(text, radix: 16), node != 0 else {
+            let node = UInt64(text, radix: 16), node != 0
+        else {
             throw StoreError(.corruptFile, "the store's tandem_metadata has no valid HLC node id")
         }
         return node
@@ -153,7 +154,10 @@ enum StoreFile {
             throw StoreError(.corruptFile, "the store's tandem_metadata has no valid formatVersion")
         }
         guard version == formatVersion else {
-            throw StoreError(.corruptFile, "the store has store format \(version); this Tandem reads format \(formatVersion) only (no upgrades before the first release). Sync its changes with the Tandem that made it, then make a new store and sync it")
+            throw StoreError(
+                .corruptFile,
+                "the store has store format \(version); this Tandem reads format \(formatVersion) only (no upgrades before the first release). Sync its changes with the Tandem that made it, then make a new store and sync it"
+            )
         }
         guard let dataset = values["dataset"] else { throw StoreError(.corruptFile, "the store's tandem_metadata has no dataset") }
         let schema: Schema
@@ -185,7 +189,8 @@ enum StoreFile {
         """
 
     static func setMetadata(_ key: String, _ value: String, _ db: Database) throws {
-        try db.execute(sql: "INSERT INTO tandem_metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                       arguments: [key, value])
+        try db.execute(
+            sql: "INSERT INTO tandem_metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            arguments: [key, value])
     }
 }

@@ -4,15 +4,19 @@ enum DeleteRules {
     ///
     /// - Throws: ``StoreError/Code/constraintViolation`` naming the relationship when a
     ///   `.deny` relationship still has related records outside the set.
-    static func closure(of roots: [(EntityMapping, UUID)], schema: Schema, mappings: [String: EntityMapping],
-                        db: Database) throws -> [UUID: EntityMapping] {
+    static func closure(
+        of roots: [(EntityMapping, UUID)], schema: Schema, mappings: [String: EntityMapping],
+        db: Database
+    ) throws -> [UUID: EntityMapping] {
         try closure(of: roots, entity: \.entity, named: { mappings[$0] }, schema: schema, db: db)
     }
 
     /// The same over any owner of an entity: model mappings for a save, the schema's
     /// entities for a store opened from its schema alone (the CLI).
-    static func closure<Owner>(of roots: [(Owner, UUID)], entity: (Owner) -> Schema.Entity, named: (String) -> Owner?, schema: Schema,
-                               db: Database) throws -> [UUID: Owner] {
+    static func closure<Owner>(
+        of roots: [(Owner, UUID)], entity: (Owner) -> Schema.Entity, named: (String) -> Owner?, schema: Schema,
+        db: Database
+    ) throws -> [UUID: Owner] {
         var set: [UUID: Owner] = [:]
         var queue = roots
         var denials: [(entity: String, relationship: String, related: [UUID])] = []
@@ -33,8 +37,10 @@ enum DeleteRules {
         for denial in denials {
             let blocking = denial.related.filter { set[$0] == nil }
             if !blocking.isEmpty {
-                throw StoreError(.constraintViolation, "cannot delete: \(denial.entity).\(denial.relationship) has the delete rule .deny and still relates to \(blocking.count) record(s); remove them from the relationship or delete them first. Nothing was saved",
-                                 entity: denial.entity, attribute: denial.relationship)
+                throw StoreError(
+                    .constraintViolation,
+                    "cannot delete: \(denial.entity).\(denial.relationship) has the delete rule .deny and still relates to \(blocking.count) record(s); remove them from the relationship or delete them first. Nothing was saved",
+                    entity: denial.entity, attribute: denial.relationship)
             }
         }
         return set
@@ -43,8 +49,10 @@ enum DeleteRules {
     /// Applies the delete rules to objects inserted in the same save: a new object whose
     /// to-one points into the deleted set is deleted with it under `.cascade` (never written),
     /// and refuses the save under `.deny`. Repeats until nothing changes.
-    static func extend(_ set: inout [UUID: EntityMapping], withPendingInserts inserts: [any PersistentModel],
-                       container: ModelContainer) throws {
+    static func extend(
+        _ set: inout [UUID: EntityMapping], withPendingInserts inserts: [any PersistentModel],
+        container: ModelContainer
+    ) throws {
         guard !set.isEmpty else { return }
         var grew = true
         while grew {
@@ -53,14 +61,17 @@ enum DeleteRules {
                 let mapping = try container.mapping(for: type(of: model))
                 for (index, target) in model.persistentState.foreignKeys {
                     guard let destination = set[target], let relationship = mapping.relationship(ofProperty: index),
-                          let inverseName = relationship.inverse, let inverse = destination.entity.relationship(named: inverseName) else { continue }
+                        let inverseName = relationship.inverse, let inverse = destination.entity.relationship(named: inverseName)
+                    else { continue }
                     switch inverse.deleteRule {
                     case .cascade:
                         set[model.persistentState.uuid] = mapping
                         grew = true
                     case .deny:
-                        throw StoreError(.constraintViolation, "cannot delete: \(destination.name).\(inverse.name) has the delete rule .deny and a new \(mapping.name) relates to it in this save; nothing was saved",
-                                         entity: destination.name, attribute: inverse.name)
+                        throw StoreError(
+                            .constraintViolation,
+                            "cannot delete: \(destination.name).\(inverse.name) has the delete rule .deny and a new \(mapping.name) relates to it in this save; nothing was saved",
+                            entity: destination.name, attribute: inverse.name)
                     case .nullify, .noAction:
                         continue
                     }
@@ -71,8 +82,10 @@ enum DeleteRules {
     }
 
     /// The UUIDs `uuid` relates to through `relationship`.
-    static func relatedIDs(of uuid: UUID, _ relationship: Schema.Relationship, in entity: Schema.Entity,
-                           schema: Schema, db: Database) throws -> [UUID] {
+    static func relatedIDs(
+        of uuid: UUID, _ relationship: Schema.Relationship, in entity: Schema.Entity,
+        schema: Schema, db: Database
+    ) throws -> [UUID] {
         let id = UUIDText.string(uuid)
         let texts: [String?]
         switch schema.storage(of: relationship, in: entity) {
@@ -103,8 +116,9 @@ enum DeleteRules {
                 case .foreignKey(let column):
                     guard let ids = byEntity[relationship.destination] else { continue }
                     for chunk in ids.chunked(500) {
-                        try db.execute(sql: "UPDATE \(SQLName.quote(entity.name)) SET \(SQLName.quote(column)) = NULL WHERE \(SQLName.quote(column)) IN (\(placeholders(chunk.count)))",
-                                       arguments: StatementArguments(chunk))
+                        try db.execute(
+                            sql: "UPDATE \(SQLName.quote(entity.name)) SET \(SQLName.quote(column)) = NULL WHERE \(SQLName.quote(column)) IN (\(placeholders(chunk.count)))",
+                            arguments: StatementArguments(chunk))
                     }
                 case .joinTable(let name, let mine, let theirs):
                     for (column, owner) in [(mine, entity.name), (theirs, relationship.destination)] {
@@ -140,9 +154,10 @@ enum JoinRows {
             guard case .relationship(let r) = kind else { continue }
             let relationship = mapping.entity.relationships[r]
             guard relationship.isToMany, only?.contains(index) ?? true,
-                  case .joinTable(let name, let mine, let theirs) = schema.storage(of: relationship, in: mapping.entity),
-                  model.persistentState.status != .registered || model.persistentState.loadedRelationships.contains(index),
-                  let members = members(of: model, keyPath: mapping.properties[index].keyPath) else { continue }
+                case .joinTable(let name, let mine, let theirs) = schema.storage(of: relationship, in: mapping.entity),
+                model.persistentState.status != .registered || model.persistentState.loadedRelationships.contains(index),
+                let members = members(of: model, keyPath: mapping.properties[index].keyPath)
+            else { continue }
             let owner = UUIDText.string(model.persistentState.uuid)
             if only != nil {
                 try db.execute(sql: "DELETE FROM \(SQLName.quote(name)) WHERE \(mine) = ?", arguments: [owner])

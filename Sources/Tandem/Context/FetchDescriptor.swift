@@ -35,8 +35,10 @@ public struct FetchDescriptor<T: PersistentModel> {
 
     /// A fetch filtered by raw SQL: the escape hatch for conditions `#Predicate` cannot
     /// express, such as bit masks.
-    public init(predicate: Predicate<T>? = nil, sqlFilter: String, arguments: [any DatabaseValueConvertible] = [],
-                sortBy: [SortDescriptor<T>] = []) {
+    public init(
+        predicate: Predicate<T>? = nil, sqlFilter: String, arguments: [any DatabaseValueConvertible] = [],
+        sortBy: [SortDescriptor<T>] = []
+    ) {
         self.predicate = predicate
         self.sortBy = sortBy
         self.sqlFilter = sqlFilter

@@ -133,8 +133,10 @@ extension ModelContext {
 
     /// Turns rows into registered objects; with `ownerColumn`, also reads the UUID in that
     /// column (the owner of a to-many relationship being loaded).
-    func materializeWithOwners<T: PersistentModel>(statement: Statement, db: Database, mapping: EntityMapping,
-                                                  skipping: Set<UUID>, ownerColumn: Int32?, owners: inout [UUID?]) throws -> [T] {
+    func materializeWithOwners<T: PersistentModel>(
+        statement: Statement, db: Database, mapping: EntityMapping,
+        skipping: Set<UUID>, ownerColumn: Int32?, owners: inout [UUID?]
+    ) throws -> [T] {
         let sqlite = statement.sqliteStatement
         let row = PersistentRow(statement: sqlite, mapping: mapping, coders: CoderCache())
         let dataset = container.dataset
@@ -151,8 +153,9 @@ extension ModelContext {
             let code = sqlite3_step(sqlite)
             if code == SQLITE_DONE { break }
             guard code == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)),
-                                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
             }
             guard let uuid = UUIDText.column(0, of: sqlite) else {
                 throw StoreError(.invalidValue, "a row has a malformed \"#id\" (not a UUID); the table was edited outside Tandem", entity: mapping.name)

@@ -73,8 +73,10 @@ extension ModelContext {
         }
     }
 
-    private func prefetch<T: PersistentModel, M: PersistentModel>(_: M.Type, keyPath: AnyKeyPath, index: Int, isToMany: Bool,
-                                                                   models: [T], mapping: EntityMapping) throws {
+    private func prefetch<T: PersistentModel, M: PersistentModel>(
+        _: M.Type, keyPath: AnyKeyPath, index: Int, isToMany: Bool,
+        models: [T], mapping: EntityMapping
+    ) throws {
         let pending = models.filter { $0.needsLoading(index) }
         guard !pending.isEmpty else { return }
         if isToMany {

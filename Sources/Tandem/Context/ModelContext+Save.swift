@@ -21,8 +21,9 @@ extension ModelContext {
         }
         if let error = loadErrors.first {
             loadErrors.removeAll()
-            throw StoreError(error.code, "a relationship failed to load earlier, so it may have looked empty: \(error.message). Nothing was saved; check the objects and save again",
-                             entity: error.entity, attribute: error.attribute, underlying: error)
+            throw StoreError(
+                error.code, "a relationship failed to load earlier, so it may have looked empty: \(error.message). Nothing was saved; check the objects and save again",
+                entity: error.entity, attribute: error.attribute, underlying: error)
         }
         guard hasChanges else { return }
         let inserts = insertionOrder.compactMap { inserted[$0] }

@@ -53,12 +53,13 @@ public final class ModelContext {
         switch model.persistentState.status {
         case .inserted, .registered:
             if model.persistentState.context !== self {
-                pendingErrors.append(StoreError(.misuse, "\(model.persistentModelID) belongs to another ModelContext; fetch it in this context with model(for:) instead of inserting it", entity: T.entityName))
+                pendingErrors.append(
+                    StoreError(.misuse, "\(model.persistentModelID) belongs to another ModelContext; fetch it in this context with model(for:) instead of inserting it", entity: T.entityName))
             }
             return
         case .deleted:
             if model.persistentState.context === self, deleted.removeValue(forKey: ObjectIdentifier(model)) != nil {
-                model.persistentState.status = .registered   // undo a pending delete
+                model.persistentState.status = .registered  // undo a pending delete
                 if !model.persistentState.changes.isEmpty { changed[ObjectIdentifier(model)] = model }
             }
             return

@@ -32,8 +32,10 @@ public struct HistoryChange: Sendable, Hashable, Codable {
     /// The stamp of the change as a whole, when all its columns share one.
     var defaultStamp: HLCTimestamp?
 
-    init(id: Int64, kind: Kind, entityName: String, persistentModelID: PersistentIdentifier,
-         values: [String: HistoryValue], stamps: [String: HLCTimestamp], defaultStamp: HLCTimestamp?) {
+    init(
+        id: Int64, kind: Kind, entityName: String, persistentModelID: PersistentIdentifier,
+        values: [String: HistoryValue], stamps: [String: HLCTimestamp], defaultStamp: HLCTimestamp?
+    ) {
         self.id = id
         self.kind = kind
         self.entityName = entityName

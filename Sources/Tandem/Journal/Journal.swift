@@ -15,8 +15,10 @@ enum Journal {
 
     /// Runs `body` in an immediate write transaction whose changes the triggers journal; the
     /// history transaction row is added before commit when anything changed.
-    static func write<T>(_ writer: any DatabaseWriter, journal: JournalContext, origin: Origin,
-                         body: (Database) throws -> T) throws -> T {
+    static func write<T>(
+        _ writer: any DatabaseWriter, journal: JournalContext, origin: Origin,
+        body: (Database) throws -> T
+    ) throws -> T {
         try writer.writeWithoutTransaction { db in
             var result: T?
             try db.inTransaction(.immediate) {
@@ -28,11 +30,15 @@ enum Journal {
                 result = try body(db)
                 let after = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM tandem_history_change")) ?? 0
                 if after > before {
-                    try db.cachedStatement(sql: """
-                        INSERT INTO tandem_history_transaction (token, author, timestamp, stamp, context, process, first_change, last_change)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """).execute(arguments: [token, origin.author, journal.clock.now().timeIntervalSince1970, stamp.description,
-                                                 origin.context, process, before + 1, after])
+                    try db.cachedStatement(
+                        sql: """
+                            INSERT INTO tandem_history_transaction (token, author, timestamp, stamp, context, process, first_change, last_change)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                            """
+                    ).execute(arguments: [
+                        token, origin.author, journal.clock.now().timeIntervalSince1970, stamp.description,
+                        origin.context, process, before + 1, after,
+                    ])
                     // Never moves back: a sync may have advanced it past this stamp (remote stamps).
                     try StoreFile.advanceClock(past: stamp, db)
                 }
@@ -124,18 +130,22 @@ enum Journal {
 
     static func transaction(from row: Row) -> HistoryTransaction {
         let stampText: String = row["stamp"]
-        return HistoryTransaction(token: HistoryToken(rawValue: row["token"]), author: row["author"],
-                                  timestamp: Date(timeIntervalSince1970: row["timestamp"]),
-                                  stamp: HLCTimestamp(stampText) ?? .zero, contextName: row["context"],
-                                  processName: row["process"], changes: [])
+        return HistoryTransaction(
+            token: HistoryToken(rawValue: row["token"]), author: row["author"],
+            timestamp: Date(timeIntervalSince1970: row["timestamp"]),
+            stamp: HLCTimestamp(stampText) ?? .zero, contextName: row["context"],
+            processName: row["process"], changes: [])
     }
 
     /// Changes with ids in `first...last` (one transaction's, stamped `stamp` by default).
-    static func changes(_ db: Database, dataset: String, from first: Int64, through last: Int64,
-                        stamp: HLCTimestamp, entities: Set<String>?) throws -> [HistoryChange] {
-        let statement = try db.cachedStatement(sql: """
-            SELECT id, kind, entity, record, "values", stamps FROM tandem_history_change WHERE id BETWEEN ? AND ? ORDER BY id
-            """)
+    static func changes(
+        _ db: Database, dataset: String, from first: Int64, through last: Int64,
+        stamp: HLCTimestamp, entities: Set<String>?
+    ) throws -> [HistoryChange] {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT id, kind, entity, record, "values", stamps FROM tandem_history_change WHERE id BETWEEN ? AND ? ORDER BY id
+                """)
         var result: [HistoryChange] = []
         result.reserveCapacity(Int(last - first + 1))
         let cursor = try Row.fetchCursor(statement, arguments: [first, last])
@@ -145,7 +155,8 @@ enum Journal {
             if let entities, !entities.contains(entity) { continue }
             let kindText: String = row[1], record: String = row[3]
             guard let kind = HistoryChange.Kind(rawValue: kindText), let uuid = UUIDText.parse(record),
-                  let blob = row[4] as Data?, let values = JournalValueCoding.decode(blob) else {
+                let blob = row[4] as Data?, let values = JournalValueCoding.decode(blob)
+            else {
                 throw StoreError(.corruptFile, "history change \(id) is unreadable (kind '\(kindText)', record '\(record)')")
             }
             var stamps: [String: HLCTimestamp] = [:]
@@ -161,9 +172,11 @@ enum Journal {
             } else {
                 for column in values.keys { stamps[column] = stamp }
             }
-            result.append(HistoryChange(id: id, kind: kind, entityName: entity,
-                                        persistentModelID: PersistentIdentifier(dataset: dataset, entityName: entity, uuid: uuid),
-                                        values: values, stamps: stamps, defaultStamp: stamp))
+            result.append(
+                HistoryChange(
+                    id: id, kind: kind, entityName: entity,
+                    persistentModelID: PersistentIdentifier(dataset: dataset, entityName: entity, uuid: uuid),
+                    values: values, stamps: stamps, defaultStamp: stamp))
         }
         return result
     }
@@ -186,8 +199,9 @@ enum Journal {
 
     static func registerReader(_ db: Database, name: String, from token: HistoryToken?) throws {
         guard !name.isEmpty else { throw StoreError(.misuse, "a history reader needs a non-empty name") }
-        try db.execute(sql: "INSERT INTO tandem_history_reader (name, acknowledged) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
-                       arguments: [name, token?.rawValue ?? 0])
+        try db.execute(
+            sql: "INSERT INTO tandem_history_reader (name, acknowledged) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+            arguments: [name, token?.rawValue ?? 0])
     }
 
     static func acknowledge(_ db: Database, reader name: String, through token: HistoryToken) throws {

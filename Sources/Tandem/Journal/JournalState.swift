@@ -34,7 +34,7 @@ final class JournalState: @unchecked Sendable {
     /// Defines the journal functions on a connection.
     func register(in db: Database) throws {
         let pointer = Unmanaged.passUnretained(self).toOpaque()
-        let flags = SQLITE_UTF8 | 0x000200000   // SQLITE_INNOCUOUS: usable from triggers under trusted_schema=OFF
+        let flags = SQLITE_UTF8 | 0x000200000  // SQLITE_INNOCUOUS: usable from triggers under trusted_schema=OFF
         let token: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, _ in
             let state = Unmanaged<JournalState>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
             guard let token = state.token else { return sqlite3_result_error(context, JournalState.outsideMessage, -1) }
@@ -70,8 +70,10 @@ final class JournalState: @unchecked Sendable {
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
             data.withUnsafeBytes { sqlite3_result_text(context, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), sqliteTransient) }
         }
-        let functions = [("tandem_journal_restamp", -1, restamp), ("tandem_journal_token", 0, token), ("tandem_journal_stamps", 0, stamps),
-                         ("tandem_journal_values", -1, JournalValueCoding.pack), ("tandem_journal_changes", -1, JournalValueCoding.packChanged)]
+        let functions = [
+            ("tandem_journal_restamp", -1, restamp), ("tandem_journal_token", 0, token), ("tandem_journal_stamps", 0, stamps),
+            ("tandem_journal_values", -1, JournalValueCoding.pack), ("tandem_journal_changes", -1, JournalValueCoding.packChanged),
+        ]
         for (name, arguments, function) in functions {
             let code = sqlite3_create_function_v2(db.sqliteConnection, name, Int32(arguments), flags, pointer, function, nil, nil, nil)
             if code != SQLITE_OK { throw StoreError(.sqlite, "defining the SQL function \(name) failed with code \(code)") }

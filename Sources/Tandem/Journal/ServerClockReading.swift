@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc   // clock_gettime(CLOCK_BOOTTIME): a clock that NTP and the user cannot step
+    import Glibc  // clock_gettime(CLOCK_BOOTTIME): a clock that NTP and the user cannot step
 #endif
 import Foundation
 
@@ -20,12 +20,12 @@ public struct MonotonicReading: Sendable, Hashable {
     /// This machine's boot clock now; `nil` where there is none Tandem reads (not Linux).
     public static func boot() -> MonotonicReading? {
         #if canImport(Glibc)
-        guard let id = bootID else { return nil }
-        var time = timespec()
-        guard clock_gettime(CLOCK_BOOTTIME, &time) == 0 else { return nil }
-        return MonotonicReading(bootID: id, milliseconds: Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000)
+            guard let id = bootID else { return nil }
+            var time = timespec()
+            guard clock_gettime(CLOCK_BOOTTIME, &time) == 0 else { return nil }
+            return MonotonicReading(bootID: id, milliseconds: Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000)
         #else
-        return nil
+            return nil
         #endif
     }
 
@@ -89,7 +89,8 @@ public struct ServerClockReading: Sendable, Hashable {
     public init?(text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3 || parts.count == 5, parts[0] == "v1",
-              let server = Int64(parts[1]), let wall = Int64(parts[2]) else { return nil }
+            let server = Int64(parts[1]), let wall = Int64(parts[2])
+        else { return nil }
         var boot: MonotonicReading?
         if parts.count == 5 {
             guard let milliseconds = Int64(parts[4]), !parts[3].isEmpty else { return nil }

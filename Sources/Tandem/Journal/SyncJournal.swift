@@ -23,9 +23,12 @@ package enum SyncJournal {
     /// - Throws: the database's error.
     package static func newestTransaction(after token: HistoryToken, allBy author: String, _ db: Database) throws -> HistoryToken? {
         guard let newest = try Int64.fetchOne(db, sql: "SELECT MAX(token) FROM tandem_history_transaction"), newest > token.rawValue else { return nil }
-        let other = try Bool.fetchOne(db, sql: """
-            SELECT 1 FROM tandem_history_transaction WHERE token > ? AND token <= ? AND (author IS NULL OR author != ?) LIMIT 1
-            """, arguments: [token.rawValue, newest, author]) ?? false
+        let other =
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT 1 FROM tandem_history_transaction WHERE token > ? AND token <= ? AND (author IS NULL OR author != ?) LIMIT 1
+                    """, arguments: [token.rawValue, newest, author]) ?? false
         return other ? nil : HistoryToken(rawValue: newest)
     }
 
@@ -33,8 +36,9 @@ package enum SyncJournal {
     ///
     /// - Throws: the database's error.
     package static func hasTransaction(by author: String, since token: HistoryToken, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tandem_history_transaction WHERE token >= ? AND author = ? LIMIT 1"),
-                          arguments: [token.rawValue, author]) ?? false
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM tandem_history_transaction WHERE token >= ? AND author = ? LIMIT 1"),
+            arguments: [token.rawValue, author]) ?? false
     }
 
     /// The store's HLC node id (0 when the metadata has none).
@@ -48,12 +52,16 @@ package enum SyncJournal {
     /// no insert for (history deleted): `"#id"`, `"#hlc"`, then `columns`.
     ///
     /// - Throws: the database's error.
-    package static func rowsWithoutJournaledInsert(entity: String, columns: [String], after: String, limit: Int,
-                                                   _ db: Database) throws -> [Row] {
-        try Row.fetchAll(db, sql: """
-            SELECT \(idColumn), \(stampColumn)\(columns.map { ", " + SQLName.quote($0) }.joined()) FROM \(SQLName.quote(entity))
-            WHERE \(idColumn) > ? AND \(idColumn) NOT IN (SELECT record FROM tandem_history_change WHERE entity = ? AND kind = 'insert')
-            ORDER BY \(idColumn) LIMIT ?
-            """, arguments: [after, entity, limit])
+    package static func rowsWithoutJournaledInsert(
+        entity: String, columns: [String], after: String, limit: Int,
+        _ db: Database
+    ) throws -> [Row] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT \(idColumn), \(stampColumn)\(columns.map { ", " + SQLName.quote($0) }.joined()) FROM \(SQLName.quote(entity))
+                WHERE \(idColumn) > ? AND \(idColumn) NOT IN (SELECT record FROM tandem_history_change WHERE entity = ? AND kind = 'insert')
+                ORDER BY \(idColumn) LIMIT ?
+                """, arguments: [after, entity, limit])
     }
 }

@@ -31,7 +31,8 @@ enum AttributeTypeResolver {
         if let collection = type as? any JSONCollection.Type {
             // The element's shape is for the compatibility checker; one the probe cannot
             // discover is left out (storage depends on the collection's type name alone).
-            let element = collections < elementDepth
+            let element =
+                collections < elementDepth
                 ? try? resolve(collection.elementType, path: "\(path)[]", collections: collections + 1).type
                 : nil
             return ResolvedType(type: .collection(typeName: typeName(type), element: element), isOptional: false, sample: collection.emptyValue)
@@ -39,8 +40,9 @@ enum AttributeTypeResolver {
         if let codable = type as? any Codable.Type {
             return try probe(codable, path: path, collections: collections)
         }
-        throw StoreError(.invalidModel,
-                         "\(path) has type \(typeName(type)), which Tandem cannot store: use a scalar, an enum with a raw value, a Codable struct or collection, or mark the property @Transient")
+        throw StoreError(
+            .invalidModel,
+            "\(path) has type \(typeName(type)), which Tandem cannot store: use a scalar, an enum with a raw value, a Codable struct or collection, or mark the property @Transient")
     }
 
     static func typeName(_ type: Any.Type) -> String {
@@ -66,8 +68,9 @@ enum AttributeTypeResolver {
         if sample == nil, let placeholder = rawType.placeholder as? E.RawValue {
             sample = E(rawValue: placeholder)
         }
-        return ResolvedType(type: .enumeration(Schema.Enumeration(typeName: typeName(E.self), rawType: rawType.scalarType, cases: cases)),
-                            isOptional: false, sample: sample)
+        return ResolvedType(
+            type: .enumeration(Schema.Enumeration(typeName: typeName(E.self), rawType: rawType.scalarType, cases: cases)),
+            isOptional: false, sample: sample)
     }
 
     private static func allCases<C: CaseIterable>(_ type: C.Type) -> [Any] {
@@ -87,8 +90,10 @@ enum AttributeTypeResolver {
             throw error
         } catch {
             if probe.isKeyedStruct {
-                throw StoreError(.invalidModel,
-                                 "\(path): could not discover the fields of \(name): its init(from:) threw \(error) when given placeholder values. Give it a synthesized Codable init, or store it another way (a raw property plus a computed one)")
+                throw StoreError(
+                    .invalidModel,
+                    "\(path): could not discover the fields of \(name): its init(from:) threw \(error) when given placeholder values. Give it a synthesized Codable init, or store it another way (a raw property plus a computed one)"
+                )
             }
             // Enums with payloads, single-value wrappers, unkeyed encodings: one JSON column.
             return ResolvedType(type: .json(typeName: name), isOptional: false, sample: nil)

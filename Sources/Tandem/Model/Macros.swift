@@ -18,8 +18,9 @@ public import TandemSchema
 /// The macro reports, at compile time, `let` properties, property observers and types that
 /// can never be stored (functions, tuples, existentials). Types only the runtime can judge
 /// are checked when the ``ModelContainer`` is created.
-@attached(member, names: named(persistentState), named(_$observationRegistrar), named(schemaMetadata),
-          named(init(persistentRow:)), named(encodePersistentValues(to:)), named(refreshPersistentValues(from:)))
+@attached(
+    member, names: named(persistentState), named(_$observationRegistrar), named(schemaMetadata),
+    named(init(persistentRow:)), named(encodePersistentValues(to:)), named(refreshPersistentValues(from:)))
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel, Observable)
 public macro Model() = #externalMacro(module: "TandemMacros", type: "ModelMacro")
@@ -44,8 +45,10 @@ public macro Attribute(_ options: Schema.Attribute.Option..., originalName: Stri
 /// @Relationship(deleteRule: .cascade, inverse: \Article.category) var articles: [Article] = []
 /// ```
 @attached(peer)
-public macro Relationship(_ options: Schema.Attribute.Option..., deleteRule: Schema.Relationship.DeleteRule = .nullify,
-                          originalName: String? = nil, inverse: AnyKeyPath? = nil) =
+public macro Relationship(
+    _ options: Schema.Attribute.Option..., deleteRule: Schema.Relationship.DeleteRule = .nullify,
+    originalName: String? = nil, inverse: AnyKeyPath? = nil
+) =
     #externalMacro(module: "TandemMacros", type: "RelationshipMacro")
 
 /// Keeps a property out of the store: it is neither saved nor fetched.

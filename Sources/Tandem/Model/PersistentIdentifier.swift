@@ -77,8 +77,9 @@ public struct PersistentIdentifier: Hashable, Codable, Sendable, CustomStringCon
 /// Dataset names appear in URIs and on the sync server.
 enum DatasetName {
     static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.count <= 128 && name.utf8.allSatisfy { c in
-            (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 45 || c == 95 || c == 46
-        }
+        !name.isEmpty && name.count <= 128
+            && name.utf8.allSatisfy { c in
+                (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 45 || c == 95 || c == 46
+            }
     }
 }

@@ -18,7 +18,7 @@ extension PersistentModel {
         guard needsLoading(index) else { return }
         persistentState.loadedRelationships.insert(index)
         guard let uuid = persistentState.foreignKeys[index], let context = persistentState.context else {
-            storage = nil   // cleared in the store (its destination was deleted)
+            storage = nil  // cleared in the store (its destination was deleted)
             return
         }
         storage = context.resolveToOne(M.self, uuid: uuid)
@@ -45,7 +45,8 @@ extension PersistentModel {
         persistentDidChange(index)
         if let newValue { joinContexts(with: newValue) }
         guard oldValue !== newValue, let entry = RelationshipResolver.entries(of: Self.self)[index],
-              let inverse = entry.inverseKeyPath else { return }
+            let inverse = entry.inverseKeyPath
+        else { return }
         if let oldValue { Self.unlink(self, from: oldValue, inverse: inverse, toMany: entry.inverseIsToMany) }
         if let newValue { Self.link(self, to: newValue, inverse: inverse, toMany: entry.inverseIsToMany) }
     }
@@ -80,8 +81,9 @@ extension PersistentModel {
         } else if let theirs, mine == nil, persistentState.status == .transient {
             theirs.insert(self)
         } else if let mine, let theirs, mine !== theirs {
-            let error = StoreError(.misuse, "\(persistentModelID) and \(other.persistentModelID) belong to different ModelContexts and cannot be related; fetch one of them in the other's context with model(for:)",
-                                   entity: Self.entityName)
+            let error = StoreError(
+                .misuse, "\(persistentModelID) and \(other.persistentModelID) belong to different ModelContexts and cannot be related; fetch one of them in the other's context with model(for:)",
+                entity: Self.entityName)
             mine.pendingErrors.append(error)
         }
     }

@@ -36,8 +36,9 @@ extension PersistentModel {
     /// Assigned when the object is created; its dataset is the container's once the object is
     /// inserted (before that, the URI reads `tandem://_/Entity/uuid`).
     public var persistentModelID: PersistentIdentifier {
-        PersistentIdentifier(dataset: persistentState.dataset ?? PersistentIdentifier.unassignedDataset,
-                             entityName: Self.entityName, uuid: persistentState.uuid)
+        PersistentIdentifier(
+            dataset: persistentState.dataset ?? PersistentIdentifier.unassignedDataset,
+            entityName: Self.entityName, uuid: persistentState.uuid)
     }
 
     public var id: PersistentIdentifier { persistentModelID }

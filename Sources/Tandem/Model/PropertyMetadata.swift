@@ -45,10 +45,12 @@ public struct PropertyMetadata: Sendable {
     ///   - defaultValue: the initializer's source text, recorded in the schema.
     ///   - makeDefault: evaluates the initializer; used to fill existing rows when the
     ///     attribute is added by a migration.
-    public init<Root, Value>(_ keyPath: KeyPath<Root, Value>, name: String,
-                             options: [Schema.Attribute.Option] = [], originalName: String? = nil,
-                             deleteRule: Schema.Relationship.DeleteRule = .nullify, inverse: AnyKeyPath? = nil,
-                             defaultValue: String? = nil, makeDefault: (@Sendable () -> Value)? = nil) {
+    public init<Root, Value>(
+        _ keyPath: KeyPath<Root, Value>, name: String,
+        options: [Schema.Attribute.Option] = [], originalName: String? = nil,
+        deleteRule: Schema.Relationship.DeleteRule = .nullify, inverse: AnyKeyPath? = nil,
+        defaultValue: String? = nil, makeDefault: (@Sendable () -> Value)? = nil
+    ) {
         self.deleteRule = deleteRule
         self.inverse = inverse
         self.relationship = RelationshipTarget(Value.self)

@@ -32,8 +32,8 @@ enum RandomUUID {
                 }
             }
             offset += 16
-            uuid.6 = (uuid.6 & 0x0F) | 0x40   // version 4
-            uuid.8 = (uuid.8 & 0x3F) | 0x80   // RFC variant
+            uuid.6 = (uuid.6 & 0x0F) | 0x40  // version 4
+            uuid.8 = (uuid.8 & 0x3F) | 0x80  // RFC variant
             return uuid
         }
     }

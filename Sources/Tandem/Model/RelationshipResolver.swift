@@ -15,32 +15,39 @@ enum RelationshipResolver {
             guard let target = property.relationship else { continue }
             let destination = target.destination
             if let known, !known.contains(where: { ObjectIdentifier($0) == ObjectIdentifier(destination) }) {
-                throw StoreError(.invalidModel, "relationship \(entity).\(property.name) points at \(destination.entityName), which is not one of the container's models; pass it to ModelContainer(for:) too",
-                                 entity: entity, attribute: property.name)
+                throw StoreError(
+                    .invalidModel, "relationship \(entity).\(property.name) points at \(destination.entityName), which is not one of the container's models; pass it to ModelContainer(for:) too",
+                    entity: entity, attribute: property.name)
             }
             if !target.isToMany && !target.isOptional {
-                throw StoreError(.invalidModel, "to-one relationship \(entity).\(property.name) must be optional (\(destination.entityName)?): a related object can be deleted, or arrive later through sync",
-                                 entity: entity, attribute: property.name)
+                throw StoreError(
+                    .invalidModel, "to-one relationship \(entity).\(property.name) must be optional (\(destination.entityName)?): a related object can be deleted, or arrive later through sync",
+                    entity: entity, attribute: property.name)
             }
             let inverse = try inverseName(of: property, in: type, destination: destination)
-            result.append(Schema.Relationship(name: property.name, destination: destination.entityName,
-                                              cardinality: target.isToMany ? .toMany : .toOne, inverse: inverse,
-                                              deleteRule: property.deleteRule, isOptional: !target.isToMany,
-                                              originalName: property.originalName))
+            result.append(
+                Schema.Relationship(
+                    name: property.name, destination: destination.entityName,
+                    cardinality: target.isToMany ? .toMany : .toOne, inverse: inverse,
+                    deleteRule: property.deleteRule, isOptional: !target.isToMany,
+                    originalName: property.originalName))
         }
         return result
     }
 
-    private static func inverseName(of property: PropertyMetadata, in type: any PersistentModel.Type,
-                                    destination: any PersistentModel.Type) throws -> String? {
+    private static func inverseName(
+        of property: PropertyMetadata, in type: any PersistentModel.Type,
+        destination: any PersistentModel.Type
+    ) throws -> String? {
         let entity = type.entityName
         let theirs = destination.schemaMetadata.filter {
             $0.relationship.map { ObjectIdentifier($0.destination) == ObjectIdentifier(type) } ?? false
         }
         if let declared = property.inverse {
             guard let match = theirs.first(where: { $0.keyPath == declared }) else {
-                throw StoreError(.invalidModel, "the inverse of \(entity).\(property.name) must be a relationship of \(destination.entityName) pointing back at \(entity)",
-                                 entity: entity, attribute: property.name)
+                throw StoreError(
+                    .invalidModel, "the inverse of \(entity).\(property.name) must be a relationship of \(destination.entityName) pointing back at \(entity)",
+                    entity: entity, attribute: property.name)
             }
             return match.name
         }
@@ -51,7 +58,8 @@ enum RelationshipResolver {
         }
         // Inferred only when unambiguous and the candidate does not declare another inverse.
         if mine.count == 1, theirs.count == 1, theirs[0].inverse == nil,
-           !(ObjectIdentifier(destination) == ObjectIdentifier(type) && theirs[0].name == property.name) {
+            !(ObjectIdentifier(destination) == ObjectIdentifier(type) && theirs[0].name == property.name)
+        {
             return theirs[0].name
         }
         return nil
@@ -79,8 +87,9 @@ enum RelationshipResolver {
             let relationship = relationships[ordinal]
             ordinal += 1
             let inverse = relationship.inverse.flatMap { name in target.destination.schemaMetadata.first { $0.name == name } }
-            entries[index] = Entry(relationship: relationship, inverseKeyPath: inverse?.keyPath,
-                                   inverseIsToMany: inverse?.relationship?.isToMany ?? false)
+            entries[index] = Entry(
+                relationship: relationship, inverseKeyPath: inverse?.keyPath,
+                inverseIsToMany: inverse?.relationship?.isToMany ?? false)
         }
         cache.withLock { $0[ObjectIdentifier(type)] = entries }
         return entries

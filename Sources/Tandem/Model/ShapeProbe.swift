@@ -51,8 +51,9 @@ final class ShapeProbe: Decoder {
             fields.append(Schema.Field(name: key, type: resolved.type, isOptional: optional || resolved.isOptional))
         }
         guard let sample = resolved.sample as? T else {
-            throw StoreError(.invalidModel,
-                             "\(fieldPath) has type \(T.self), which Tandem cannot store inside a composite: make it CaseIterable (for enums), or make it a top-level attribute (stored as JSON)")
+            throw StoreError(
+                .invalidModel,
+                "\(fieldPath) has type \(T.self), which Tandem cannot store inside a composite: make it CaseIterable (for enums), or make it a top-level attribute (stored as JSON)")
         }
         return sample
     }

@@ -41,12 +41,13 @@ extension PredicateExpressions.Comparison: SQLCompilable {
         if LHS.Output.self == Decimal.self || LHS.Output.self == Decimal?.self {
             throw compiler.unsupported("ordering comparisons (<, >) on Decimal (stored as exact text, which does not order numerically; compare with ==, or store a Double)")
         }
-        let symbol = switch op {
-        case .lessThan: "<"
-        case .lessThanOrEqual: "<="
-        case .greaterThan: ">"
-        case .greaterThanOrEqual: ">="
-        }
+        let symbol =
+            switch op {
+            case .lessThan: "<"
+            case .lessThanOrEqual: "<="
+            case .greaterThan: ">"
+            case .greaterThanOrEqual: ">="
+            }
         return try compiler.binary(lhs, symbol, rhs)
     }
 }
@@ -74,11 +75,12 @@ extension PredicateExpressions.Negation: SQLCompilable {
 
 extension PredicateExpressions.Arithmetic: SQLCompilable {
     func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
-        let symbol = switch op {
-        case .add: "+"
-        case .subtract: "-"
-        case .multiply: "*"
-        }
+        let symbol =
+            switch op {
+            case .add: "+"
+            case .subtract: "-"
+            case .multiply: "*"
+            }
         return try compiler.binary(lhs, symbol, rhs)
     }
 }
@@ -139,8 +141,9 @@ extension PredicateExpressions.OptionalFlatMap: SQLCompilable {
 extension PredicateExpressions.Conditional: SQLCompilable {
     func compile(_ compiler: inout PredicateCompiler) throws -> SQLExpression {
         let c = try compiler.condition(test), t = try compiler.operand(trueBranch), f = try compiler.operand(falseBranch)
-        return SQLExpression("(CASE WHEN \(c.sql) THEN \(t.sql) ELSE \(f.sql) END)", c.arguments + t.arguments + f.arguments,
-                             isNullable: t.isNullable || f.isNullable)
+        return SQLExpression(
+            "(CASE WHEN \(c.sql) THEN \(t.sql) ELSE \(f.sql) END)", c.arguments + t.arguments + f.arguments,
+            isNullable: t.isNullable || f.isNullable)
     }
 }
 
@@ -227,8 +230,9 @@ extension PredicateCompiler {
         if !negated, r.sql == "?", r.arguments.count == 1, r.arguments[0] != .null, let hop = l.hop {
             // `link IS NOT NULL AND …`: a nil relationship would make IN yield NULL, where Swift
             // says false (and `!` true); written this way SQLite still uses the link's index.
-            return SQLExpression("(\(hop.link.sql) IS NOT NULL AND \(hop.link.sql) IN (SELECT \(hop.alias).\"#id\" FROM \(hop.table) AS \(hop.alias) WHERE \(hop.inner.sql) = ?))",
-                                 hop.link.arguments + hop.link.arguments + hop.inner.arguments + r.arguments)
+            return SQLExpression(
+                "(\(hop.link.sql) IS NOT NULL AND \(hop.link.sql) IN (SELECT \(hop.alias).\"#id\" FROM \(hop.table) AS \(hop.alias) WHERE \(hop.inner.sql) = ?))",
+                hop.link.arguments + hop.link.arguments + hop.inner.arguments + r.arguments)
         }
         if case .null = r.kind { return SQLExpression("(\(l.sql) IS \(negated ? "NOT " : "")NULL)", l.arguments) }
         if case .null = l.kind { return SQLExpression("(\(r.sql) IS \(negated ? "NOT " : "")NULL)", r.arguments) }
@@ -248,7 +252,8 @@ extension PredicateCompiler {
             variables[variable] = SQLExpression(alias, kind: .record(alias: alias, mapping: destination))
             let condition = try self.condition(test)
             let members = "SELECT \(ownerColumn) FROM \(from) WHERE \(ownerColumn) IS NOT NULL AND "
-            let sql = negated
+            let sql =
+                negated
                 ? "(\(container.sql) NOT IN (\(members)NOT (\(condition.sql))))"
                 : "(\(container.sql) IN (\(members)\(condition.sql)))"
             return SQLExpression(sql, container.arguments + condition.arguments)
@@ -259,7 +264,8 @@ extension PredicateCompiler {
         let alias = freshAlias()
         variables[variable] = SQLExpression("\(alias).value", isNullable: true)
         let condition = try self.condition(test)
-        let sql = negated
+        let sql =
+            negated
             ? "NOT EXISTS (SELECT 1 FROM json_each(\(container.sql)) AS \(alias) WHERE NOT (\(condition.sql)))"
             : "EXISTS (SELECT 1 FROM json_each(\(container.sql)) AS \(alias) WHERE \(condition.sql))"
         return SQLExpression(sql, container.arguments + condition.arguments)
@@ -345,8 +351,10 @@ extension PredicateCompiler {
             guard let inverse = relationship.inverse else { throw unsupported("a to-many relationship without inverse") }
             return ("\(destination.quotedTable) AS \(alias)", "\(alias).\(SQLName.quote(inverse))")
         case .joinTable(let name, let mine, let theirs):
-            return ("\(SQLName.quote(name)) AS \(alias)_j JOIN \(destination.quotedTable) AS \(alias) ON \(alias).\"#id\" = \(alias)_j.\(theirs)",
-                    "\(alias)_j.\(mine)")
+            return (
+                "\(SQLName.quote(name)) AS \(alias)_j JOIN \(destination.quotedTable) AS \(alias) ON \(alias).\"#id\" = \(alias)_j.\(theirs)",
+                "\(alias)_j.\(mine)"
+            )
         case .foreignKey:
             throw unsupported("a to-one relationship used as a collection")
         }

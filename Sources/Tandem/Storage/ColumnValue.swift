@@ -22,7 +22,6 @@ public protocol ColumnValue: Codable {
     var sqlArgument: DatabaseValue { get }
 }
 
-
 /// Why a column could not be read into, or a value written as, a scalar.
 public struct ColumnDecodingFailure: Error, Sendable {
     public var reason: String

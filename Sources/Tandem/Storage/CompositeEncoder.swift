@@ -43,7 +43,8 @@ final class CompositeEncoder: Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        output.failure = output.failure ?? "the value encodes as a list, but its stored composite has fields \(layout.fieldOrder.joined(separator: ", ")); its Encodable and Decodable conformances must agree"
+        output.failure =
+            output.failure ?? "the value encodes as a list, but its stored composite has fields \(layout.fieldOrder.joined(separator: ", ")); its Encodable and Decodable conformances must agree"
         return Discard(encoder: self)
     }
 

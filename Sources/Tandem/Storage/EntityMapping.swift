@@ -75,7 +75,8 @@ final class EntityMapping: Sendable {
     static func checkedProperties(_ modelType: any PersistentModel.Type) throws -> [PropertyMetadata] {
         let name = modelType.entityName
         guard isValidEntityName(name) else {
-            throw StoreError(.invalidModel, "'\(name)' cannot be an entity name: names starting with 'tandem_' (any case) are reserved for Tandem's own tables, and generic classes cannot be models", entity: name)
+            throw StoreError(
+                .invalidModel, "'\(name)' cannot be an entity name: names starting with 'tandem_' (any case) are reserved for Tandem's own tables, and generic classes cannot be models", entity: name)
         }
         let properties = modelType.schemaMetadata
         var seen: Set<String> = []
@@ -105,9 +106,11 @@ final class EntityMapping: Sendable {
             }
             guard case .success(let resolved) = property.resolution else { continue }
             kinds.append(.attribute(attributes.count))
-            attributes.append(Schema.Attribute(name: property.name, type: resolved.type, isOptional: resolved.isOptional,
-                                               options: property.options, originalName: property.originalName,
-                                               defaultValue: property.defaultValue))
+            attributes.append(
+                Schema.Attribute(
+                    name: property.name, type: resolved.type, isOptional: resolved.isOptional,
+                    options: property.options, originalName: property.originalName,
+                    defaultValue: property.defaultValue))
         }
         self.properties = properties
         self.kinds = kinds
@@ -254,8 +257,9 @@ enum AttributeReader: Sendable {
             } else if let raw = type as? any (RawRepresentable & Decodable).Type, let read = Self.enumReader(raw, optional: false) {
                 self = .column(read)
             } else if let optional = type as? any OptionalMarker.Type,
-                      let raw = optional.wrappedType as? any (RawRepresentable & Decodable).Type,
-                      let read = Self.enumReader(raw, optional: true) {
+                let raw = optional.wrappedType as? any (RawRepresentable & Decodable).Type,
+                let read = Self.enumReader(raw, optional: true)
+            {
                 self = .column(read)
             } else {
                 self = .other

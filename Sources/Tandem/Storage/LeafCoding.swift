@@ -27,8 +27,10 @@ enum LeafCoding {
     }
 
     /// Reads a `T` stored as `type` from column `column`; the column is not NULL.
-    static func read<T: Decodable>(_: T.Type, as type: Schema.AttributeType, column: Int32,
-                                  statement: OpaquePointer, coders: CoderCache) throws -> T {
+    static func read<T: Decodable>(
+        _: T.Type, as type: Schema.AttributeType, column: Int32,
+        statement: OpaquePointer, coders: CoderCache
+    ) throws -> T {
         if let scalar = T.self as? any ColumnValue.Type {
             return try scalar.init(sqliteColumn: column, of: statement) as! T
         }
@@ -51,7 +53,8 @@ enum LeafCoding {
 
     static func readRaw<E: RawRepresentable>(_: E.Type, column: Int32, statement: OpaquePointer) throws -> E {
         guard let rawType = E.RawValue.self as? any ColumnValue.Type,
-              let raw = try rawType.init(sqliteColumn: column, of: statement) as? E.RawValue else {
+            let raw = try rawType.init(sqliteColumn: column, of: statement) as? E.RawValue
+        else {
             throw ColumnDecodingFailure("\(E.self)'s raw type \(E.RawValue.self) is not storable")
         }
         guard let value = E(rawValue: raw) else {

@@ -16,7 +16,8 @@ extension PersistentRowWriter {
         let parameter = parameters[index]
         guard parameter != 0 else { return }
         let uuid = value.map(\.uuidAssigningIfNeeded) ?? (loadedRelationships.contains(index) ? nil : foreignKeys[index])
-        let code = try uuid.map { try $0.sqliteBind(to: statement, at: parameter) }
+        let code =
+            try uuid.map { try $0.sqliteBind(to: statement, at: parameter) }
             ?? DatabaseValue.null.sqliteBind(to: statement, at: parameter)
         if code != 0 { throw StoreError(.sqlite, "binding \(mapping.name).\(mapping.properties[index].name) failed with code \(code)") }
     }

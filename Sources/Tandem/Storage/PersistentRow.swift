@@ -24,8 +24,9 @@ public struct PersistentRow {
     private func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
     private func failure(_ attribute: Int, _ reason: String) -> StoreError {
-        StoreError(.invalidValue, "the stored value cannot be read: \(reason)",
-                   entity: mapping.name, attribute: mapping.properties[attribute].name)
+        StoreError(
+            .invalidValue, "the stored value cannot be read: \(reason)",
+            entity: mapping.name, attribute: mapping.properties[attribute].name)
     }
 
     /// Reads an attribute of any supported type; the type is inferred from the assignment.
@@ -84,8 +85,9 @@ public struct PersistentRow {
             guard let type = mapping.attribute(ofProperty: attribute)?.type else {
                 throw ColumnDecodingFailure("property \(attribute) is a relationship; decode it as a model or an array of models")
             }
-            return try LeafCoding.read(T.self, as: type, column: column,
-                                       statement: statement, coders: coders)
+            return try LeafCoding.read(
+                T.self, as: type, column: column,
+                statement: statement, coders: coders)
         } catch let error as StoreError {
             throw error
         } catch let error as ColumnDecodingFailure {

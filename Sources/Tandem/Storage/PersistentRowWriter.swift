@@ -23,8 +23,9 @@ public struct PersistentRowWriter {
     var loadedRelationships = ChangeSet()
 
     private func failure(_ attribute: Int, _ reason: String) -> StoreError {
-        StoreError(.invalidValue, "the value cannot be stored: \(reason)",
-                   entity: mapping.name, attribute: mapping.properties[attribute].name)
+        StoreError(
+            .invalidValue, "the value cannot be stored: \(reason)",
+            entity: mapping.name, attribute: mapping.properties[attribute].name)
     }
 
     @inline(__always)
@@ -82,8 +83,9 @@ public struct PersistentRowWriter {
             }
             return [try LeafCoding.databaseValue(of: value, as: type, coders: coders)]
         } catch let error as ColumnDecodingFailure {
-            throw StoreError(.invalidValue, "the value cannot be stored: \(error.reason)",
-                             entity: mapping.name, attribute: mapping.properties[attribute].name)
+            throw StoreError(
+                .invalidValue, "the value cannot be stored: \(error.reason)",
+                entity: mapping.name, attribute: mapping.properties[attribute].name)
         }
     }
 }

@@ -10,7 +10,7 @@ enum UUIDText {
             withUnsafeBytes(of: uuid.uuid) { bytes in
                 var j = 0
                 for i in 0..<16 {
-                    if i == 4 || i == 6 || i == 8 || i == 10 { out[j] = 45; j += 1 }   // '-'
+                    if i == 4 || i == 6 || i == 8 || i == 10 { out[j] = 45; j += 1 }  // '-'
                     out[j] = CChar(bitPattern: hexDigits[Int(bytes[i] >> 4)])
                     out[j + 1] = CChar(bitPattern: hexDigits[Int(bytes[i] & 0x0f)])
                     j += 2

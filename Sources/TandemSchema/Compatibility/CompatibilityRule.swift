@@ -27,8 +27,10 @@ public struct CompatibilityRule: Sendable, Hashable, Codable, Identifiable {
     /// What to do instead.
     public var hint: String
 
-    public init(id: String, category: Category, change: String, verdict: Verdict, verdictNote: String? = nil,
-                rationale: String, hint: String) {
+    public init(
+        id: String, category: Category, change: String, verdict: Verdict, verdictNote: String? = nil,
+        rationale: String, hint: String
+    ) {
         self.id = id
         self.category = category
         self.change = change

@@ -26,8 +26,10 @@ struct SchemaComparison {
         case attribute, compositeField, collectionElement
     }
 
-    private mutating func add(_ rule: CompatibilityRule, _ path: String, _ message: String,
-                              verdict: Verdict? = nil, hint: String? = nil) {
+    private mutating func add(
+        _ rule: CompatibilityRule, _ path: String, _ message: String,
+        verdict: Verdict? = nil, hint: String? = nil
+    ) {
         findings.append(SchemaFinding(rule, path, message, verdict: verdict, hint: hint))
     }
 
@@ -40,7 +42,8 @@ struct SchemaComparison {
         for entity in old.entities {
             guard let counterpart = new.entity(named: entity.name) else {
                 if let twin = added.firstIndex(where: { Self.sameShape($0, entity) }) {
-                    add(.entityRenamed, entity.name,
+                    add(
+                        .entityRenamed, entity.name,
                         "entity '\(entity.name)' was renamed to '\(added[twin].name)' (same attributes and relationships)")
                     added.remove(at: twin)
                 } else {
@@ -62,8 +65,11 @@ struct SchemaComparison {
 
     /// Pairs each new member with the old one of the same name, or with the one its
     /// `originalName` names (a declared rename); the rest were removed or added.
-    private static func match<Member>(_ old: [Member], _ new: [Member], name: (Member) -> String, originalName: (Member) -> String?)
-        -> (pairs: [(old: Member, new: Member, renamedFrom: String?)], removed: [Member], added: [Member]) {
+    private static func match<Member>(
+        _ old: [Member], _ new: [Member], name: (Member) -> String, originalName: (Member) -> String?
+    )
+        -> (pairs: [(old: Member, new: Member, renamedFrom: String?)], removed: [Member], added: [Member])
+    {
         let newNames = Set(new.map(name))
         var unmatched = old.filter { !newNames.contains(name($0)) }
         var pairs: [(old: Member, new: Member, renamedFrom: String?)] = []
@@ -92,7 +98,8 @@ struct SchemaComparison {
         for attribute in unmatchedOld {
             let path = "\(old.name).\(attribute.name)"
             if let twin = added.first(where: { $0.shapeKey == attribute.shapeKey }) {
-                add(.attributeRemoved, path,
+                add(
+                    .attributeRemoved, path,
                     "attribute '\(attribute.name)' was removed; '\(twin.name)' of the same type was added — a possible undeclared rename",
                     hint: "If '\(twin.name)' replaces '\(attribute.name)', keep '\(attribute.name)' as well: a rename breaks sync even with @Attribute(originalName:).")
             } else {
@@ -115,8 +122,10 @@ struct SchemaComparison {
     // MARK: Attributes
 
     private mutating func compare(_ old: Schema.Attribute, _ new: Schema.Attribute, path: String) {
-        for (option, rule) in [(Schema.Attribute.Option.indexed, CompatibilityRule.indexChanged),
-                               (.preserveValueOnDeletion, .preserveOnDeletionChanged)] {
+        for (option, rule) in [
+            (Schema.Attribute.Option.indexed, CompatibilityRule.indexChanged),
+            (.preserveValueOnDeletion, .preserveOnDeletionChanged),
+        ] {
             let before = old.options.contains(option), after = new.options.contains(option)
             if before != after {
                 add(rule, path, "@Attribute(.\(option.rawValue)) was \(after ? "added" : "removed")")
@@ -131,13 +140,15 @@ struct SchemaComparison {
             add(.attributeOptionalToRequired, path, "attribute '\(new.name)' changed from optional to required; older clients send nil")
         } else if !old.isOptional && new.isOptional {
             let hadDefault = old.defaultValue != nil
-            add(.attributeRequiredToOptional, path,
+            add(
+                .attributeRequiredToOptional, path,
                 "attribute '\(new.name)' changed from required to optional; older clients cannot store nil"
                     + (hadDefault ? " and store their default (\(old.defaultValue!)) instead" : ""),
                 verdict: hadDefault ? .warning : .breaking)
         }
         if old.defaultValue != new.defaultValue {
-            add(.attributeDefaultChanged, path,
+            add(
+                .attributeDefaultChanged, path,
                 "default value changed from \(old.defaultValue ?? "none") to \(new.defaultValue ?? "none")")
         }
         compareType(old.type, new.type, path: path, context: .attribute)
@@ -161,7 +172,8 @@ struct SchemaComparison {
             // Composite elements are compared field by field (a renamed element struct is
             // the same JSON); anything else changes with the collection's type name.
             if case .composite? = aElement, case .composite? = bElement, let aElement, let bElement,
-               Self.container(of: a) == Self.container(of: b) {
+                Self.container(of: a) == Self.container(of: b)
+            {
                 compareType(aElement, bElement, path: path, context: .collectionElement)
             } else if a != b {
                 add(.collectionTypeChanged, path, "collection type changed from \(a) to \(b)")
@@ -179,7 +191,8 @@ struct SchemaComparison {
                 add(.enumWithoutRawValueChanged, path, "\(b), stored as JSON, changed from { \(aShape) } to { \(bShape) }")
             }
         case (.scalar, .enumeration(let e)) where old.sqlType == new.sqlType, (.enumeration(let e), .scalar) where old.sqlType == new.sqlType:
-            retyped(path, context, "type changed between \(old.summary) and \(new.summary) (enum \(e.typeName)); the stored values are the same kind, but one side accepts values the other cannot decode")
+            retyped(
+                path, context, "type changed between \(old.summary) and \(new.summary) (enum \(e.typeName)); the stored values are the same kind, but one side accepts values the other cannot decode")
         default:
             if context == .attribute {
                 add(.storageShapeChanged, path, "storage changed from \(old.summary) to \(new.summary)")
@@ -209,8 +222,9 @@ struct SchemaComparison {
         let message = "type changed from \(a.rawValue) to \(b.rawValue)"
         guard context == .attribute else {
             let sameWidth = a.numericFamily.map { from in b.numericFamily.map { $0 == from } ?? false } ?? false
-            retyped(path, context, message + (sameWidth ? " (the same width on 64-bit platforms; 32-bit clients overflow)" : ""),
-                    verdict: sameWidth ? .warning : nil)
+            retyped(
+                path, context, message + (sameWidth ? " (the same width on 64-bit platforms; 32-bit clients overflow)" : ""),
+                verdict: sameWidth ? .warning : nil)
             return
         }
         if let from = a.numericFamily, let to = b.numericFamily, from.family == to.family {
@@ -233,11 +247,13 @@ struct SchemaComparison {
             let fieldPath = "\(path).\(field.name)"
             guard let counterpart = new.first(where: { $0.name == field.name }) else {
                 if let twin = added.firstIndex(where: { $0.type == field.type && $0.isOptional == field.isOptional }) {
-                    add(inCollection ? .collectionElementFieldRenamed : .compositeFieldRenamed, fieldPath,
+                    add(
+                        inCollection ? .collectionElementFieldRenamed : .compositeFieldRenamed, fieldPath,
                         "field '\(field.name)' was renamed to '\(added[twin].name)'")
                     added.remove(at: twin)
                 } else {
-                    add(inCollection ? .collectionElementFieldRemoved : .compositeFieldRemoved, fieldPath,
+                    add(
+                        inCollection ? .collectionElementFieldRemoved : .compositeFieldRemoved, fieldPath,
                         "field '\(field.name)' was removed")
                 }
                 continue
@@ -250,11 +266,13 @@ struct SchemaComparison {
         for field in added {
             let fieldPath = "\(path).\(field.name)"
             if inCollection {
-                add(.collectionElementFieldAdded, fieldPath,
+                add(
+                    .collectionElementFieldAdded, fieldPath,
                     "\(field.isOptional ? "optional" : "required") field '\(field.name)' was added to the element",
                     verdict: field.isOptional ? .safe : .breaking)
             } else {
-                add(.compositeFieldAdded, fieldPath,
+                add(
+                    .compositeFieldAdded, fieldPath,
                     "\(field.isOptional ? "optional" : "required") field '\(field.name)' was added",
                     verdict: field.isOptional ? .warning : .breaking)
             }
@@ -276,7 +294,8 @@ struct SchemaComparison {
         for old in oldCases {
             if let new = newCases.first(where: { $0.name == old.name }) {
                 if new.rawValue != old.rawValue {
-                    add(.enumCaseRawValueChanged, "\(path).\(old.name)",
+                    add(
+                        .enumCaseRawValueChanged, "\(path).\(old.name)",
                         "case \(old.name) raw value changed from \(old.rawValue.debugDescription) to \(new.rawValue.debugDescription)")
                 }
             } else if !newCases.contains(where: { $0.rawValue == old.rawValue }) {
@@ -304,7 +323,8 @@ struct SchemaComparison {
         }
         for relationship in added {
             let required = !relationship.isToMany && !relationship.isOptional
-            add(.relationshipAdded, "\(new.name).\(relationship.name)",
+            add(
+                .relationshipAdded, "\(new.name).\(relationship.name)",
                 "\(required ? "required" : relationship.isToMany ? "to-many" : "optional") relationship '\(relationship.name)' to \(relationship.destination) was added",
                 verdict: required ? .breaking : .safe)
         }
@@ -318,14 +338,16 @@ struct SchemaComparison {
             add(.relationshipTargetChanged, path, "relationship now points at \(new.destination) instead of \(old.destination)")
         }
         if old.deleteRule != new.deleteRule {
-            add(.relationshipDeleteRuleChanged, path, "delete rule changed from .\(old.deleteRule.rawValue) to .\(new.deleteRule.rawValue)",
+            add(
+                .relationshipDeleteRuleChanged, path, "delete rule changed from .\(old.deleteRule.rawValue) to .\(new.deleteRule.rawValue)",
                 verdict: new.deleteRule == .deny ? .breaking : .warning)
         }
         if old.inverse != new.inverse {
             add(.relationshipInverseChanged, path, "inverse changed from \(old.inverse ?? "none") to \(new.inverse ?? "none")")
         }
         if !old.isToMany && !new.isToMany && old.isOptional != new.isOptional {
-            add(new.isOptional ? .attributeRequiredToOptional : .attributeOptionalToRequired, path,
+            add(
+                new.isOptional ? .attributeRequiredToOptional : .attributeOptionalToRequired, path,
                 "to-one relationship changed from \(old.isOptional ? "optional to required" : "required to optional")")
         }
     }

@@ -22,8 +22,10 @@ public struct SchemaFinding: Sendable, Hashable, Codable {
     /// Why the finding is ignored (an ignore file entry or a `// tandem:allow` comment), if it is.
     public var ignoredBecause: String?
 
-    public init(rule: String, path: String, verdict: Verdict, message: String, hint: String,
-                location: SourceLocation? = nil, baselines: [String] = [], ignoredBecause: String? = nil) {
+    public init(
+        rule: String, path: String, verdict: Verdict, message: String, hint: String,
+        location: SourceLocation? = nil, baselines: [String] = [], ignoredBecause: String? = nil
+    ) {
         self.rule = rule
         self.path = path
         self.verdict = verdict

@@ -219,7 +219,8 @@ struct JSONParser {
     private mutating func literal(_ word: StaticString) throws {
         let count = word.utf8CodeUnitCount
         guard position + count <= bytes.count,
-              word.withUTF8Buffer({ Array($0) }) == Array(bytes[position..<position + count]) else {
+            word.withUTF8Buffer({ Array($0) }) == Array(bytes[position..<position + count])
+        else {
             throw error("invalid literal, expected \(word)")
         }
         position += count

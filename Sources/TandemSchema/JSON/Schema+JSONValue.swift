@@ -108,8 +108,9 @@ extension Schema {
         do {
             let version = try root.required("formatVersion") { try $0.int() }
             guard version == Schema.formatVersion else {
-                throw SchemaError(.unsupportedFormatVersion,
-                                  "schema JSON has formatVersion \(version); this build of Tandem reads formatVersion \(Schema.formatVersion). Upgrade Tandem to read it.")
+                throw SchemaError(
+                    .unsupportedFormatVersion,
+                    "schema JSON has formatVersion \(version); this build of Tandem reads formatVersion \(Schema.formatVersion). Upgrade Tandem to read it.")
             }
             self.init(entities: try root.required("entities") { try $0.array(Schema.Entity.init(json:)) })
         } catch let failure as JSONReader.Failure {
@@ -121,20 +122,22 @@ extension Schema {
 
 extension Schema.Entity {
     init(json: JSONReader) throws {
-        self.init(name: try json.required("name") { try $0.string() },
-                  attributes: try json.required("attributes") { try $0.array(Schema.Attribute.init(json:)) },
-                  relationships: try json.optional("relationships") { try $0.array(Schema.Relationship.init(json:)) } ?? [])
+        self.init(
+            name: try json.required("name") { try $0.string() },
+            attributes: try json.required("attributes") { try $0.array(Schema.Attribute.init(json:)) },
+            relationships: try json.optional("relationships") { try $0.array(Schema.Relationship.init(json:)) } ?? [])
     }
 }
 
 extension Schema.Attribute {
     init(json: JSONReader) throws {
-        self.init(name: try json.required("name") { try $0.string() },
-                  type: try json.required("type", Schema.AttributeType.init(json:)),
-                  isOptional: try json.optional("isOptional") { try $0.bool() } ?? false,
-                  options: Set(try json.optional("options") { try $0.array { try $0.raw(Option.self) } } ?? []),
-                  originalName: try json.optional("originalName") { try $0.string() },
-                  defaultValue: try json.optional("defaultValue") { try $0.string() })
+        self.init(
+            name: try json.required("name") { try $0.string() },
+            type: try json.required("type", Schema.AttributeType.init(json:)),
+            isOptional: try json.optional("isOptional") { try $0.bool() } ?? false,
+            options: Set(try json.optional("options") { try $0.array { try $0.raw(Option.self) } } ?? []),
+            originalName: try json.optional("originalName") { try $0.string() },
+            defaultValue: try json.optional("defaultValue") { try $0.string() })
     }
 }
 
@@ -148,25 +151,31 @@ extension Schema.AttributeType {
         case .scalar:
             self = .scalar(try json.required("scalar") { try $0.raw(Schema.ScalarType.self) })
         case .composite:
-            self = .composite(try json.required("composite") { composite in
-                Schema.Composite(typeName: try composite.required("typeName") { try $0.string() },
-                                 fields: try composite.required("fields") { try $0.array(Schema.Field.init(json:)) })
-            })
+            self = .composite(
+                try json.required("composite") { composite in
+                    Schema.Composite(
+                        typeName: try composite.required("typeName") { try $0.string() },
+                        fields: try composite.required("fields") { try $0.array(Schema.Field.init(json:)) })
+                })
         case .enumeration:
-            self = .enumeration(try json.required("enumeration") { enumeration in
-                let cases = try enumeration.optional("cases") {
-                    try $0.array { item in
-                        Schema.Enumeration.Case(name: try item.required("name") { try $0.string() },
-                                                rawValue: try item.required("rawValue") { try $0.string() })
+            self = .enumeration(
+                try json.required("enumeration") { enumeration in
+                    let cases = try enumeration.optional("cases") {
+                        try $0.array { item in
+                            Schema.Enumeration.Case(
+                                name: try item.required("name") { try $0.string() },
+                                rawValue: try item.required("rawValue") { try $0.string() })
+                        }
                     }
-                }
-                return Schema.Enumeration(typeName: try enumeration.required("typeName") { try $0.string() },
-                                          rawType: try enumeration.required("rawType") { try $0.raw(Schema.ScalarType.self) },
-                                          cases: cases)
-            })
+                    return Schema.Enumeration(
+                        typeName: try enumeration.required("typeName") { try $0.string() },
+                        rawType: try enumeration.required("rawType") { try $0.raw(Schema.ScalarType.self) },
+                        cases: cases)
+                })
         case .collection:
-            self = .collection(typeName: try json.required("typeName") { try $0.string() },
-                               element: try json.optional("element", Schema.AttributeType.init(json:)))
+            self = .collection(
+                typeName: try json.required("typeName") { try $0.string() },
+                element: try json.optional("element", Schema.AttributeType.init(json:)))
         case .json:
             self = .json(typeName: try json.required("typeName") { try $0.string() }, shape: try json.optional("shape") { try $0.string() })
         }
@@ -175,20 +184,22 @@ extension Schema.AttributeType {
 
 extension Schema.Field {
     init(json: JSONReader) throws {
-        self.init(name: try json.required("name") { try $0.string() },
-                  type: try json.required("type", Schema.AttributeType.init(json:)),
-                  isOptional: try json.required("isOptional") { try $0.bool() })
+        self.init(
+            name: try json.required("name") { try $0.string() },
+            type: try json.required("type", Schema.AttributeType.init(json:)),
+            isOptional: try json.required("isOptional") { try $0.bool() })
     }
 }
 
 extension Schema.Relationship {
     init(json: JSONReader) throws {
-        self.init(name: try json.required("name") { try $0.string() },
-                  destination: try json.required("destination") { try $0.string() },
-                  cardinality: try json.required("cardinality") { try $0.raw(Cardinality.self) },
-                  inverse: try json.optional("inverse") { try $0.string() },
-                  deleteRule: try json.required("deleteRule") { try $0.raw(DeleteRule.self) },
-                  isOptional: try json.required("isOptional") { try $0.bool() },
-                  originalName: try json.optional("originalName") { try $0.string() })
+        self.init(
+            name: try json.required("name") { try $0.string() },
+            destination: try json.required("destination") { try $0.string() },
+            cardinality: try json.required("cardinality") { try $0.raw(Cardinality.self) },
+            inverse: try json.optional("inverse") { try $0.string() },
+            deleteRule: try json.required("deleteRule") { try $0.raw(DeleteRule.self) },
+            isOptional: try json.required("isOptional") { try $0.bool() },
+            originalName: try json.optional("originalName") { try $0.string() })
     }
 }
