@@ -1,4 +1,5 @@
 import GRDB
+import Tandem
 import TandemConflicts
 import TandemSchema
 import TandemWire
@@ -219,7 +220,6 @@ extension ChangeApplier {
     func applyToStoredRecord(_ pulled: PulledChange, _ stored: StoredRow, _ db: Database, _ outcome: inout Outcome) throws {
         let change = pulled.change
         let uuid = pulled.uuid
-        let stamps = pulled.stamps
         let values = pulled.values
         let table = pulled.table
         let row = stored.row
@@ -227,9 +227,7 @@ extension ChangeApplier {
         let mine = stored.mine
         func remoteStamp(_ column: String) -> HLCTimestamp? { pulled.remoteStamp(column) }
         func quarantine(_ reason: String) throws { try self.quarantine(pulled, reason, db, &outcome) }
-        var assignments: [String] = []
-        var assigned: [String: WireValue] = [:]
-        var arguments: [WireValue] = []
+        var writes = ColumnWrites()
         var merged = local
         // The local values are read only when a column needs them: a change this store
         // already has (its own push coming back) costs one lookup of the stamps.
@@ -264,9 +262,7 @@ extension ChangeApplier {
                 try conflict(
                     change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
                     winner: .remote, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
-                assignments.append(q(column) + " = ?")
-                assigned[column] = remoteValue
-                arguments.append(remoteValue)
+                writes.set(column, remoteValue)
                 continue
             }
             // A later entry of the log holds the server's newer value of the column: a
@@ -278,21 +274,7 @@ extension ChangeApplier {
             // when it decides otherwise than the newer stamp, the decision becomes a new
             // local edit after the page.
             if let unpushed = mine[column], unpushed == localStamp, localValue != remoteValue {
-                let rule = policy(change.entity, column)
-                let newer = remoteWins(remote, localStamp) ? remoteValue : localValue
-                let decided: WireValue
-                switch rule {
-                case .lastWriterWins: decided = newer
-                case .serverWins: decided = remoteValue
-                case .clientWins: decided = localValue
-                case .custom(let resolve): decided = resolve(ConflictValues(record: change.record, attribute: column, local: localValue, remote: remoteValue, base: nil))
-                }
-                if decided != newer {
-                    outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: [column: decided]))
-                    try conflict(
-                        change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
-                        winner: decided == remoteValue ? .remote : .local, rule: rule.name, db, &outcome)
-                }
+                try applyPolicy(pulled, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote, db, &outcome)
             }
             // The conflict core decides; a policy other than last writer wins has logged
             // its own decision above.
@@ -311,17 +293,59 @@ extension ChangeApplier {
                     winner: loser == .incomingWon ? .remote : .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
             }
             if decision.applies {
-                assignments.append(q(column) + " = ?")
-                assigned[column] = remoteValue
-                arguments.append(remoteValue)
+                writes.set(column, remoteValue)
                 merged[column] = remote
             }
         }
         if change.kind == .insert { try recordInsert(of: uuid, change.entity, db) }
-        guard !assignments.isEmpty else { return }
-        // The stamps may be unchanged (two values under one stamp: the tie decided for the
-        // pulled one).
-        let text = Self.stampText(merged, replacing: row ?? nil)
+        guard !writes.assignments.isEmpty else { return }
+        try write(writes, stamps: Self.stampText(merged, replacing: row ?? nil), pulled, db, &outcome)
+    }
+
+    /// The values a pulled change wins in a stored row, in column order, for one `UPDATE`.
+    struct ColumnWrites {
+        var assignments: [String] = []
+        var assigned: [String: WireValue] = [:]
+        var arguments: [WireValue] = []
+
+        mutating func set(_ column: String, _ value: WireValue) {
+            assignments.append(SQLName.quote(column) + " = ?")
+            assigned[column] = value
+            arguments.append(value)
+        }
+    }
+
+    /// An unpushed local edit against a different pulled value: the policy decides; when it
+    /// decides otherwise than the newer stamp, the decision becomes a new local edit after
+    /// the page (a resolution), and is logged.
+    func applyPolicy(
+        _ pulled: PulledChange, _ column: String, local localValue: WireValue, localStamp: HLCTimestamp, remote remoteValue: WireValue,
+        remoteStamp remote: HLCTimestamp, _ db: Database, _ outcome: inout Outcome
+    ) throws {
+        let change = pulled.change
+        let rule = policy(change.entity, column)
+        let newer = remoteWins(remote, localStamp) ? remoteValue : localValue
+        let decided: WireValue
+        switch rule {
+        case .lastWriterWins: decided = newer
+        case .serverWins: decided = remoteValue
+        case .clientWins: decided = localValue
+        case .custom(let resolve): decided = resolve(ConflictValues(record: change.record, attribute: column, local: localValue, remote: remoteValue, base: nil))
+        }
+        guard decided != newer else { return }
+        outcome.resolutions.append(Resolution(entity: change.entity, uuid: pulled.uuid, values: [column: decided]))
+        try conflict(
+            change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
+            winner: decided == remoteValue ? .remote : .local, rule: rule.name, db, &outcome)
+    }
+
+    /// Writes the values a pulled change won in its stored row, with the row's new stamps
+    /// (`text`: unchanged when a tie was decided for the pulled value). A unique value another
+    /// record holds here makes the change wait in the quarantine instead.
+    func write(_ writes: ColumnWrites, stamps text: String, _ pulled: PulledChange, _ db: Database, _ outcome: inout Outcome) throws {
+        let (change, uuid, table) = (pulled.change, pulled.uuid, pulled.table)
+        let (assignments, assigned, arguments) = (writes.assignments, writes.assigned, writes.arguments)
+        func quarantine(_ reason: String) throws { try self.quarantine(pulled, reason, db, &outcome) }
         let update = {
             try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")), \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
                 .executeBound { bind in
@@ -340,7 +364,7 @@ extension ChangeApplier {
             else {
                 return try quarantine("the record cannot be updated: \(error.message ?? "\(error.resultCode)")")
             }
-            if try foldIntoQuarantined(change.record, values: values, stamps: stamps, updates: true, db) {
+            if try foldIntoQuarantined(change.record, values: pulled.values, stamps: pulled.stamps, updates: true, db) {
                 outcome.quarantined += 1
                 return
             }
