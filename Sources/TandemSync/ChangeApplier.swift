@@ -239,19 +239,7 @@ struct ChangeApplier {
         if let newest = stamps.values.max() { outcome.newestStamp = max(outcome.newestStamp ?? newest, newest) }
         var values = change.values
         if !change.kind.isLink, !values.keys.allSatisfy({ known[$0] != nil }) {
-            let unknown = change.values.keys.filter { known[$0] == nil }.sorted()
-            // Only the unknown values wait (as an update): the known ones are applied now, and
-            // a retry must not apply them again over later edits, or re-insert the record.
-            var waiting = change
-            waiting.kind = .update
-            waiting.values = change.values.filter { known[$0.key] == nil }
-            waiting.stamps = change.stamps.filter { $0.key == "*" || known[$0.key] == nil }
-            try SyncStore.quarantine(
-                WireJSON.data { $0.append(waiting) }.utf8Text, position: entry.position,
-                reason: "columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied",
-                at: now, record: change.record, schemaVersion: entry.schemaVersion, newerSchema: true, db)
-            outcome.quarantined += 1
-            values = values.filter { known[$0.key] != nil }
+            values = try keepUnknownColumns(of: change, entry, known: known, db, &outcome)
             if values.isEmpty { return }
         }
         // A record merged into another (both held a unique value): its later inserts and
@@ -316,6 +304,27 @@ struct ChangeApplier {
             }
         case .link, .unlink: return  // applied above (applyLink)
         }
+    }
+
+    /// The values of `change` this store's schema has (`known`); the others wait in the
+    /// quarantine as an update, marked as of a newer schema. Only the unknown values wait: the
+    /// known ones are applied now, and a retry must not apply them again over later edits, or
+    /// re-insert the record.
+    func keepUnknownColumns(
+        of change: WireChange, _ entry: LogEntry, known: [String: Schema.Column], _ db: Database,
+        _ outcome: inout Outcome
+    ) throws -> [String: WireValue] {
+        let unknown = change.values.keys.filter { known[$0] == nil }.sorted()
+        var waiting = change
+        waiting.kind = .update
+        waiting.values = change.values.filter { known[$0.key] == nil }
+        waiting.stamps = change.stamps.filter { $0.key == "*" || known[$0.key] == nil }
+        try SyncStore.quarantine(
+            WireJSON.data { $0.append(waiting) }.utf8Text, position: entry.position,
+            reason: "columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied",
+            at: now, record: change.record, schemaVersion: entry.schemaVersion, newerSchema: true, db)
+        outcome.quarantined += 1
+        return change.values.filter { known[$0.key] != nil }
     }
 
     /// Sets `change` (of `entry`, as it stands: pointed at a survivor, say) aside in the
