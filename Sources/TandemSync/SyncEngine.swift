@@ -307,6 +307,11 @@ public actor SyncEngine {
         if let schemaVersion { return schemaVersion }
         if capabilities == nil {
             let answer = try Self.decode(ServerCapabilities.self, try await call("GET", "/v1/capabilities"))
+            guard answer.maxChangesPerPush >= 1, answer.maxPageSize >= 1, answer.maxBodyBytes >= 1 else {
+                throw SyncError(
+                    .invalidResponse,
+                    "the server's capabilities allow no change per push, page or body (\(answer.maxChangesPerPush), \(answer.maxPageSize), \(answer.maxBodyBytes)); fix the server's limits")
+            }
             guard answer.protocolVersion == WireProtocol.version else {
                 throw SyncError(
                     .unsupportedProtocol, "the server speaks sync protocol \(answer.protocolVersion); this Tandem speaks \(WireProtocol.version). Use a Tandem and a tandem-server of the same protocol"

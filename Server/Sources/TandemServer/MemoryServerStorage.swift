@@ -130,6 +130,8 @@ public actor MemoryServerStorage: ServerStorage {
         return (Array(entries.prefix(limit)), entries.count > limit)
     }
 
+    public func logHead(dataset: Int64) -> Int64 { state.logs[dataset]?.last?.position ?? 0 }
+
     public func checkHealth() {}
 
     /// Lost values recorded for a dataset (tests read them).

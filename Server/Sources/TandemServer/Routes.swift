@@ -256,7 +256,7 @@ struct Routes: Sendable {
             }
             after = decoded.position
         }
-        var limit = configuration.defaultPageSize
+        var limit = min(configuration.defaultPageSize, configuration.maxPageSize)
         if let text = query["limit"] {
             guard let value = Int(String(text)), value >= 1 else {
                 throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to \(configuration.maxPageSize)")
@@ -264,6 +264,18 @@ struct Routes: Sendable {
             limit = min(value, configuration.maxPageSize, Int(Int32.max))
         }
         let page = try await storage.pullJSON(dataset: dataset.id, after: after, limit: limit)
+        // A cursor past the end of the log is from another log: the server's data was
+        // replaced or restored from an older copy. Answering it with an empty page would let
+        // its client believe it is in sync with a server that lacks its changes.
+        if page.lastPosition == nil, after > 0 {
+            let head = try await storage.logHead(dataset: dataset.id)
+            if after > head {
+                throw APIError(
+                    .conflict, "cursor_ahead",
+                    "the cursor is at position \(after), past the end of this dataset's log (\(head)): the server's data was replaced or restored from an older copy since this client last synced. Its store no longer matches the server: restore the server's data, or sync the store's records into a new store"
+                )
+            }
+        }
         // Position 0 is the start, written as the empty cursor (as push echoes write it).
         let position = page.lastPosition ?? after
         let next = position == 0 ? "" : Cursor(dataset: dataset.id, position: position).text

@@ -254,6 +254,10 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
+    public func logHead(dataset: Int64) async throws -> Int64 {
+        try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?", arguments: [dataset]) ?? 0 }
+    }
+
     public func pullJSON(dataset: Int64, after position: Int64, limit: Int) async throws -> PulledPage {
         try await pool.read { db in
             let rows = try Row.fetchCursor(

@@ -60,6 +60,9 @@ public protocol ServerStorage: Sendable {
     /// Log entries after `position`, oldest first, at most `limit`, and whether more follow.
     func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool)
 
+    /// The last position of the dataset's log (0 when it is empty).
+    func logHead(dataset: Int64) async throws -> Int64
+
     /// The same page as ``pull(dataset:after:limit:)``, as the JSON array of its entries.
     /// Storages that keep log entries as JSON splice them instead of decoding and encoding
     /// each change; the default writes the entries with ``WireJSON``.

@@ -51,6 +51,19 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Days a push's answer is kept for Idempotency-Key replays.") var idempotencyRetentionDays = 7
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
+    func validate() throws {
+        // A limit below 1 would refuse every push, or answer pulls with empty pages that
+        // clients take for the end of the log.
+        for (name, value) in [
+            ("--max-body-bytes", Int64(maxBodyBytes)), ("--max-changes-per-push", Int64(maxChangesPerPush)),
+            ("--max-page-size", Int64(maxPageSize)), ("--max-clock-skew", maxClockSkew),
+        ] where value < 1 {
+            throw ValidationError("\(name) must be at least 1 (got \(value))")
+        }
+        guard idempotencyRetentionDays >= 1 else { throw ValidationError("--idempotency-retention-days must be at least 1") }
+        guard requestsPerSecond >= 0, burst >= 0 else { throw ValidationError("--requests-per-second and --burst cannot be negative") }
+    }
+
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in

@@ -248,5 +248,6 @@ struct FailingStorage: ServerStorage {
         try await base.push(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, apply: apply)
     }
     func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) { await base.pull(dataset: dataset, after: position, limit: limit) }
+    func logHead(dataset: Int64) async throws -> Int64 { await base.logHead(dataset: dataset) }
     func checkHealth() async throws {}
 }

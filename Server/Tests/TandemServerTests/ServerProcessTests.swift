@@ -104,6 +104,17 @@ struct ServerProcessTests {
         return try Server(dataDir: dataDir)
     }
 
+    /// A limit below 1 would refuse every push or answer pulls with empty pages a client
+    /// takes for the end of the log: `serve` refuses it before it opens anything.
+    @Test(arguments: ["--max-page-size=0", "--max-changes-per-push=-1", "--max-body-bytes=0", "--max-clock-skew=-5"])
+    func serveRefusesALimitBelowOne(_ flag: String) throws {
+        let server = try #require(Self.serverURL)
+        let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-limits-\(UUID().uuidString)")
+        let (status, _) = try Self.run(server.path(percentEncoded: false), ["serve", "--data-dir", directory.path(percentEncoded: false), "--port", "1", flag])
+        #expect(status != 0)
+        #expect(!FileManager.default.fileExists(atPath: directory.path(percentEncoded: false)), "nothing made")
+    }
+
     @Test func theServerServesOnLoopbackAndStopsGracefullyOnSIGTERM() throws {
         let dataDir = try Self.temporaryDirectory()
         let token = try Self.setUp(dataDir)

@@ -47,6 +47,31 @@ struct SyncRoutesTests {
         }
     }
 
+    /// A cursor past the end of the dataset's log (a server whose data was replaced, or
+    /// restored from an older copy) is refused, not answered with an empty page its client
+    /// would take for "in sync"; one at the end is an empty page; a server's default page is
+    /// within its maximum.
+    @Test(arguments: StorageKind.allCases)
+    func aCursorPastTheEndOfTheLogIsRefused(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.maxPageSize = 2 }
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let changes = (1...3).map { ServerHarness.insert("todos", $0) }
+            #expect(try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 1, changes: changes)).status == .ok)
+            let first = try await client.send(.get, "/v1/datasets/todos/pull", token: harness.ann).decode(PullResponse.self)
+            #expect(first.changes.count == 2 && first.hasMore, "the default page is cut to the maximum")
+            let all = try await client.pullAll("todos", token: harness.ann, limit: 2)
+            let datasetID = try #require(Cursor(first.nextCursor)).dataset
+            let atEnd = Cursor(dataset: datasetID, position: try #require(all.last?.position)).text
+            let end = try await client.send(.get, "/v1/datasets/todos/pull?after=\(atEnd)", token: harness.ann)
+            let endPage = try end.decode(PullResponse.self)
+            #expect(end.status == .ok && endPage.changes.isEmpty)
+            let ahead = Cursor(dataset: datasetID, position: 100).text
+            let refused = try await client.send(.get, "/v1/datasets/todos/pull?after=\(ahead)", token: harness.ann)
+            #expect(refused.status == .conflict && refused.errorCode == "cursor_ahead")
+        }
+    }
+
     /// Compact stamps (a default under "*") are logged and pulled as sent.
     @Test(arguments: StorageKind.allCases)
     func compactStampsArePulledAsSent(_ kind: StorageKind) async throws {
