@@ -15,12 +15,7 @@ struct ArticleBenchmark {
         let path = scratch.freshPath("articles")
         defer { scratch.remove(path) }
         let seeds = ArticleSeed.make(rows: rows)
-        let expected = seeds.reduce(0) {
-            $0
-                &+ ArticleSeed.digest(
-                    title: $1.title, name: $1.authorName, email: $1.authorEmail, since: $1.authorSince, status: $1.status,
-                    section: $1.section, rating: $1.rating, published: $1.published, views: $1.views, pinned: $1.pinned, body: $1.body)
-        }
+        let expected = seeds.reduce(0) { $0 &+ $1.digest }
         do {
             let container = try ModelContainer(for: BenchArticle.self, configurations: ModelConfiguration(url: URL(filePath: path)))
             let context = ModelContext(container)
@@ -41,18 +36,8 @@ struct ArticleBenchmark {
                     try GRDBArticle.fetchAll(db, sql: "SELECT \(Self.columns) FROM \"BenchArticle\" WHERE \"views\" >= ?", arguments: [0])
                 }
             }
-            let tandemSum = articles.reduce(0) {
-                $0
-                    &+ ArticleSeed.digest(
-                        title: $1.title, name: $1.author.name, email: $1.author.email, since: $1.author.since, status: $1.status,
-                        section: $1.section, rating: $1.rating, published: $1.published, views: $1.views, pinned: $1.pinned, body: $1.body)
-            }
-            let grdbSum = records.reduce(0) {
-                $0
-                    &+ ArticleSeed.digest(
-                        title: $1.title, name: $1.authorName, email: $1.authorEmail, since: $1.authorSince, status: $1.status,
-                        section: $1.section, rating: $1.rating, published: $1.published, views: $1.views, pinned: $1.pinned, body: $1.body)
-            }
+            let tandemSum = articles.reduce(0) { $0 &+ $1.seed.digest }
+            let grdbSum = records.reduce(0) { $0 &+ $1.seed.digest }
             guard articles.count == rows, records.count == rows, tandemSum == expected, grdbSum == expected else {
                 throw BenchError("articles: Tandem read \(articles.count) rows (digest \(tandemSum)), GRDB \(records.count) (\(grdbSum)); expected \(rows) (\(expected))")
             }

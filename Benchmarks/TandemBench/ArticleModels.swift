@@ -74,20 +74,35 @@ struct ArticleSeed {
     }
 
     /// A digest of the values, to check both competitors read back what was stored.
-    static func digest(
-        title: String, name: String, email: String?, since: Date, status: ArticleStatus, section: ArticleSection?,
-        rating: Double?, published: Date, views: Int, pinned: Bool, body: String
-    ) -> Int {
+    var digest: Int {
         var sum: Int = title.utf8.count
-        sum = sum &+ name.utf8.count &* 3
-        sum = sum &+ (email?.utf8.count ?? 5) &* 7
-        sum = sum &+ Int(since.timeIntervalSince1970) % 997
+        sum = sum &+ authorName.utf8.count &* 3
+        sum = sum &+ (authorEmail?.utf8.count ?? 5) &* 7
+        sum = sum &+ Int(authorSince.timeIntervalSince1970) % 997
         sum = sum &+ status.rawValue.utf8.count &* 11
         sum = sum &+ (section?.rawValue ?? 9) &* 13
         sum = sum &+ Int((rating ?? 7.5) * 10)
         sum = sum &+ Int(published.timeIntervalSince1970) % 1009
         sum = sum &+ views &+ (pinned ? 17 : 0)
         return sum &+ body.utf8.count &* 19
+    }
+}
+
+extension BenchArticle {
+    /// The values it holds, as a seed (to compare with what was stored).
+    var seed: ArticleSeed {
+        ArticleSeed(
+            title: title, authorName: author.name, authorEmail: author.email, authorSince: author.since, status: status, section: section,
+            rating: rating, published: published, views: views, pinned: pinned, body: body)
+    }
+}
+
+extension GRDBArticle {
+    /// The values it holds, as a seed (to compare with what was stored).
+    var seed: ArticleSeed {
+        ArticleSeed(
+            title: title, authorName: authorName, authorEmail: authorEmail, authorSince: authorSince, status: status, section: section,
+            rating: rating, published: published, views: views, pinned: pinned, body: body)
     }
 }
 

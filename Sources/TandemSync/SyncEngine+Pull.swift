@@ -88,7 +88,7 @@ extension SyncEngine {
 
     /// An applier of pulled changes with this engine's rules and the store's unpushed edits.
     func makeApplier() throws -> ChangeApplier {
-        let node = try read { db in try SyncJournal.node(db) }
+        let node = container.hlcNode
         var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: try pendingLocalStamps())
         applier.remoteWins = remoteWins
         applier.appliesDeleteRules = appliesDeleteRules

@@ -28,8 +28,9 @@ public struct SyncStatus: Sendable, Hashable, Codable {
         do {
             pendingChanges = try container.fetchHistory(container.unpushedHistory()).reduce(0) { $0 + $1.changes.count }
             (lastSync, cursor, conflicts, quarantined, waitingLocal) = try container.read { db in
-                (
-                    try SyncState.read(db)?.lastSync, try SyncState.read(db).flatMap { $0.cursor.isEmpty ? nil : $0.cursor },
+                let state = try SyncState.read(db)
+                return (
+                    state?.lastSync, state.flatMap { $0.cursor.isEmpty ? nil : $0.cursor },
                     try SyncStore.count("tandem_sync_conflict", db), try SyncStore.count("tandem_sync_quarantine", db),
                     try SyncStore.quarantineCounts(db).local
                 )

@@ -4,6 +4,10 @@ import GRDB
 /// The store's clock: what it learned of its sync server's time, its latest HLC stamp, and
 /// the repair of stamps made while the machine's clock ran ahead.
 extension ModelContainer {
+    /// This store's HLC node id, read when the store was opened: the stamps it issues carry
+    /// it (the sync engine tells its own stamps from others' by it).
+    package var hlcNode: UInt64 { journal.node }
+
     /// Remembers the sync server's time (`serverMilliseconds`, read from one of its answers
     /// just now), so the journal stamps with the server's time from now on (see
     /// ``ServerClockReading``). Written only when the estimate it replaces is off by more

@@ -3,8 +3,8 @@ package import TandemSchema
 
 /// What the sync engine reads of a store beyond its public API, named here so the engine
 /// writes no SQL against the journal's or the metadata's tables: the journal's transactions
-/// by author, the store's HLC node, the rows the journal holds no insert for, and the
-/// columns every entity table has. `package`: for `TandemSync`, not for apps.
+/// by author, the rows the journal holds no insert for, and the columns every entity table
+/// has. (The store's HLC node is ``ModelContainer/hlcNode``.) `package`: for `TandemSync`, not for apps.
 ///
 /// ```swift
 /// let newest = try SyncJournal.newestTransaction(after: acknowledged, allBy: "sync", db)
@@ -39,13 +39,6 @@ package enum SyncJournal {
         try Bool.fetchOne(
             db.cachedStatement(sql: "SELECT 1 FROM tandem_history_transaction WHERE token >= ? AND author = ? LIMIT 1"),
             arguments: [token.rawValue, author]) ?? false
-    }
-
-    /// The store's HLC node id (0 when the metadata has none).
-    ///
-    /// - Throws: the database's error.
-    package static func node(_ db: Database) throws -> UInt64 {
-        try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'node'").flatMap { UInt64($0, radix: 16) } ?? 0
     }
 
     /// Up to `limit` rows of `entity` after id `after`, in id order, that the journal holds

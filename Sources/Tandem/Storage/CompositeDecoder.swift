@@ -98,13 +98,10 @@ final class CompositeDecoder: Decoder {
         return isNull(offset) ? nil : try S(sqliteColumn: base + offset, of: statement)
     }
 
-    /// A non-NULL leaf: dates straight from their column, the rest through ``LeafCoding``.
+    /// A non-NULL leaf, through ``LeafCoding``.
     @inline(__always)
     private func leaf<T: Decodable>(_: T.Type, _ fieldType: Schema.AttributeType, _ offset: Int32) throws -> T {
-        if T.self == Date.self {
-            return unsafeBitCast(try Date(sqliteColumn: base + offset, of: statement), to: T.self)
-        }
-        return try LeafCoding.read(T.self, as: fieldType, column: base + offset, statement: statement, coders: coders)
+        try LeafCoding.read(T.self, as: fieldType, column: base + offset, statement: statement, coders: coders)
     }
 
     private struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {

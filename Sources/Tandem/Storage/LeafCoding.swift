@@ -31,6 +31,11 @@ enum LeafCoding {
         _: T.Type, as type: Schema.AttributeType, column: Int32,
         statement: OpaquePointer, coders: CoderCache
     ) throws -> T {
+        // Dates are the common leaf that is not a JSON scalar: read without the conformance
+        // lookup and the cast below.
+        if T.self == Date.self {
+            return unsafeBitCast(try Date(sqliteColumn: column, of: statement), to: T.self)
+        }
         if let scalar = T.self as? any ColumnValue.Type {
             return try scalar.init(sqliteColumn: column, of: statement) as! T
         }
