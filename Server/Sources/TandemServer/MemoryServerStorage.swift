@@ -11,12 +11,12 @@ public actor MemoryServerStorage: ServerStorage {
         var info: DatasetInfo
         var schemas: [SchemaVersionInfo] = []
         var records: [String: RecordState] = [:]
-        /// `entity \0 key` → the record holding that unique value.
-        var unique: [String: String] = [:]
+        /// The record holding each unique value.
+        var unique: [UniqueSlot: String] = [:]
         /// Merged record → its survivor and the merge's stamp.
         var merged: [String: MergedRecord] = [:]
-        /// Member record → `owner \0 field` of the link fields that have named it.
-        var linkOwners: [String: Set<String>] = [:]
+        /// Member record → the link fields that have named it.
+        var linkOwners: [String: Set<LinkOwner>] = [:]
         var idempotent: [String: (hash: String, response: Data, at: Int64)] = [:]
     }
 
@@ -24,9 +24,10 @@ public actor MemoryServerStorage: ServerStorage {
         var users: [ServerUser] = []
         var tokens: [String: (user: Int64, hash: String, revoked: Bool)] = [:]
         var datasets: [Int64: Dataset] = [:]
-        /// Each dataset's log, in position order (positions are global, as in SQLite).
+        /// Each dataset's log, in position order.
         var logs: [Int64: [LogEntry]] = [:]
         var lost: [(dataset: Int64, uri: String, lost: LostValue, position: Int64?, at: Int64)] = []
+        /// The next user or dataset id.
         var nextID: Int64 = 1
     }
 
@@ -92,19 +93,17 @@ public actor MemoryServerStorage: ServerStorage {
         return SchemaRegistration(version: version, created: true)
     }
 
-    public func push(
-        dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
-        apply: @escaping @Sendable (inout any PushTransaction) throws -> Data
-    ) throws -> StoredPush {
+    public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) throws -> StoredPush {
         guard let stored = state.datasets[dataset] else { throw StorageError.notFound("dataset") }
         if let previous = stored.idempotent[key] {
             return StoredPush(response: previous.response, requestHash: previous.hash, replayed: true)
         }
-        var transaction: any PushTransaction = Transaction(state: state, dataset: dataset)
-        let response = try apply(&transaction)
-        var committed = (transaction as! Transaction).state  // the only implementation made above
-        committed.datasets[dataset]?.idempotent[key] = (requestHash, response, now)
-        state = committed
+        var store = PushStore(dataset: stored, log: state.logs[dataset] ?? [])
+        let response = try PushWorkspace.perform(job, on: &store)
+        store.dataset.idempotent[key] = (requestHash, response, now)
+        state.datasets[dataset] = store.dataset
+        state.logs[dataset] = store.log
+        state.lost += store.lost.map { (dataset, $0.record, $0.lost, $0.position, $0.at) }
         return StoredPush(response: response, requestHash: requestHash, replayed: false)
     }
 
@@ -137,56 +136,5 @@ public actor MemoryServerStorage: ServerStorage {
     /// Lost values recorded for a dataset (tests read them).
     public func lostValues(dataset: Int64) -> [LostValue] {
         state.lost.filter { $0.dataset == dataset }.map(\.lost)
-    }
-
-    private struct Transaction: PushTransaction {
-        var state: State
-        let dataset: Int64
-
-        func record(_ uri: String) -> RecordState? { state.datasets[dataset]?.records[uri] }
-
-        mutating func setRecord(_ uri: String, _ record: RecordState) { state.datasets[dataset]?.records[uri] = record }
-
-        mutating func appendLog(_ change: WireChange, schemaVersion: Int) -> Int64 {
-            let position = state.nextID
-            state.nextID += 1
-            state.logs[dataset, default: []].append(LogEntry(position: position, change: change, schemaVersion: schemaVersion))
-            return position
-        }
-
-        mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) {
-            state.lost.append((dataset, uri, lost, position, now))
-        }
-
-        func lastLogPosition() -> Int64 { state.logs[dataset]?.last?.position ?? 0 }
-
-        mutating func claimUnique(entity: String, key: String, record uri: String) -> String? {
-            let slot = entity + "\0" + key
-            if let holder = state.datasets[dataset]?.unique[slot] { return holder == uri ? nil : holder }
-            state.datasets[dataset]?.unique[slot] = uri
-            return nil
-        }
-
-        mutating func releaseUnique(entity: String, key: String, record uri: String) {
-            let slot = entity + "\0" + key
-            if state.datasets[dataset]?.unique[slot] == uri { state.datasets[dataset]?.unique[slot] = nil }
-        }
-
-        mutating func setMerged(_ loser: String, _ merged: MergedRecord?) {
-            state.datasets[dataset]?.merged[loser] = merged
-        }
-
-        func mergedInto(_ uri: String) -> MergedRecord? { state.datasets[dataset]?.merged[uri] }
-
-        mutating func addLinkOwner(_ owner: String, field: String, member: String) {
-            state.datasets[dataset]?.linkOwners[member, default: []].insert(owner + "\0" + field)
-        }
-
-        func linkOwners(of member: String) -> [(owner: String, field: String)] {
-            (state.datasets[dataset]?.linkOwners[member] ?? []).sorted().map { entry in
-                let parts = entry.split(separator: "\0", maxSplits: 1, omittingEmptySubsequences: false)
-                return (String(parts[0]), String(parts[1]))
-            }
-        }
     }
 }

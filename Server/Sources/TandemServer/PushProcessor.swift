@@ -173,11 +173,11 @@ struct PushProcessor: Sendable {
     /// applied. The steps are ``PushRun``'s: each change in turn, then the unique values the
     /// push's records hold, then the answer.
     func apply(
-        _ changes: [WireChange], stamps: [[String: HLCTimestamp]], canonical: CanonicalText? = nil,
-        outcomes detail: PushRequest.OutcomeDetail? = nil, to transaction: inout any PushTransaction
+        _ changes: [WireChange], stamps: [[String: HLCTimestamp]], plan: PushPlan, canonical: CanonicalText? = nil,
+        outcomes detail: PushRequest.OutcomeDetail? = nil, to workspace: inout PushWorkspace
     ) throws -> Applied {
-        var run = try PushRun(self, changeCount: changes.count, canonical: canonical, every: detail != .lost, transaction: transaction)
-        defer { transaction = run.transaction }
+        var run = PushRun(self, plan: plan, changeCount: changes.count, canonical: canonical, every: detail != .lost, workspace: workspace)
+        defer { workspace = run.workspace }
         for (index, (change, changeStamps)) in zip(changes, stamps).enumerated() {
             try run.apply(change, stamps: changeStamps, at: index)
         }

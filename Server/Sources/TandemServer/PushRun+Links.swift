@@ -13,9 +13,9 @@ extension PushRun {
         redirected: Bool
     ) throws {
         var change = change, field = field, redirected = redirected
-        var state = try transaction.record(change.record)
+        var state = try workspace.record(change.record)
         if let existing = state, existing.entity != change.entity {
-            throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
+            throw PushRefusal.wrongEntity(record: change.record, stored: existing.entity, sent: change.entity)
         }
         // The member: a record merged into another is linked as its survivor.
         guard let (relationship, member) = change.values.first, case .text(var id) = member,
@@ -36,7 +36,7 @@ extension PushRun {
         // So does a link older than the member's newest delete, though the member lives
         // again: replicas dropped the link with the delete.
         if change.kind == .link {
-            let memberState = try transaction.record(memberURI)
+            let memberState = try workspace.record(memberURI)
             var losesTo: String?  // the winning delete's stamp
             // The end that is deleted (`.some(nil)`: one the server never had).
             let gone = [state, memberState].first(where: { $0?.isDeleted ?? true })
@@ -60,14 +60,14 @@ extension PushRun {
                         WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(true)]),
                         stamps: [field: stamp], to: &kept)
                     if let kept, kept != owner {
-                        try transaction.setRecord(change.record, kept)
-                        try transaction.addLinkOwner(change.record, field: field, member: memberURI)
+                        workspace.setRecord(change.record, kept)
+                        workspace.addLinkOwner(change.record, field: field, member: memberURI)
                     }
                 }
                 let lost = LostValue(
                     attribute: field, value: .bool(true), stamp: stamp.description,
                     winningValue: .null, winningStamp: losesTo, toDelete: true)
-                try transaction.recordLost(lost, record: change.record, position: nil, at: now)
+                workspace.recordLost(lost, record: change.record, position: nil, at: now)
                 outcome(index, position: nil, applied: [], lost: [lost])
                 return
             }
@@ -76,14 +76,14 @@ extension PushRun {
         let merged = RecordMerge.apply(
             WireChange(record: change.record, entity: change.entity, kind: .update, values: [field: .bool(change.kind == .link)]),
             stamps: [field: stamp], to: &state)
-        if let state, state != before { try transaction.setRecord(change.record, state) }
+        if let state, state != before { workspace.setRecord(change.record, state) }
         var position: Int64?
         if !merged.applied.isEmpty {
-            position = try Self.log(change, whole: !redirected, index: index, sent: sent, created: nil, canonical: canonical, schemaVersion: schemaVersion, to: &transaction)
+            position = Self.log(change, whole: !redirected, index: index, sent: sent, created: nil, canonical: canonical, schemaVersion: schemaVersion, to: &workspace)
             last = position!
-            if change.kind == .link { try transaction.addLinkOwner(change.record, field: field, member: memberURI) }
+            if change.kind == .link { workspace.addLinkOwner(change.record, field: field, member: memberURI) }
         }
-        for lost in merged.lost { try transaction.recordLost(lost, record: change.record, position: position, at: now) }
+        for lost in merged.lost { workspace.recordLost(lost, record: change.record, position: position, at: now) }
         outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
     }
 
@@ -96,7 +96,7 @@ extension PushRun {
     }
     mutating func logLink(_ owner: String, _ entity: String, field: String, linked: Bool, stamp: HLCTimestamp) throws {
         guard let hash = field.firstIndex(of: "#") else { return }
-        last = try transaction.appendLog(
+        last = workspace.appendLog(
             WireChange(
                 record: owner, entity: entity, kind: linked ? .link : .unlink,
                 values: [String(field[..<hash]): .text(String(field[field.index(after: hash)...]))],
@@ -116,15 +116,15 @@ extension PushRun {
             }
         }
         guard linkMemberEntities.contains(entity) else { return }
-        for (owner, field) in try transaction.linkOwners(of: uri) {
-            guard let ownerState = try transaction.record(owner), let link = ownerState.fields[field],
+        for (owner, field) in workspace.linkOwners(of: uri) {
+            guard let ownerState = try workspace.record(owner), let link = ownerState.fields[field],
                 link.value == .bool(true), link.stamp < deleted
             else { continue }
             var state: RecordState? = ownerState
             let unlinked = RecordMerge.apply(
                 WireChange(record: owner, entity: ownerState.entity, kind: .update, values: [field: .bool(false)]),
                 stamps: [field: deleted], to: &state)
-            if let state, state != ownerState { try transaction.setRecord(owner, state) }
+            if let state, state != ownerState { workspace.setRecord(owner, state) }
             if !unlinked.applied.isEmpty { try logLink(owner, ownerState.entity, field: field, linked: false, stamp: deleted) }
         }
     }
@@ -139,15 +139,15 @@ extension PushRun {
     mutating func linksRevived(_ uri: String, _ entity: String, state: RecordState) throws {
         if linkOwnerEntities.contains(entity) {
             for (field, link) in state.fields.sorted(by: { $0.key < $1.key }) where field.contains("#") && link.value == .bool(true) {
-                guard let member = linkMember(entity, field), let memberState = try transaction.record(member), !memberState.isDeleted,
+                guard let member = linkMember(entity, field), let memberState = try workspace.record(member), !memberState.isDeleted,
                     newer(link.stamp, than: state, memberState)
                 else { continue }
                 try logLink(uri, entity, field: field, linked: true, stamp: link.stamp)
             }
         }
         guard linkMemberEntities.contains(entity) else { return }
-        for (owner, field) in try transaction.linkOwners(of: uri) {
-            guard let ownerState = try transaction.record(owner), !ownerState.isDeleted, let link = ownerState.fields[field],
+        for (owner, field) in workspace.linkOwners(of: uri) {
+            guard let ownerState = try workspace.record(owner), !ownerState.isDeleted, let link = ownerState.fields[field],
                 link.value == .bool(true), newer(link.stamp, than: state, ownerState)
             else { continue }
             try logLink(owner, ownerState.entity, field: field, linked: true, stamp: link.stamp)

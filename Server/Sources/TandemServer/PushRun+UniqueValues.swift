@@ -9,14 +9,14 @@ extension PushRun {
     /// gave up and claims the others (all of `new` with `claimAll`); a value another live
     /// record holds merges the two.
     mutating func settle(_ uri: String, _ entity: String, old: [String], new: [String], claimAll: Bool = false) throws {
-        for key in old where !new.contains(key) { try transaction.releaseUnique(entity: entity, key: key, record: uri) }
+        for key in old where !new.contains(key) { workspace.releaseUnique(entity: entity, key: key, record: uri) }
         for key in new where claimAll || !old.contains(key) {
-            guard let holder = try transaction.claimUnique(entity: entity, key: key, record: uri) else { continue }
-            guard let held = try transaction.record(holder), held.entity == entity, unique.keys(of: held).contains(key) else {
+            guard let holder = workspace.claimUnique(entity: entity, key: key, record: uri) else { continue }
+            guard let held = try workspace.record(holder), held.entity == entity, unique.keys(of: held).contains(key) else {
                 // The holder no longer holds it (the index is kept with every change, so
                 // only a damaged index gets here): the value is free.
-                try transaction.releaseUnique(entity: entity, key: key, record: holder)
-                _ = try transaction.claimUnique(entity: entity, key: key, record: uri)
+                workspace.releaseUnique(entity: entity, key: key, record: holder)
+                _ = workspace.claimUnique(entity: entity, key: key, record: uri)
                 continue
             }
             guard mergesLeft > 0 else { continue }
@@ -51,13 +51,13 @@ extension PushRun {
     mutating func settleUniqueValues() throws {
         // Every value the push's records gave up is free before any is claimed.
         for record in touched {
-            for key in record.old where !record.new.contains(key) { try transaction.releaseUnique(entity: record.entity, key: key, record: record.uri) }
+            for key in record.old where !record.new.contains(key) { workspace.releaseUnique(entity: record.entity, key: key, record: record.uri) }
         }
         for record in touched {
             // A merge earlier in this loop may have changed or deleted it: then it is read
             // again, and claims all it holds.
             if anyMerge {
-                try settle(record.uri, record.entity, old: [], new: unique.keys(of: try transaction.record(record.uri)))
+                try settle(record.uri, record.entity, old: [], new: unique.keys(of: try workspace.record(record.uri)))
             } else {
                 try settle(record.uri, record.entity, old: record.old, new: record.new)
             }
@@ -72,8 +72,8 @@ extension PushRun {
         anyMerge = true
         let survivor = UniqueMerge.survivor(of: a, and: b)
         let loser = survivor == a ? b : a
-        guard let loserState = try transaction.record(loser), let survivorBefore = try transaction.record(survivor) else { return }
-        for key in unique.keys(of: loserState) { try transaction.releaseUnique(entity: entity, key: key, record: loser) }
+        guard let loserState = try workspace.record(loser), let survivorBefore = try workspace.record(survivor) else { return }
+        for key in unique.keys(of: loserState) { workspace.releaseUnique(entity: entity, key: key, record: loser) }
         var survivorState: RecordState? = survivorBefore
         // Values the survivor holds already keep the survivor's stamp: the replica that wrote
         // them still sees its own edit, and logs it if a later one replaces it.
@@ -88,10 +88,10 @@ extension PushRun {
                     record: survivor, entity: entity, kind: .update, values: carried.applied.mapValues(\.value),
                     stamps: carried.applied.mapValues(\.stamp.description)
                 ).compacted()
-                position = try transaction.appendLog(applied, schemaVersion: schemaVersion)
+                position = workspace.appendLog(applied, schemaVersion: schemaVersion)
                 last = position!
             }
-            for lost in carried.lost { try transaction.recordLost(lost, record: survivor, position: position, at: now) }
+            for lost in carried.lost { workspace.recordLost(lost, record: survivor, position: position, at: now) }
             result.lost += carried.lost.count
         }
         for (field, link) in loserState.fields.sorted(by: { $0.key < $1.key }) {
@@ -100,21 +100,21 @@ extension PushRun {
                 WireChange(record: survivor, entity: entity, kind: .update, values: [field: link.value]),
                 stamps: [field: link.stamp], to: &survivorState)
             guard !carried.applied.isEmpty else { continue }
-            if let memberURI = linkMember(entity, field) { try transaction.addLinkOwner(survivor, field: field, member: memberURI) }
+            if let memberURI = linkMember(entity, field) { workspace.addLinkOwner(survivor, field: field, member: memberURI) }
             let member = String(field[field.index(after: hash)...])
-            last = try transaction.appendLog(
+            last = workspace.appendLog(
                 WireChange(
                     record: survivor, entity: entity, kind: link.value == .bool(true) ? .link : .unlink,
                     values: [String(field[..<hash]): .text(member)],
                     stamps: [WireChange.deleteStampKey: link.stamp.description]), schemaVersion: schemaVersion)
         }
-        if let survivorState, survivorState != survivorBefore { try transaction.setRecord(survivor, survivorState) }
+        if let survivorState, survivorState != survivorBefore { workspace.setRecord(survivor, survivorState) }
         // The links naming the loser (fields of other records) name the survivor, each with
         // its stamp, logged: replicas drop the loser's rows with its delete, and link the
         // survivor as the server does, not as each one's rows happened to be.
         if linkMemberEntities.contains(entity), let survivorID = RecordURI(survivor)?.id {
-            for (owner, field) in try transaction.linkOwners(of: loser) where owner != loser {
-                guard let ownerState = try transaction.record(owner), !ownerState.isDeleted, let link = ownerState.fields[field],
+            for (owner, field) in workspace.linkOwners(of: loser) where owner != loser {
+                guard let ownerState = try workspace.record(owner), !ownerState.isDeleted, let link = ownerState.fields[field],
                     link.value == .bool(true), let hash = field.firstIndex(of: "#")
                 else { continue }
                 let moved = field[..<hash] + "#" + survivorID
@@ -123,20 +123,20 @@ extension PushRun {
                     WireChange(record: owner, entity: ownerState.entity, kind: .update, values: [moved: .bool(true)]),
                     stamps: [moved: link.stamp], to: &state)
                 guard !carried.applied.isEmpty, let state else { continue }
-                try transaction.setRecord(owner, state)
-                try transaction.addLinkOwner(owner, field: moved, member: survivor)
+                workspace.setRecord(owner, state)
+                workspace.addLinkOwner(owner, field: moved, member: survivor)
                 try logLink(owner, ownerState.entity, field: moved, linked: true, stamp: link.stamp)
             }
         }
         let stamp = UniqueMerge.mergeStamp(loser: loserState, now: now)
         var deleted: RecordState? = loserState
         _ = RecordMerge.apply(WireChange(record: loser, entity: entity, kind: .delete), stamps: [WireChange.deleteStampKey: stamp], to: &deleted)
-        if let deleted { try transaction.setRecord(loser, deleted) }
-        last = try transaction.appendLog(
+        if let deleted { workspace.setRecord(loser, deleted) }
+        last = workspace.appendLog(
             WireChange(
                 record: loser, entity: entity, kind: .delete, stamps: [WireChange.deleteStampKey: stamp.description],
                 mergedInto: survivor), schemaVersion: schemaVersion)
-        try transaction.setMerged(loser, MergedRecord(survivor: survivor, stamp: stamp, state: loserState))
+        workspace.setMerged(loser, MergedRecord(survivor: survivor, stamp: stamp, state: loserState))
         // The survivor holds its values, the carried ones too (which may meet a third record).
         try settle(survivor, entity, old: unique.keys(of: survivorBefore), new: unique.keys(of: survivorState), claimAll: true)
     }

@@ -2,20 +2,21 @@ import TandemConflicts
 import TandemSchema
 import TandemWire
 
-/// One push applied in its storage transaction, step by step: each change merged into its
+/// One push applied on its ``PushWorkspace``, step by step: each change merged into its
 /// record and logged (``apply(_:stamps:at:)``), the unique values its records hold settled
 /// (``settleUniqueValues()``, PushRun+UniqueValues.swift), the links a delete or a revival
-/// touches settled as they happen (PushRun+Links.swift), and the answer (``answer()``).
+/// touches settled as they happen (PushRun+Links.swift), and the answer (``answer()``). It
+/// reads and writes only the workspace: the storage reads before and writes after
+/// (``PushWorkspace/perform(_:on:)``).
 ///
 /// ```swift
-/// var run = try PushRun(processor, changeCount: changes.count, canonical: text, every: false, transaction: transaction)
+/// var run = PushRun(processor, plan: plan, changeCount: changes.count, canonical: text, every: false, workspace: workspace)
 /// for (index, (change, stamps)) in zip(changes, stamps).enumerated() { try run.apply(change, stamps: stamps, at: index) }
 /// try run.settleUniqueValues()
 /// let applied = run.answer()
 /// ```
 ///
-/// Throws ``APIError`` only for a change that names a record of another entity; storage
-/// errors pass through (the caller's transaction is then rolled back).
+/// Throws ``PushRefusal`` only for a change that names a record of another entity.
 struct PushRun {
     let datasetName: String
     let datasetID: Int64
@@ -26,7 +27,7 @@ struct PushRun {
     /// Whether the answer lists every change's outcome (else only those that lost a value or
     /// were not applied).
     let every: Bool
-    var transaction: any PushTransaction
+    var workspace: PushWorkspace
     var result: PushProcessor.Applied
     /// The log is the push's alone from `before` to its end (the writer is serialized): an
     /// echo when every entry is what the push sent.
@@ -59,10 +60,7 @@ struct PushRun {
     /// References to records of unique entities, which a merge may have taken away.
     let mergeableReferences: [String: [(column: String, destination: String)]]
 
-    init(
-        _ processor: PushProcessor, changeCount: Int, canonical: PushProcessor.CanonicalText?, every: Bool,
-        transaction: any PushTransaction
-    ) throws {
+    init(_ processor: PushProcessor, plan: PushPlan, changeCount: Int, canonical: PushProcessor.CanonicalText?, every: Bool, workspace: PushWorkspace) {
         datasetName = processor.datasetName
         datasetID = processor.datasetID
         schemaVersion = processor.schemaVersion
@@ -70,31 +68,14 @@ struct PushRun {
         now = processor.now
         self.canonical = canonical
         self.every = every
-        self.transaction = transaction
+        self.workspace = workspace
         result = PushProcessor.Applied(response: PushResponse(outcomes: [], changeCount: every ? nil : changeCount, serverTime: processor.now))
-        before = try self.transaction.lastLogPosition()
+        before = workspace.lastLogPosition()
         last = before
-        let unique = UniqueMerge(schema: processor.schema)
-        self.unique = unique
-        let schema = processor.schema
-        var owners: Set<String> = [], members: Set<String> = []
-        for entity in schema.entities {
-            for relationship in entity.relationships {
-                guard case .joinTable(_, "source", _) = schema.storage(of: relationship, in: entity) else { continue }
-                owners.insert(entity.name)
-                members.insert(relationship.destination)
-            }
-        }
-        linkOwnerEntities = owners
-        linkMemberEntities = members
-        var references: [String: [(column: String, destination: String)]] = [:]
-        if !unique.attributes.isEmpty {
-            for entity in schema.entities {
-                let targets = entity.relationships.filter { !$0.isToMany && unique.hasUniqueValues($0.destination) }.map { (column: $0.name, destination: $0.destination) }
-                if !targets.isEmpty { references[entity.name] = targets }
-            }
-        }
-        mergeableReferences = references
+        unique = plan.unique
+        linkOwnerEntities = plan.linkOwnerEntities
+        linkMemberEntities = plan.linkMemberEntities
+        mergeableReferences = plan.mergeableReferences
     }
 
     /// Merges change `index` (`sent` as the push carries it, validated) into its record, logs
@@ -131,7 +112,7 @@ struct PushRun {
 
     /// The references `change` sets to records merged into others: pointed at their
     /// survivors once the change is applied (``rewriteReferences(_:_:_:)``).
-    func mergedReferences(
+    mutating func mergedReferences(
         in change: WireChange, stamps changeStamps: [String: HLCTimestamp]
     ) throws
         -> [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)]
@@ -154,17 +135,17 @@ struct PushRun {
     /// decides, without building the merge's dictionaries). Tried before the record is looked
     /// up; `false` when the record exists.
     mutating func insertNew(_ change: WireChange, stamps changeStamps: [String: HLCTimestamp], created: HLCTimestamp, at index: Int) throws -> Bool {
-        guard try transaction.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) else {
+        guard workspace.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) else {
             return false
         }
         // A compact insert's one stamp is its creation stamp already: logged as sent.
         let compact = change.stamps.count == 1 && change.stamps[WireChange.deleteStampKey] != nil
-        let position = try Self.log(
+        let position = Self.log(
             {
                 var applied = change; applied.setCreationStamp(created.description); return applied
             }(),
             whole: true, index: index, sent: change, created: compact ? nil : created, canonical: canonical,
-            schemaVersion: schemaVersion, to: &transaction)
+            schemaVersion: schemaVersion, to: &workspace)
         last = position
         outcome(index, position: position, applied: change.values.keys.sorted(), lost: [])
         if unique.hasUniqueValues(change.entity) {
@@ -196,14 +177,14 @@ struct PushRun {
         _ change: inout WireChange, stamps changeStamps: [String: HLCTimestamp], newest: HLCTimestamp,
         at index: Int
     ) throws -> MergeFollowed {
-        guard let merged = try transaction.mergedInto(change.record),
+        guard let merged = workspace.mergedInto(change.record),
             merged.remade == nil || (change.kind.isLink && merged.takes(newest))
         else { return .none }
         let reinserted = change.kind == .insert && newest > merged.stamp
         if reinserted {
             var remade = merged
             remade.remade = newest
-            try transaction.setMerged(change.record, remade)
+            workspace.setMerged(change.record, remade)
             return .remade(state: merged.state, stamp: merged.stamp)
         }
         if change.kind == .update, let loser = merged.state {
@@ -211,17 +192,17 @@ struct PushRun {
             var edited: RecordState? = loser
             let applied = RecordMerge.apply(change, stamps: changeStamps, to: &edited)
             if var revived = edited, !applied.applied.isEmpty, unique.keys(of: revived) != unique.keys(of: loser) {
-                let current = try transaction.record(change.record) ?? loser
+                let current = try workspace.record(change.record) ?? loser
                 let stamp = UniqueMerge.mergeStamp(loser: current, now: now)
                 revived.created = stamp
                 revived.deleted = nil
-                try transaction.setRecord(change.record, revived)
-                try transaction.setMerged(change.record, nil)
+                workspace.setRecord(change.record, revived)
+                workspace.setMerged(change.record, nil)
                 var insert = WireChange(
                     record: change.record, entity: change.entity, kind: .insert, values: revived.values.mapValues(\.value),
                     stamps: revived.values.mapValues(\.stamp.description))
                 insert.setCreationStamp(stamp.description)
-                let position = try transaction.appendLog(insert, schemaVersion: schemaVersion)
+                let position = workspace.appendLog(insert, schemaVersion: schemaVersion)
                 last = position
                 isEcho = false
                 outcome(index, position: position, applied: applied.applied.keys.sorted(), lost: applied.lost)
@@ -243,9 +224,9 @@ struct PushRun {
         _ change: WireChange, stamps changeStamps: [String: HLCTimestamp], created creation: HLCTimestamp?,
         redirected: Bool, remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?, at index: Int
     ) throws {
-        var state = try transaction.record(change.record)
+        var state = try workspace.record(change.record)
         if let existing = state, existing.entity != change.entity {
-            throw APIError.invalid("invalid_record", "\(change.record) is a \(existing.entity), not a \(change.entity)")
+            throw PushRefusal.wrongEntity(record: change.record, stored: existing.entity, sent: change.entity)
         }
         let before = state
         let merged = RecordMerge.apply(change, stamps: changeStamps, created: creation, to: &state)
@@ -253,7 +234,7 @@ struct PushRun {
         // Saved whenever it changed: a value newer than a delete is kept even when it
         // is not applied (the record stays deleted), so arrival order cannot matter.
         if let state, state != before {
-            try transaction.setRecord(change.record, state)
+            workspace.setRecord(change.record, state)
         }
         if !merged.applied.isEmpty {
             // Only what the change sent, value for value and stamp for stamp? A re-insert
@@ -274,7 +255,7 @@ struct PushRun {
             }
             let created = change.kind == .insert ? state?.created : nil
             if let created { applied.setCreationStamp(created.description) }
-            position = try Self.log(applied, whole: whole, index: index, sent: change, created: created, canonical: canonical, schemaVersion: schemaVersion, to: &transaction)
+            position = Self.log(applied, whole: whole, index: index, sent: change, created: created, canonical: canonical, schemaVersion: schemaVersion, to: &workspace)
             last = position!
             switch change.kind {
             case .delete, .link, .unlink: break
@@ -287,7 +268,7 @@ struct PushRun {
                 record: change.record, entity: change.entity, kind: .insert,
                 values: restore.mapValues(\.value), stamps: restore.mapValues(\.stamp.description))
             if let created = state?.created { restored.setCreationStamp(created.description) }
-            last = try transaction.appendLog(restored, schemaVersion: schemaVersion)
+            last = workspace.appendLog(restored, schemaVersion: schemaVersion)
             isEcho = false
         }
         if let after = state, linkOwnerEntities.contains(change.entity) || linkMemberEntities.contains(change.entity) {
@@ -302,7 +283,7 @@ struct PushRun {
             }
         }
         for lost in merged.lost {
-            try transaction.recordLost(lost, record: change.record, position: position, at: now)
+            workspace.recordLost(lost, record: change.record, position: position, at: now)
         }
         outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
         if unique.hasUniqueValues(change.entity) {
@@ -331,11 +312,11 @@ struct PushRun {
     /// Where a change stamped `stamp` that names `uri` goes: the last survivor of the merges
     /// that took `uri` (merged into a record merged in turn, and so on); `nil` when none
     /// takes it (never merged, or made again at or before the stamp: the new record's).
-    func survivor(of uri: String, stampedAt stamp: HLCTimestamp) throws -> String? {
-        guard let first = try transaction.mergedInto(uri), first.takes(stamp) else { return nil }
+    mutating func survivor(of uri: String, stampedAt stamp: HLCTimestamp) throws -> String? {
+        guard let first = workspace.mergedInto(uri), first.takes(stamp) else { return nil }
         var survivor = first.survivor
         var hops = 0
-        while hops < 16, let next = try transaction.mergedInto(survivor), next.takes(stamp) {
+        while hops < 16, let next = workspace.mergedInto(survivor), next.takes(stamp) {
             survivor = next.survivor
             hops += 1
         }
@@ -352,7 +333,7 @@ struct PushRun {
         _ uri: String, _ entity: String,
         _ rewrites: [(column: String, loser: String, survivor: String, stamp: HLCTimestamp)]
     ) throws {
-        guard !rewrites.isEmpty, let before = try transaction.record(uri), !before.isDeleted else { return }
+        guard !rewrites.isEmpty, let before = try workspace.record(uri), !before.isDeleted else { return }
         var values: [String: WireValue] = [:]
         var stamps: [String: HLCTimestamp] = [:]
         for rewrite in rewrites where before.fields[rewrite.column] == RecordState.Field(value: .text(rewrite.loser), stamp: rewrite.stamp) {
@@ -364,9 +345,9 @@ struct PushRun {
         guard !values.isEmpty else { return }
         var state: RecordState? = before
         let merged = RecordMerge.apply(WireChange(record: uri, entity: entity, kind: .update, values: values), stamps: stamps, to: &state)
-        if let state, state != before { try transaction.setRecord(uri, state) }
+        if let state, state != before { workspace.setRecord(uri, state) }
         guard !merged.applied.isEmpty else { return }
-        last = try transaction.appendLog(
+        last = workspace.appendLog(
             WireChange(
                 record: uri, entity: entity, kind: .update, values: merged.applied.mapValues(\.value),
                 stamps: merged.applied.mapValues(\.stamp.description)
@@ -381,11 +362,11 @@ struct PushRun {
     static func log(
         _ applied: @autoclosure () -> WireChange, whole: Bool, index: Int, sent change: WireChange, created: HLCTimestamp?,
         canonical: PushProcessor.CanonicalText?, schemaVersion: Int,
-        to transaction: inout any PushTransaction
-    ) throws -> Int64 {
+        to workspace: inout PushWorkspace
+    ) -> Int64 {
         if whole, let json = canonical?.logEntry(index, change, created: created) {
-            return try transaction.appendLog(applied(), json: json, schemaVersion: schemaVersion)
+            return workspace.appendLog(json: json, schemaVersion: schemaVersion)
         }
-        return try transaction.appendLog(applied(), schemaVersion: schemaVersion)
+        return workspace.appendLog(applied(), schemaVersion: schemaVersion)
     }
 }

@@ -220,11 +220,18 @@ struct Routes: Sendable {
         let text = PushProcessor.CanonicalText(
             bytes: canonical.bytes,
             spans: zip(spans, unchanged).map { (span: WireJSON.ChangeSpan, same: Bool) -> WireJSON.ChangeSpan? in same ? span : nil })
+        let plan = PushPlan(schema: schema, datasetName: dataset.name)
         let counts = Mutex((applied: 0, lost: 0))
-        let stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now, changes: push.changes.count) { transaction in
-            let result = try processor.apply(changes, stamps: stamps, canonical: text, outcomes: push.outcomes, to: &transaction)
+        let job = PushJob(reads: plan.reads(for: changes), changes: changes.count) { workspace in
+            let result = try processor.apply(changes, stamps: stamps, plan: plan, canonical: text, outcomes: push.outcomes, to: &workspace)
             counts.withLock { $0 = (result.applied, result.lost) }
             return WireJSON.data { $0.append(result.response) }
+        }
+        let stored: StoredPush
+        do {
+            stored = try await storage.push(dataset: dataset.id, key: key, requestHash: requestHash, now: now, changes: push.changes.count, job: job)
+        } catch let refusal as PushRefusal {
+            throw APIError.invalid(refusal.code, refusal.message)
         }
         if stored.replayed && stored.requestHash != requestHash {
             throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(key)' was used for a different push; use a new key for new changes")

@@ -33,7 +33,7 @@ public final class SQLiteServerStorage: ServerStorage {
         var requestHash: String
         var now: Int64
         var changes: Int
-        var apply: @Sendable (inout any PushTransaction) throws -> Data
+        var job: PushJob
     }
 
     /// Opens (creating) the database at `path`.
@@ -218,11 +218,8 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    public func push(
-        dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
-        apply: @escaping @Sendable (inout any PushTransaction) throws -> Data
-    ) async throws -> StoredPush {
-        try await committer.submit(QueuedPush(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, apply: apply))
+    public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
+        try await committer.submit(QueuedPush(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, job: job))
     }
 
     /// One push inside the group's transaction (in its own savepoint).
@@ -233,8 +230,8 @@ public final class SQLiteServerStorage: ServerStorage {
         {
             return StoredPush(response: row[1], requestHash: row[0], replayed: true)
         }
-        var transaction: any PushTransaction = Transaction(db: db, dataset: push.dataset)
-        let response = try push.apply(&transaction)
+        var store = SQLitePushStore(db: db, dataset: push.dataset)
+        let response = try PushWorkspace.perform(push.job, on: &store)
         try db.cachedStatement(sql: "INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)")
             .execute(arguments: [push.dataset, push.key, push.requestHash, response, push.now])
         return StoredPush(response: response, requestHash: push.requestHash, replayed: false)
@@ -295,160 +292,5 @@ public final class SQLiteServerStorage: ServerStorage {
 
     public func checkHealth() async throws {
         try await pool.read { db in _ = try Int.fetchOne(db, sql: "SELECT 1 FROM users LIMIT 1") }
-    }
-
-    /// A push's reads and writes on the writer connection.
-    private struct Transaction: PushTransaction {
-        let db: Database
-        let dataset: Int64
-        /// The dataset's last log position, once read (``lastLogPosition()``): the push's
-        /// entries follow it.
-        private var lastPosition: Int64?
-        /// The statements run once per change of a bulk push, looked up once per push (the
-        /// statement cache is keyed by the SQL text, hashed on every lookup) and stepped
-        /// without GRDB's per-statement checks (``Statement/stepBound(_:)``): these tables
-        /// have no transaction observer.
-        private var insertRecord: Statement?
-        private var insertLog: Statement?
-        private var insertClaim: Statement?
-
-        init(db: Database, dataset: Int64) {
-            self.db = db
-            self.dataset = dataset
-        }
-
-        /// `slot`'s statement, from the connection's cache the first time.
-        private mutating func statement(_ slot: WritableKeyPath<Transaction, Statement?>, _ sql: String) throws -> Statement {
-            if let statement = self[keyPath: slot] { return statement }
-            let statement = try db.cachedStatement(sql: sql)
-            self[keyPath: slot] = statement
-            return statement
-        }
-
-        // The statements run once per change bind straight to SQLite (TandemSQLite).
-        func record(_ uri: String) throws -> RecordState? {
-            try db.cachedStatement(sql: "SELECT state FROM records WHERE dataset_id = ? AND uri = ?")
-                .withFirstBlob({ bind in
-                    bind.int64(dataset); bind.text(uri)
-                }) { try RecordState(stored: $0) }
-        }
-
-        mutating func setRecord(_ uri: String, _ state: RecordState) throws {
-            try writeRecord(uri, state.binaryBytes())
-        }
-
-        mutating func insertNewRecord(
-            _ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-            created: HLCTimestamp
-        ) throws -> Bool {
-            let state = RecordState.binaryBytes(newRecord: entity, values: values, stamps: stamps, created: created)
-            return try statement(\.insertRecord, "INSERT INTO records(dataset_id, uri, state) VALUES (?, ?, ?) ON CONFLICT DO NOTHING").stepBound { bind in
-                bind.int64(dataset)
-                bind.text(uri)
-                state.withUnsafeBytes { bind.blob($0) }
-            } > 0
-        }
-
-        private func writeRecord(_ uri: String, _ state: [UInt8]) throws {
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO records(dataset_id, uri, state) VALUES (?, ?, ?)").executeBound { bind in
-                bind.int64(dataset)
-                bind.text(uri)
-                state.withUnsafeBytes { bind.blob($0) }
-            }
-        }
-
-        mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64 {
-            var json = WireJSON()
-            json.append(change)
-            return try appendLog(change, json: json.bytes[...], schemaVersion: schemaVersion)
-        }
-
-        mutating func appendLog(_ change: @autoclosure () -> WireChange, json: ArraySlice<UInt8>, schemaVersion: Int) throws -> Int64 {
-            // The dataset's last position plus one: positions never go back because nothing
-            // deletes log entries. Trimming the log's end would need a high-water mark kept
-            // beside it, or a cursor past the trimmed entries would skip the next ones.
-            let position = try lastLogPosition() + 1
-            try statement(\.insertLog, "INSERT INTO log(dataset_id, position, schema_version, change) VALUES (?, ?, ?, ?)").stepBound { bind in
-                bind.int64(dataset)
-                bind.int64(position)
-                bind.int64(Int64(schemaVersion))
-                json.withUnsafeBytes { bind.blob($0) }
-            }
-            lastPosition = position
-            return position
-        }
-
-        /// Read once per push, then counted on by ``appendLog(_:json:schemaVersion:)``.
-        mutating func lastLogPosition() throws -> Int64 {
-            if let lastPosition { return lastPosition }
-            let position = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?"), arguments: [dataset]) ?? 0
-            lastPosition = position
-            return position
-        }
-
-        mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws {
-            try db.cachedStatement(sql: "INSERT INTO lost_values(dataset_id, uri, position, lost, at) VALUES (?, ?, ?, ?, ?)")
-                .execute(arguments: [dataset, uri, position, WireJSON.data { $0.append(lost) }, now])
-        }
-
-        mutating func claimUnique(entity: String, key: String, record uri: String) throws -> String? {
-            // Bound directly, as the record and log inserts are: one claim per record of a
-            // bulk import.
-            let claimed = try statement(\.insertClaim, "INSERT INTO unique_values(dataset_id, entity, key, uri) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").stepBound { bind in
-                bind.int64(dataset)
-                bind.text(entity)
-                bind.text(key)
-                bind.text(uri)
-            }
-            if claimed > 0 { return nil }
-            let holder = try String.fetchOne(
-                db.cachedStatement(sql: "SELECT uri FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ?"),
-                arguments: [dataset, entity, key])
-            return holder == uri ? nil : holder
-        }
-
-        mutating func releaseUnique(entity: String, key: String, record uri: String) throws {
-            try db.cachedStatement(sql: "DELETE FROM unique_values WHERE dataset_id = ? AND entity = ? AND key = ? AND uri = ?").executeBound { bind in
-                bind.int64(dataset)
-                bind.text(entity)
-                bind.text(key)
-                bind.text(uri)
-            }
-        }
-
-        mutating func setMerged(_ loser: String, _ merged: MergedRecord?) throws {
-            if let merged {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO merged_records(dataset_id, uri, survivor, stamp, state, remade) VALUES (?, ?, ?, ?, ?, ?)")
-                    .execute(arguments: [
-                        dataset, loser, merged.survivor, merged.stamp.description, merged.state.map { Data($0.binaryBytes()) },
-                        merged.remade?.description,
-                    ])
-            } else {
-                try db.cachedStatement(sql: "DELETE FROM merged_records WHERE dataset_id = ? AND uri = ?").execute(arguments: [dataset, loser])
-            }
-        }
-
-        mutating func addLinkOwner(_ owner: String, field: String, member: String) throws {
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO link_members(dataset_id, member, owner, field) VALUES (?, ?, ?, ?)")
-                .execute(arguments: [dataset, member, owner, field])
-        }
-
-        func linkOwners(of member: String) throws -> [(owner: String, field: String)] {
-            try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT owner, field FROM link_members WHERE dataset_id = ? AND member = ? ORDER BY owner, field"),
-                arguments: [dataset, member]
-            ).map { ($0[0], $0[1]) }
-        }
-
-        func mergedInto(_ uri: String) throws -> MergedRecord? {
-            guard
-                let row = try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT survivor, stamp, state, remade FROM merged_records WHERE dataset_id = ? AND uri = ?"),
-                    arguments: [dataset, uri]),
-                let stamp = HLCTimestamp(row[1] as String)
-            else { return nil }
-            let state = try (row[2] as Data?).map { try RecordState(stored: $0) }
-            return MergedRecord(survivor: row[0], stamp: stamp, state: state, remade: (row[3] as String?).flatMap(HLCTimestamp.init))
-        }
     }
 }

@@ -49,13 +49,11 @@ public protocol ServerStorage: Sendable {
         check: @Sendable ([SchemaVersionInfo]) throws -> Bool
     ) async throws -> SchemaRegistration
 
-    /// Runs a push in one transaction: the stored answer when `key` was seen, else `apply`
-    /// (all or nothing) and its answer stored under `key`. `changes` is how many changes it
-    /// holds (a storage may group pushes up to a number of changes).
-    func push(
-        dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int,
-        apply: @escaping @Sendable (inout any PushTransaction) throws -> Data
-    ) async throws -> StoredPush
+    /// Runs a push in one transaction: the stored answer when `key` was seen, else `job`
+    /// (all or nothing, ``PushWorkspace/perform(_:on:)`` on the storage's ``PushStore``) and
+    /// its answer stored under `key`. `changes` is how many changes it holds (a storage may
+    /// group pushes up to a number of changes).
+    func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush
 
     /// Log entries after `position`, oldest first, at most `limit`, and whether more follow.
     func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool)
@@ -126,67 +124,5 @@ public struct MergedRecord: Sendable {
     /// made again at or before it.
     public func takes(_ stamp: HLCTimestamp) -> Bool {
         remade.map { stamp < $0 } ?? true
-    }
-}
-
-/// What a push reads and writes inside its transaction.
-public protocol PushTransaction {
-    func record(_ uri: String) throws -> RecordState?
-    mutating func setRecord(_ uri: String, _ state: RecordState) throws
-    /// Appends an applied change to the dataset's log; returns its position.
-    mutating func appendLog(_ change: WireChange, schemaVersion: Int) throws -> Int64
-    mutating func recordLost(_ lost: LostValue, record uri: String, position: Int64?, at now: Int64) throws
-    /// The position of the dataset's last log entry (0 when the log is empty). Mutating, so
-    /// a storage may remember it for the appends that follow in the same push.
-    mutating func lastLogPosition() throws -> Int64
-    /// ``appendLog(_:schemaVersion:)`` for a change whose wire JSON is already written:
-    /// `json` is exactly `WireJSON`'s text of `change`, which a storage that keeps the text
-    /// need not build.
-    mutating func appendLog(_ change: @autoclosure () -> WireChange, json: ArraySlice<UInt8>, schemaVersion: Int) throws -> Int64
-    /// Stores the state of a record made by one insert, when the dataset has no record at
-    /// `uri`: each value with its stamp, `created` its creation stamp. Returns `false`, having
-    /// written nothing, when it has one. The same as ``record(_:)`` then ``setRecord(_:_:)``
-    /// with that state, which the default does; a storage may write it without looking the
-    /// record up or building the state.
-    mutating func insertNewRecord(
-        _ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-        created: HLCTimestamp
-    ) throws -> Bool
-
-    /// Claims the unique value `key` of `entity` (see ``UniqueKeys``) for record `uri`:
-    /// `nil` when it is now `uri`'s (or was already), the record holding it otherwise.
-    mutating func claimUnique(entity: String, key: String, record uri: String) throws -> String?
-    /// Frees the unique value `key` of `entity` when record `uri` holds it.
-    mutating func releaseUnique(entity: String, key: String, record uri: String) throws
-    /// Remembers how record `loser` was merged into another (both held one unique value);
-    /// `nil` forgets it (the loser lives again as it was).
-    mutating func setMerged(_ loser: String, _ merged: MergedRecord?) throws
-    /// The record `uri` was merged into, when, and the loser's state before the merge; `nil`
-    /// when it was not merged.
-    func mergedInto(_ uri: String) throws -> MergedRecord?
-    /// Remembers that record `owner`'s link field `field` (`<relationship>#<member id>`) names
-    /// record `member`, for ``linkOwners(of:)``. Kept when the link goes: the owner's state
-    /// says whether it holds.
-    mutating func addLinkOwner(_ owner: String, field: String, member: String) throws
-    /// The records whose link fields have named record `member`, with each field, in a
-    /// stable order: what a delete or a revival of `member` looks at.
-    func linkOwners(of member: String) throws -> [(owner: String, field: String)]
-}
-
-extension PushTransaction {
-    /// Writes `change` anew (for storages that keep changes, not their text).
-    public mutating func appendLog(_ change: @autoclosure () -> WireChange, json: ArraySlice<UInt8>, schemaVersion: Int) throws -> Int64 {
-        try appendLog(change(), schemaVersion: schemaVersion)
-    }
-
-    /// Looks the record up, then builds the ``RecordState`` and stores it with
-    /// ``setRecord(_:_:)``.
-    public mutating func insertNewRecord(
-        _ uri: String, entity: String, values: [String: WireValue], stamps: [String: HLCTimestamp],
-        created: HLCTimestamp
-    ) throws -> Bool {
-        guard try record(uri) == nil else { return false }
-        try setRecord(uri, RecordState(newRecord: entity, values: values, stamps: stamps, created: created))
-        return true
     }
 }

@@ -244,8 +244,8 @@ struct FailingStorage: ServerStorage {
     func registerSchema(dataset: Int64, json: String, now: Int64, check: @Sendable ([SchemaVersionInfo]) throws -> Bool) async throws -> SchemaRegistration {
         try await base.registerSchema(dataset: dataset, json: json, now: now, check: check)
     }
-    func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, apply: @escaping @Sendable (inout any PushTransaction) throws -> Data) async throws -> StoredPush {
-        try await base.push(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, apply: apply)
+    func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
+        try await base.push(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, job: job)
     }
     func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) { await base.pull(dataset: dataset, after: position, limit: limit) }
     func logHead(dataset: Int64) async throws -> Int64 { await base.logHead(dataset: dataset) }

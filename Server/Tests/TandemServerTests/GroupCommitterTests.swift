@@ -83,14 +83,15 @@ struct GroupCommitterTests {
             for push in 0..<60 {
                 group.addTask {
                     do {
-                        _ = try await storage.push(dataset: dataset, key: "k\(push)", requestHash: "h", now: 0, changes: 1) { transaction in
+                        let job = PushJob { workspace in
                             for n in 0..<5 {
                                 let change = ServerHarness.insert("d", push * 10 + n)
-                                _ = try transaction.appendLog(change, schemaVersion: 1)
+                                _ = workspace.appendLog(change, schemaVersion: 1)
                                 if push % 3 == 0 && n == 3 { throw Planted(job: push) }
                             }
                             return Data("{}".utf8)
                         }
+                        _ = try await storage.push(dataset: dataset, key: "k\(push)", requestHash: "h", now: 0, changes: 1, job: job)
                         #expect(push % 3 != 0)
                     } catch {
                         #expect(error as? Planted == Planted(job: push))
@@ -105,7 +106,7 @@ struct GroupCommitterTests {
         #expect(entries.map(\.position) == (1...200).map(Int64.init), "positions follow each other, whatever push failed in the same transaction")
         #expect(pushes == Set((0..<60).filter { $0 % 3 != 0 }))
         // A failed push's key was not stored: retrying it applies it.
-        let retried = try await storage.push(dataset: dataset, key: "k0", requestHash: "h", now: 0, changes: 1) { _ in Data("{}".utf8) }
+        let retried = try await storage.push(dataset: dataset, key: "k0", requestHash: "h", now: 0, changes: 1, job: PushJob { _ in Data("{}".utf8) })
         #expect(!retried.replayed)
     }
 }

@@ -1,0 +1,23 @@
+/// A storage's side of one push transaction: batch reads before the push's logic runs, then
+/// its writes in one batch. ``PushWorkspace/perform(_:on:)`` drives it; a push costs one
+/// ``read(_:)`` and one ``write(_:)``, and another round only when the push needs what it
+/// could not name beforehand (the record holding a unique value it collides with, say).
+///
+/// SQLite answers a batch with point lookups on one prepared statement each (in-process,
+/// nothing to gain from larger queries); a networked database answers each kind of key with
+/// one query (`= ANY($1)`), so a push costs a few round trips, not one per change.
+///
+/// ```swift
+/// var store = SQLitePushStore(db: db, dataset: id)
+/// let answer = try PushWorkspace.perform(job, on: &store)
+/// ```
+public protocol PushStore {
+    /// The position of the dataset's last log entry (0 when the log is empty).
+    mutating func lastLogPosition() throws -> Int64
+    /// What `keys` name, as stored.
+    mutating func read(_ keys: PushKeys) throws -> PushReads
+    /// Writes `writes`, all or nothing: when a new record exists or a claimed unique value is
+    /// held by another record, writes nothing and returns the keys to read (records and unique
+    /// values); an empty ``PushKeys`` when everything was written.
+    mutating func write(_ writes: PushWrites) throws -> PushKeys
+}
