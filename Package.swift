@@ -18,24 +18,22 @@ let package = Package(
         .library(name: "TandemConflicts", targets: ["TandemConflicts"]),
         .library(name: "TandemSync", targets: ["TandemSync"]),
         .library(name: "TandemCurl", targets: ["TandemCurl"]),
-        .library(name: "TandemServer", targets: ["TandemServer"]),
-        .executable(name: "tandem-server", targets: ["tandem-server"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
+        // For the server (the Server/ package), not for apps: the SQLite binding, the WAL
+        // checkpointer and gzip it shares with the sync engine, and the fixtures its
+        // client-and-server tests share with this package's tests.
+        .library(name: "TandemSQLite", targets: ["TandemSQLite"]),
+        .library(name: "TandemWAL", targets: ["TandemWAL"]),
+        .library(name: "TandemGzip", targets: ["TandemGzip"]),
+        .library(name: "TandemSchemaTestSupport", targets: ["TandemSchemaTestSupport"]),
+        .library(name: "TandemSyncTestSupport", targets: ["TandemSyncTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
-        // SHA-256 for tokens and push keys (already in the graph through Hummingbird's NIO
-        // extras); 3.x or 4.x, whichever the rest of the graph resolves.
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // No I/O: entity/attribute descriptions, canonical JSON, migration planning.
@@ -133,41 +131,6 @@ let package = Package(
             dependencies: ["TandemConflicts", "TandemWire", "TandemSchema", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 
-        // The sync server (Server/): handlers, storage protocol with SQLite and in-memory twins.
-        .target(
-            name: "TandemServer",
-            dependencies: [
-                "TandemConflicts",
-                "TandemWire",
-                "TandemSchema",
-                "TandemGzip",
-                "TandemSQLite",
-                "TandemWAL",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            path: "Server/Sources/TandemServer",
-            resources: [.copy("Resources/openapi.yaml")],
-            swiftSettings: strict),
-        .executableTarget(
-            name: "tandem-server",
-            dependencies: [
-                "TandemServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
-            path: "Server/Sources/tandem-server",
-            swiftSettings: strict),
-
         // The `tandem` command line tool.
         .executableTarget(
             name: "TandemCLI",
@@ -228,28 +191,19 @@ let package = Package(
         // One v1/v2 Swift source pair per compatibility rule, shared by two test targets.
         .target(name: "TandemSchemaTestSupport", dependencies: ["TandemSchema"], path: "Tests/TandemSchemaTestSupport", swiftSettings: strict),
         .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema", "TandemSchemaTestSupport"], swiftSettings: strict),
+        // Stores from a schema alone, for the sync engine's tests here and in Server/.
+        .target(
+            name: "TandemSyncTestSupport",
+            dependencies: ["Tandem", "TandemSchema", "TandemSync", "TandemWire", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/TandemSyncTestSupport",
+            swiftSettings: strict),
+        // The engine alone (in-memory transports); its tests with a real server are Server/'s.
         .testTarget(
             name: "TandemSyncTests",
             dependencies: [
-                "TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire", "TandemServer",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ],
-            swiftSettings: strict),
-        .testTarget(
-            name: "TandemServerTests",
-            dependencies: [
-                "TandemServer",
-                "TandemWire",
-                "TandemGzip",
-                "TandemSchemaExtract",
-                "TandemSchemaTestSupport",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire", "TandemSyncTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            path: "Server/Tests/TandemServerTests",
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -14,9 +14,9 @@ cd "$(dirname "$0")/.."
 duration="${1:-30}"
 pace="${TANDEM_PACE_MS:-170}"
 command -v wrk >/dev/null 2>&1 || { SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"; $SUDO apt-get install -y -qq wrk; }
-swift build -c release --product tandem-server
+swift build --package-path Server -c release --product tandem-server
 source Scripts/loopback-server.sh
-start_loopback_server .build/release/tandem-server
+start_loopback_server Server/.build/release/tandem-server
 export TANDEM_TOKEN=$token
 auth="Authorization: Bearer $TANDEM_TOKEN"
 curl -sf -X PUT -H "$auth" "$base/v1/datasets/bench" >/dev/null

@@ -7,10 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 changes="${1:-100000}"
-swift build -c release --product tandem-server
+swift build --package-path Server -c release --product tandem-server
 swift build -c release --product SyncBench
 swift build -c release --product tandem
 source Scripts/loopback-server.sh
-start_loopback_server .build/release/tandem-server
+start_loopback_server Server/.build/release/tandem-server
 TANDEM_LOG_LEVEL=error .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"
 TANDEM_LOG_LEVEL=error SYNCBENCH_UNIQUE=1 SYNCBENCH_SEQUENTIAL_ONLY=1 .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"

@@ -13,11 +13,11 @@ cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 swift build --product TandemDemo
 swift build --product tandem
-swift build --product tandem-server
+swift build --package-path Server --product tandem-server
 .build/debug/TandemDemo "$@"
 
 tandem=.build/debug/tandem
-server=.build/debug/tandem-server
+server=Server/.build/debug/tandem-server
 work=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Lints the sources (swift format, with the checked-in .swift-format), builds Tandem and runs
-# every test (Swift Testing), then fuzzes the real tandem-server from its OpenAPI document
-# (schemathesis). `swift format format --in-place --recursive Sources Server Tests Benchmarks
-# Examples Package.swift` fixes what the lint reports. Usage: Scripts/test.sh [swift test args]
+# Lints the sources (swift format, with the checked-in .swift-format), builds and tests the
+# root package (the store, the engine, the CLI), then the server package (Server/: the server,
+# and the tests that need a client and a server together, which run the root's `tandem`), then
+# fuzzes the real tandem-server from its OpenAPI document (schemathesis). `swift format format
+# --in-place --recursive Sources Server Tests Benchmarks Examples Package.swift` fixes what the
+# lint reports. Usage: Scripts/test.sh [swift test args, given to both packages]
 # Soaks: TANDEM_CRASH_ROUNDS=200 (journal kill -9 rounds), TANDEM_SERVER_CRASH_ROUNDS=50
 # (server kill -9 rounds), TANDEM_FUZZ_EXAMPLES=500 (schemathesis cases per operation).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
-swift format lint --strict --recursive Sources Server/Sources Server/Tests Tests Benchmarks Examples Package.swift
+swift format lint --strict --recursive Sources Server/Sources Server/Tests Server/Package.swift Tests Benchmarks Examples Package.swift
 swift build --build-tests
 swift test --skip-build "$@"
+swift build --package-path Server --build-tests
+swift test --package-path Server --skip-build "$@"
 Scripts/fuzz-server.sh "${TANDEM_FUZZ_EXAMPLES:-40}"

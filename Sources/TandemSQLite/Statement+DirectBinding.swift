@@ -19,24 +19,24 @@ public import TandemWire
 /// ```
 extension Statement {
     /// Binds parameters 1, 2, … in order.
-    package struct Binder {
+    public struct Binder {
         let statement: SQLiteStatement
         var index: Int32 = 1
         /// The first binding SQLite refused (a value too big, say): thrown before running.
         var failure: Int32 = SQLITE_OK
 
-        package mutating func int64(_ integer: Int64) {
+        public mutating func int64(_ integer: Int64) {
             next(sqlite3_bind_int64(statement, index, integer))
         }
 
         /// Bytes as a blob (an empty one stays an empty blob, not NULL).
-        package mutating func blob(_ bytes: UnsafeRawBufferPointer) {
+        public mutating func blob(_ bytes: UnsafeRawBufferPointer) {
             guard let start = bytes.baseAddress, !bytes.isEmpty else { return next(sqlite3_bind_zeroblob(statement, index, 0)) }
             guard bytes.count <= Int32.max else { return next(SQLITE_TOOBIG) }
             next(sqlite3_bind_blob(statement, index, start, Int32(bytes.count), Self.transient))
         }
 
-        package mutating func text(_ text: String) {
+        public mutating func text(_ text: String) {
             var text = text
             let code = text.withUTF8 { utf8 in
                 guard let start = utf8.baseAddress, utf8.count <= Int32.max else {
@@ -49,7 +49,7 @@ extension Statement {
         }
 
         /// A wire value as SQLite stores it (a boolean as 0 or 1), as ``WireValue/databaseValue``.
-        package mutating func value(_ value: WireValue) {
+        public mutating func value(_ value: WireValue) {
             switch value {
             case .null: next(sqlite3_bind_null(statement, index))
             case .bool(let flag): next(sqlite3_bind_int64(statement, index, flag ? 1 : 0))
@@ -78,7 +78,7 @@ extension Statement {
     /// Runs the statement with its parameters bound by `bind`.
     ///
     /// - Throws: ``DatabaseError`` as `execute(arguments:)` does.
-    package func executeBound(_ bind: (inout Binder) -> Void) throws {
+    public func executeBound(_ bind: (inout Binder) -> Void) throws {
         setUncheckedArguments(StatementArguments())
         var binder = Binder(statement: sqliteStatement)
         bind(&binder)
@@ -94,7 +94,7 @@ extension Statement {
     /// that GRDB runs, whose other statements still make those checks.
     ///
     /// - Throws: ``DatabaseError`` when SQLite fails.
-    package func fetchFirstText(_ bind: (inout Binder) -> Void) throws -> String?? {
+    public func fetchFirstText(_ bind: (inout Binder) -> Void) throws -> String?? {
         try withFirstColumn(bind) { statement in
             guard let text = sqlite3_column_text(statement, 0) else { return nil }
             let count = Int(sqlite3_column_bytes(statement, 0))
@@ -111,7 +111,7 @@ extension Statement {
     /// ```
     ///
     /// - Throws: ``DatabaseError`` when SQLite fails, and what `read` throws.
-    package func withFirstBlob<T>(_ bind: (inout Binder) -> Void, _ read: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+    public func withFirstBlob<T>(_ bind: (inout Binder) -> Void, _ read: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         try withFirstColumn(bind) { statement in
             let start = sqlite3_column_blob(statement, 0)  // before its length, as SQLite documents
             let count = Int(sqlite3_column_bytes(statement, 0))
@@ -136,7 +136,7 @@ extension Statement {
     ///
     /// - Throws: ``DatabaseError`` when a binding is refused or SQLite fails (a constraint).
     @discardableResult
-    package func stepBound(_ bind: (inout Binder) -> Void) throws -> Int {
+    public func stepBound(_ bind: (inout Binder) -> Void) throws -> Int {
         sqlite3_reset(sqliteStatement)  // after a use through GRDB that did not reset it
         var binder = Binder(statement: sqliteStatement)
         bind(&binder)
@@ -162,7 +162,7 @@ extension Statement {
     }
 
     /// SQLite's result `code` on `statement`, with the connection's message.
-    package static func error(_ code: Int32, _ statement: SQLiteStatement, sql: String) -> DatabaseError {
+    static func error(_ code: Int32, _ statement: SQLiteStatement, sql: String) -> DatabaseError {
         let message = sqlite3_db_handle(statement).map { String(cString: sqlite3_errmsg($0)) }
         return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
     }

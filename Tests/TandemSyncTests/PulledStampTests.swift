@@ -4,6 +4,7 @@ import Testing
 import Tandem
 import TandemWire
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// Pulled values applied by the applier keep the stamps they came with (no I/O beyond the store).
 @Suite("Pulled stamps kept")
@@ -13,7 +14,7 @@ struct PulledStampTests {
     /// unchanged, let the journal's trigger stamp the row as a fresh local edit, which then
     /// beat every later value, here only (hard soak, seed 13068604670687).
     @Test func aTieDecidedForThePulledValueKeepsItsStamp() throws {
-        let store = try SyncFixtures.store(schema: UniqueValueReplicaTests.schema)
+        let store = try SyncFixtures.store(schema: SyncFixtures.uniqueProjectSchema)
         let applier = ChangeApplier(schema: store.schema, dataset: "todos", now: 0, pending: [:])
         applier.merges.ever = true
         let record = "tandem://todos/Project/\(SyncFixtures.id(101))"

@@ -3,6 +3,7 @@ import Testing
 import Tandem
 @testable import TandemSync
 import TandemWire
+import TandemSyncTestSupport
 
 @Suite("Push planning (journal → changes)")
 struct PushPlannerTests {

@@ -5,6 +5,7 @@ import GRDB
 import Tandem
 import TandemSchema
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// Edits the server refused as stamped ahead of its clock, stamped again (no I/O).
 @Suite("Stamping again after a clock ran ahead")

@@ -4,6 +4,7 @@ import Testing
 import Tandem
 import TandemWire
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// A pushed value that lost at the server: the server's value is taken into the row when the
 /// row still holds the pushed one (no I/O beyond the store).
@@ -51,7 +52,7 @@ struct ServerWinnerTests {
     /// the merge re-pointed references: the server keeps references as they were sent. Before,
     /// the row took the merged-away id and pointed nowhere (hard soak, seed 7823501450754).
     @Test func aWinningReferenceToAMergedRecordIsTakenAsItsSurvivor() throws {
-        let store = try SyncFixtures.store(schema: UniqueValueReplicaTests.schema)
+        let store = try SyncFixtures.store(schema: SyncFixtures.uniqueProjectSchema)
         try SyncFixtures.insertProject(store, 100, name: "b")
         try SyncFixtures.insert(store, 1, title: "t")
         try SyncFixtures.move(store, 1, to: 100)
@@ -64,15 +65,15 @@ struct ServerWinnerTests {
         let lost = LostValue(
             attribute: "project", value: .text(SyncFixtures.id(100)), stamp: pushed.description,
             winningValue: .text(SyncFixtures.id(102)), winningStamp: "01a2fffff000-0000-0000000000000007")
-        let winner = try #require(ServerWinner(record: "tandem://todos/Todo/\(SyncFixtures.id(1))", entity: "Todo", lost: lost, schema: UniqueValueReplicaTests.schema))
+        let winner = try #require(ServerWinner(record: "tandem://todos/Todo/\(SyncFixtures.id(1))", entity: "Todo", lost: lost, schema: SyncFixtures.uniqueProjectSchema))
         try store.write(author: "sync") { db in try winner.adopt(db) }
-        #expect(try UniqueValueReplicaTests.project(of: 1, store) == SyncFixtures.id(100))
+        #expect(try SyncFixtures.project(of: 1, store) == SyncFixtures.id(100))
     }
 
     /// A winning value another record here holds under a unique index is left to the pull and
     /// the server's merges: written, it failed every sync for good (found by the hard soak).
     @Test func aWinnerTakenByAnotherRecordUnderAUniqueIndexIsLeftToThePull() throws {
-        let store = try SyncFixtures.store(schema: UniqueValueReplicaTests.schema)
+        let store = try SyncFixtures.store(schema: SyncFixtures.uniqueProjectSchema)
         try SyncFixtures.insertProject(store, 1, name: "A")
         try SyncFixtures.insertProject(store, 2, name: "B")
         let text = try #require(try store.read { db in try String.fetchOne(db, sql: ##"SELECT "#hlc" FROM Project WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) })
@@ -81,6 +82,6 @@ struct ServerWinnerTests {
             attribute: "name", value: .text("A"), stamp: pushed.description,
             winningValue: .text("B"), winningStamp: "01a2fffff000-0000-0000000000000007")
         try store.write(author: "sync") { db in try ServerWinner(record: "tandem://todos/Project/\(SyncFixtures.id(1))", entity: "Project", lost: lost)?.adopt(db) }
-        #expect(try UniqueValueReplicaTests.projects(store) == ["\(SyncFixtures.id(1)) A", "\(SyncFixtures.id(2)) B"])
+        #expect(try SyncFixtures.projects(store) == ["\(SyncFixtures.id(1)) A", "\(SyncFixtures.id(2)) B"])
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import Testing
+import TandemSyncTestSupport
 import Tandem
 @testable import TandemSync
 
@@ -10,7 +11,7 @@ import Tandem
 @Suite("Sync state")
 struct SyncStateTests {
     @Test func theStateRowIsMadeOnceWithAClientIDThatStays() throws {
-        let store = try ConvergenceSimulationTests.store("todos")
+        let store = try SyncFixtures.memoryStore("todos")
         let first = try store.write(author: SyncStore.author) { db in
             try SyncStore.create(db)
             return try #require(try SyncState.read(db))
@@ -25,7 +26,7 @@ struct SyncStateTests {
     }
 
     @Test func syncTablesOfAnEarlierFormatAreRefusedWithWhatToDo() async throws {
-        let store = try ConvergenceSimulationTests.store("todos")
+        let store = try SyncFixtures.memoryStore("todos")
         try store.write(author: SyncStore.author) { db in
             // Format 2's state: a key/value table.
             try db.execute(sql: "CREATE TABLE tandem_sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")

@@ -5,6 +5,7 @@ import Tandem
 import TandemCurl
 import TandemSchema
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// Many-to-many links sync: each link is its own field, the later of a link and an unlink
 /// wins, and concurrent links of different members both stay.
@@ -203,7 +204,7 @@ extension ManyToManySyncTests {
             return schema
         }()
         try await ConflictTableTests.world(schema: schema) { w in
-            let c = try ConvergenceSimulationTests.store("todos", schema: schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: schema)
             let token = w.token
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             // B makes todo 3 "x" and tags it; A makes todo 2 "x": 3 is merged into 2.
@@ -258,7 +259,7 @@ extension ManyToManySyncTests {
         let tag = schema.entities.firstIndex { $0.name == "Tag" }!
         schema.entities[tag].attributes[0].options = [.unique]
         try await ConflictTableTests.world(schema: schema) { [schema] w in
-            let c = try ConvergenceSimulationTests.store("todos", schema: schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: schema)
             let token = w.token
             try await body(w, c, SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token })))
         }
@@ -325,7 +326,7 @@ extension ManyToManySyncTests {
     /// and B, C pulls, fixes the rank and everyone syncs; every replica must hold the link.
     static func expectCsWaitingLinkKept(_ meanwhile: @escaping @Sendable (ConflictTableTests.World) async throws -> Void) async throws {
         try await ConflictTableTests.world(schema: Self.schema) { w in
-            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: Self.schema)
             let token = w.token
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             try Self.tag(c, 20, "home")

@@ -7,6 +7,7 @@ import TandemWire
 import TandemSchema
 import GRDB
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// A push's own log entries are not pulled back when the server says they are the push's
 /// alone (``PushEcho``) and the store still holds what it pushed; otherwise they are.
@@ -160,12 +161,12 @@ struct EchoSkipTests {
     /// A store that never pulled holds the empty cursor, which is where an empty log starts.
     @Test func theFirstPushIntoAnEmptyDatasetIsNotPulledBack() async throws {
         try await ConflictTableTests.world { w in
-            let fresh = try ConvergenceSimulationTests.store("fresh")
+            let fresh = try SyncFixtures.memoryStore("fresh")
             try PushRangeTests.bulkInsert(fresh, 1...5)
             let counter = PullCounter(w.transport)
             _ = try await Self.engine(w, fresh, counter).sync()
             #expect(counter.pulled == 0)
-            let other = try ConvergenceSimulationTests.store("fresh")
+            let other = try SyncFixtures.memoryStore("fresh")
             _ = try await Self.engine(w, other, PullCounter(w.transport)).sync()
             #expect(try SyncFixtures.rows(other) == SyncFixtures.rows(fresh))
         }

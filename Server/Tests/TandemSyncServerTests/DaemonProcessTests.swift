@@ -3,16 +3,21 @@ import Testing
 import Tandem
 import TandemCurl
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// `tandem daemon` as a process against a real server: syncs local changes on its own,
 /// stops cleanly on SIGTERM, resumes after kill -9 with nothing lost or doubled, and backs
 /// off while the server is down.
 @Suite("tandem daemon (the process)", .serialized)
 struct DaemonProcessTests {
+    /// The `tandem` CLI: `TANDEM_CLI`, else the root package's build (`swift build` at the
+    /// repository's root, which Scripts/test.sh runs before this package's tests), found
+    /// going up from the test bundle in Server/.build.
     static var tandem: URL? {
+        if let path = ProcessInfo.processInfo.environment["TANDEM_CLI"] { return URL(filePath: path) }
         var directory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appending(path: "tandem")
+        for _ in 0..<6 {
+            let candidate = directory.appending(path: ".build/debug/tandem")
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             directory = directory.deletingLastPathComponent()
         }

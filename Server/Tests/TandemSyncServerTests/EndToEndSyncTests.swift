@@ -5,6 +5,7 @@ import TandemCurl
 import TandemSchema
 @testable import TandemSync
 import TandemWire
+import TandemSyncTestSupport
 
 /// Stores that never talk to each other converge through a real `tandem-server` process,
 /// over libcurl.

@@ -10,6 +10,7 @@ import TandemSchema
 import TandemServer
 @testable import TandemSync
 import TandemWire
+import TandemSyncTestSupport
 
 /// The hard histories: three replicas with lying clocks (seconds to a day ahead or behind,
 /// and jumping back after running ahead), projects whose unique names collide on insert and
@@ -286,7 +287,7 @@ struct RichSimulationTests {
         }
         for clock in clocks { clock.offset.withLock { $0 = 0 } }
         for _ in 0..<3 { for r in 0..<3 { await sync(r) } }
-        let fresh = try ConvergenceSimulationTests.store(dataset, schema: schema)
+        let fresh = try SyncFixtures.memoryStore(dataset, schema: schema)
         _ = try? await SyncEngine(container: fresh, transport: base, configuration: SyncConfiguration(token: { token }), logger: quiet).sync()
         let all = replicas + [fresh]
         let states = try all.map(Self.state)

@@ -10,6 +10,7 @@ import TandemSchema
 import TandemServer
 @testable import TandemSync
 import TandemWire
+import TandemSyncTestSupport
 
 /// Many seeded histories in one process: replicas edit at random (inserts, updates, deletes,
 /// re-inserts of deleted records) and sync in random order through a fault-injecting
@@ -39,10 +40,6 @@ struct ConvergenceSimulationTests {
         }
     }
 
-    static func store(_ dataset: String, schema: Schema = SyncFixtures.schema) throws -> ModelContainer {
-        try ModelContainer(schema: schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: dataset))
-    }
-
     /// A bug planted in every replica, to show that the simulation catches it.
     enum Plant {
         case none, invertedStampComparison, ignoredDeleteRules
@@ -57,7 +54,7 @@ struct ConvergenceSimulationTests {
         func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let dataset = "sim-\(seed)"
         let base = transport(client)
-        let replicas = try (0..<3).map { _ in try store(dataset) }
+        let replicas = try (0..<3).map { _ in try SyncFixtures.memoryStore(dataset) }
         let transports = (0..<3).map {
             FaultyTransport(
                 wrapping: base, seed: seed &+ UInt64($0) &* 7919,
@@ -119,7 +116,7 @@ struct ConvergenceSimulationTests {
         }
         for transport in transports { transport.isEnabled = false }
         for _ in 0..<3 { for engine in engines { _ = try await engine.sync() } }
-        let fresh = try store(dataset)
+        let fresh = try SyncFixtures.memoryStore(dataset)
         _ = try await SyncEngine(
             container: fresh, transport: base, configuration: SyncConfiguration(token: { token }),
             logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })

@@ -5,21 +5,14 @@ import Logging
 import Tandem
 import TandemSchema
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// Two records holding one unique value, on replicas that sync through a server: merged into
 /// the one with the smaller id everywhere, references following, values kept or logged.
 @Suite("Unique values across replicas")
 struct UniqueValueReplicaTests {
     /// Projects with a unique name; todos in projects (deleting a project cascades).
-    static let schema: Schema = {
-        var schema = SyncFixtures.schema
-        schema.entities[1].attributes[0].options = [.unique]
-        return schema
-    }()
-
-    static func projects(_ store: ModelContainer) throws -> [String] {
-        try store.read { db in try Row.fetchAll(db, sql: ##"SELECT "#id", name FROM Project ORDER BY "#id""##).map { "\($0[0] as String) \($0[1] as String)" } }
-    }
+    static let schema = SyncFixtures.uniqueProjectSchema
 
     static func rename(_ store: ModelContainer, _ n: Int, _ name: String) throws {
         try store.write(author: "app") { db in try db.execute(sql: ##"UPDATE Project SET name = ? WHERE "#id" = ?"##, arguments: [name, SyncFixtures.id(n)]) }
@@ -38,7 +31,7 @@ struct UniqueValueReplicaTests {
     /// Found by the hard soak (seed 4930062893057): the survivor's value was in no log.
     @Test func aSurvivorsValueOverwrittenByAWriteMadeOnTheMergedAwayRecordIsLogged() async throws {
         try await ConflictTableTests.world(schema: Self.schema) { w in
-            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: Self.schema)
             let token = w.token
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             try SyncFixtures.insertProject(c, 102, name: "c")
@@ -55,9 +48,9 @@ struct UniqueValueReplicaTests {
                 _ = try await syncC.sync()
             }
             let expected = ["\(SyncFixtures.id(101)) b"]
-            #expect(try Self.projects(w.a) == expected)
-            #expect(try Self.projects(w.b) == expected)
-            #expect(try Self.projects(c) == expected)
+            #expect(try SyncFixtures.projects(w.a) == expected)
+            #expect(try SyncFixtures.projects(w.b) == expected)
+            #expect(try SyncFixtures.projects(c) == expected)
             let logged = try [w.a, w.b, c].flatMap { try SyncStatus.conflicts(of: $0) }
                 .filter { $0.record.hasSuffix(SyncFixtures.id(101)) && $0.attribute == "name" }
             #expect(logged.contains { $0.localValue == "\"c\"" && $0.remoteValue == "\"b\"" }, "\(logged)")
@@ -74,8 +67,8 @@ struct UniqueValueReplicaTests {
             try SyncFixtures.move(w.b, 3, to: 200)
             try await Self.round(w)
 
-            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) home"])
-            #expect(try Self.projects(w.b) == ["\(SyncFixtures.id(100)) home"])
+            #expect(try SyncFixtures.projects(w.a) == ["\(SyncFixtures.id(100)) home"])
+            #expect(try SyncFixtures.projects(w.b) == ["\(SyncFixtures.id(100)) home"])
             #expect(try SyncFixtures.dangling(w.a).isEmpty && SyncFixtures.dangling(w.b).isEmpty, "no reference points at the merged-away record")
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
             let merged = try SyncStatus.conflicts(of: w.b).first { $0.rule == "uniqueMerge" }
@@ -103,7 +96,7 @@ struct UniqueValueReplicaTests {
             try Self.rename(w.b, 200, "z")
             try SyncFixtures.update(w.b, 3, "title", "still in q")
             try await Self.round(w)
-            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) z"])
+            #expect(try SyncFixtures.projects(w.a) == ["\(SyncFixtures.id(100)) z"])
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
             #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0, "nothing waits: the collision is resolved")
             #expect(try SyncFixtures.dangling(w.a).isEmpty && SyncFixtures.dangling(w.b).isEmpty)
@@ -121,8 +114,8 @@ struct UniqueValueReplicaTests {
             // project lives again, as if the rename had reached the server first.
             try Self.rename(w.a, 200, "away")
             try await Self.round(w)
-            #expect(try Self.projects(w.a) == Self.projects(w.b))
-            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) home", "\(SyncFixtures.id(200)) away"], "two records again, each with its own name")
+            #expect(try SyncFixtures.projects(w.a) == SyncFixtures.projects(w.b))
+            #expect(try SyncFixtures.projects(w.a) == ["\(SyncFixtures.id(100)) home", "\(SyncFixtures.id(200)) away"], "two records again, each with its own name")
             #expect(try SyncStatus(of: w.a).pendingChanges == 0 && SyncStatus(of: w.b).pendingChanges == 0)
         }
     }
@@ -140,8 +133,8 @@ struct UniqueValueReplicaTests {
             try SyncFixtures.move(w.b, 4, to: 300)
             try Self.rename(w.a, 100, "x")
             try await Self.round(w)
-            #expect(try Self.projects(w.a) == Self.projects(w.b))
-            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) x"])
+            #expect(try SyncFixtures.projects(w.a) == SyncFixtures.projects(w.b))
+            #expect(try SyncFixtures.projects(w.a) == ["\(SyncFixtures.id(100)) x"])
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
             #expect(try SyncFixtures.dangling(w.a).isEmpty && SyncFixtures.dangling(w.b).isEmpty)
             #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0)
@@ -164,8 +157,8 @@ struct UniqueValueReplicaTests {
             }
             try await Self.round(w)
             let expected = ["\(SyncFixtures.id(100)) q", "\(SyncFixtures.id(200)) p"]
-            #expect(try Self.projects(w.a) == expected)
-            #expect(try Self.projects(w.b) == expected)
+            #expect(try SyncFixtures.projects(w.a) == expected)
+            #expect(try SyncFixtures.projects(w.b) == expected)
             #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0)
             #expect(try !SyncStatus.conflicts(of: w.b).contains { $0.rule == "uniqueMerge" }, "a swap is not a merge")
             #expect(try SyncFixtures.state(w.b).contains("todo \(SyncFixtures.id(5)) in q nil in \(SyncFixtures.id(200))"), "references stay with their record")
@@ -187,8 +180,8 @@ struct UniqueValueReplicaTests {
             try Self.rename(w.a, 100, "q")
             try await Self.round(w)
             let expected = ["\(SyncFixtures.id(100)) q", "\(SyncFixtures.id(200)) p"]
-            #expect(try Self.projects(w.a) == expected)
-            #expect(try Self.projects(w.b) == expected)
+            #expect(try SyncFixtures.projects(w.a) == expected)
+            #expect(try SyncFixtures.projects(w.b) == expected)
             #expect(try SyncStatus(of: w.a).quarantined == 0 && SyncStatus(of: w.b).quarantined == 0)
             #expect(try SyncFixtures.state(w.b).contains("todo \(SyncFixtures.id(5)) in q nil in \(SyncFixtures.id(200))"), "references stay with their record")
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
@@ -220,8 +213,8 @@ struct UniqueValueReplicaTests {
                 _ = try await w.syncB.sync()
             }
             let expected = ["\(SyncFixtures.id(100)) q", "\(SyncFixtures.id(200)) p"]
-            #expect(try Self.projects(w.a) == expected)
-            #expect(try Self.projects(w.b) == expected)
+            #expect(try SyncFixtures.projects(w.a) == expected)
+            #expect(try SyncFixtures.projects(w.b) == expected)
             #expect(try !SyncStatus.conflicts(of: w.b).contains { $0.rule == "uniqueMerge" }, "a swap is not a merge")
             #expect(try SyncFixtures.state(w.b).contains("todo \(SyncFixtures.id(5)) in q nil in \(SyncFixtures.id(200))"), "references stay with their record")
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
@@ -267,21 +260,17 @@ struct UniqueValueReplicaTests {
 }
 
 extension UniqueValueReplicaTests {
-    static func project(of todo: Int, _ store: ModelContainer) throws -> String? {
-        try store.read { db in try String.fetchOne(db, sql: ##"SELECT project FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(todo)]) }
-    }
-
     @Test func aReferenceWrittenToTheMergedAwayRecordAfterTheMergePointsAtTheSurvivorEverywhere() async throws {
         try await ConflictTableTests.world(schema: Self.schema) { w in
             try SyncFixtures.insertProject(w.a, 100, name: "x")
             try SyncFixtures.insertProject(w.b, 200, name: "x")
             try await Self.round(w)
-            #expect(try Self.projects(w.b) == ["\(SyncFixtures.id(100)) x"])
+            #expect(try SyncFixtures.projects(w.b) == ["\(SyncFixtures.id(100)) x"])
             // B's app still shows project 200 (a stale list) and files todo 1 under it.
             try SyncFixtures.move(w.b, 1, to: 200)
             try await Self.round(w)
-            #expect(try Self.project(of: 1, w.a) == SyncFixtures.id(100))
-            #expect(try Self.project(of: 1, w.b) == SyncFixtures.id(100), "the replica that wrote the loser's id takes the survivor's")
+            #expect(try SyncFixtures.project(of: 1, w.a) == SyncFixtures.id(100))
+            #expect(try SyncFixtures.project(of: 1, w.b) == SyncFixtures.id(100), "the replica that wrote the loser's id takes the survivor's")
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
         }
     }
@@ -296,8 +285,8 @@ extension UniqueValueReplicaTests {
             try await Self.round(w)
             try SyncFixtures.move(w.a, 1, to: 200)
             try await Self.round(w)
-            #expect(try Self.project(of: 1, w.a) == SyncFixtures.id(200))
-            #expect(try Self.project(of: 1, w.b) == SyncFixtures.id(200), "B no longer sends what names 200 to 100")
+            #expect(try SyncFixtures.project(of: 1, w.a) == SyncFixtures.id(200))
+            #expect(try SyncFixtures.project(of: 1, w.b) == SyncFixtures.id(200), "B no longer sends what names 200 to 100")
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
         }
     }
@@ -307,7 +296,7 @@ extension UniqueValueReplicaTests {
     @Test func aNewReplicasFirstSyncAppliesAnInsertWhoseValueALaterChangeOfThePullFrees() async throws {
         try await ConflictTableTests.world(schema: Self.schema) { w in
             let token = w.token
-            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema), d = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: Self.schema), d = try SyncFixtures.memoryStore("todos", schema: Self.schema)
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             let syncD = SyncEngine(container: d, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             try SyncFixtures.insertProject(w.a, 300, name: "y")
@@ -324,7 +313,7 @@ extension UniqueValueReplicaTests {
             // D's pull holds project 100's insert of "x" before project 200 gives "x" up.
             let first = try await syncD.sync()
             #expect(first.isComplete && first.waitingPulled == 0, "\(first)")
-            #expect(try Self.projects(d) == Self.projects(w.a))
+            #expect(try SyncFixtures.projects(d) == SyncFixtures.projects(w.a))
             #expect(try SyncFixtures.state(d) == SyncFixtures.state(w.a))
         }
     }
@@ -337,16 +326,16 @@ extension UniqueValueReplicaTests {
             try await Self.round(w)
             // C, new, makes project 100 "x": the server merges 200 into it. B has not heard of
             // it: it files todo 1 under 200 and renames 200, which brings 200 back as its own.
-            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: Self.schema)
             let token = w.token
             try SyncFixtures.insertProject(c, 100, name: "x")
             _ = try await SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token })).sync()
             try SyncFixtures.move(w.b, 1, to: 200)
             try Self.rename(w.b, 200, "c")
             try await Self.round(w)
-            #expect(try Self.projects(w.a) == ["\(SyncFixtures.id(100)) x", "\(SyncFixtures.id(200)) c"])
-            #expect(try Self.project(of: 1, w.a) == SyncFixtures.id(200))
-            #expect(try Self.project(of: 1, w.b) == SyncFixtures.id(200), "B applied the merge (re-pointing its own edit), then its edit as the log holds it")
+            #expect(try SyncFixtures.projects(w.a) == ["\(SyncFixtures.id(100)) x", "\(SyncFixtures.id(200)) c"])
+            #expect(try SyncFixtures.project(of: 1, w.a) == SyncFixtures.id(200))
+            #expect(try SyncFixtures.project(of: 1, w.b) == SyncFixtures.id(200), "B applied the merge (re-pointing its own edit), then its edit as the log holds it")
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
         }
     }
@@ -360,7 +349,7 @@ extension UniqueValueReplicaTests {
             try await Self.round(w)
             // C makes project 102 too (the same id), named "a": its insert is newer, so 102 is
             // named "a" and merges into 100.
-            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: Self.schema)
             let token = w.token
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             try await ConflictTableTests.tick()
@@ -376,7 +365,7 @@ extension UniqueValueReplicaTests {
                 try await Self.round(w)
                 _ = try await syncC.sync()
             }
-            let (pa, pb, pc) = (try Self.projects(w.a), try Self.projects(w.b), try Self.projects(c))
+            let (pa, pb, pc) = (try SyncFixtures.projects(w.a), try SyncFixtures.projects(w.b), try SyncFixtures.projects(c))
             #expect(pa == pb && pb == pc, "A \(pa) B \(pb) C \(pc)")
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
         }
@@ -392,7 +381,7 @@ extension UniqueValueReplicaTests {
     /// changes waiting for good, with two names swapped.
     @Test func aSwapOverSeveralSavesPulledBehindALocalHolderDoesNotWaitForever() async throws {
         try await ConflictTableTests.world(schema: Self.schema) { w in
-            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: Self.schema)
             let token = w.token
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             func name(_ store: ModelContainer, _ n: Int) throws -> String {
@@ -424,8 +413,8 @@ extension UniqueValueReplicaTests {
             }
             #expect(last.isComplete, "\(last)")
             #expect(try SyncStatus.quarantined(of: w.b).isEmpty)
-            #expect(try Self.projects(w.b) == Self.projects(w.a))
-            #expect(try Self.projects(c) == Self.projects(w.a))
+            #expect(try SyncFixtures.projects(w.b) == SyncFixtures.projects(w.a))
+            #expect(try SyncFixtures.projects(c) == SyncFixtures.projects(w.a))
         }
     }
 }
@@ -441,7 +430,7 @@ extension UniqueValueReplicaTests {
         try await ConflictTableTests.world(schema: Self.schema) { w in
             try SyncFixtures.insertProject(w.a, 200, name: "x")
             try await Self.round(w)
-            let c = try ConvergenceSimulationTests.store("todos", schema: Self.schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: Self.schema)
             let token = w.token
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             try SyncFixtures.insertProject(c, 100, name: "x")
@@ -452,7 +441,7 @@ extension UniqueValueReplicaTests {
             _ = try await ConflictPolicyTests.engine(w, w.b) { $0.conflictPolicies["Todo.title"] = .serverWins }.sync()
             try await Self.round(w)
             _ = try await syncC.sync()
-            for store in [w.a, w.b, c] { #expect(try Self.project(of: 1, store) == SyncFixtures.id(200)) }
+            for store in [w.a, w.b, c] { #expect(try SyncFixtures.project(of: 1, store) == SyncFixtures.id(200)) }
             #expect(try SyncFixtures.state(w.a) == SyncFixtures.state(w.b))
         }
     }

@@ -5,6 +5,7 @@ import Testing
 import Tandem
 import TandemWire
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// What a push looks like on the wire: compact stamps and the short answer, and the values
 /// that lost logged against their own record from it.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tandem
+import TandemSyncTestSupport
 
 /// `tandem history` as a process: the journal as JSON and text, filters, and bad input.
 @Suite("tandem history (the process)")

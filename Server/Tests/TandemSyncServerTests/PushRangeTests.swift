@@ -10,6 +10,7 @@ import Tandem
 import TandemSchema
 import TandemWire
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// Pushes read the journal a range at a time, and a range may end inside a transaction, so
 /// a bulk import is never held in memory whole.
@@ -112,7 +113,7 @@ struct PushRangeTests {
     /// refused push.
     @Test func batchesAreCutToTheCapTheServersCapabilitiesName() async throws {
         try await Self.withLowCapServer(advertising: nil) { transport, pushes, token, quiet in
-            let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
+            let a = try SyncFixtures.memoryStore("todos", schema: SyncFixtures.schema)
             try Self.bulkInsert(a, 100...139)
             var configuration = SyncConfiguration(token: { token })
             configuration.pushBatchSize = 8
@@ -133,7 +134,7 @@ struct PushRangeTests {
     /// cut again), instead of every batch being refused first.
     @Test func aCapLoweredSinceTheHandshakeCostsOneRefusedBatchThenSmallerOnes() async throws {
         try await Self.withLowCapServer(advertising: 100) { transport, pushes, token, quiet in
-            let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
+            let a = try SyncFixtures.memoryStore("todos", schema: SyncFixtures.schema)
             try Self.bulkInsert(a, 100...139)  // 40 changes: five batches of 8
             var configuration = SyncConfiguration(token: { token })
             configuration.pushBatchSize = 8
@@ -147,7 +148,7 @@ struct PushRangeTests {
             let refused = pushes.sent.withLock { $0.filter { $0.status == 413 }.count }
             #expect(refused == 3, "\(pushes.sent.withLock { $0 })")
             let pulled = try await SyncEngine(
-                container: ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema), transport: transport,
+                container: SyncFixtures.memoryStore("todos", schema: SyncFixtures.schema), transport: transport,
                 configuration: SyncConfiguration(token: { token }), logger: quiet
             ).sync()
             #expect(pulled.pulled == 40)
@@ -203,7 +204,7 @@ struct PushRangeTests {
                 maxClockSkewMilliseconds: 300_000)
             return TransportResponse(status: 200, headers: [:], body: try JSONEncoder().encode(capabilities))
         }
-        let a = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
+        let a = try SyncFixtures.memoryStore("todos", schema: SyncFixtures.schema)
         try Self.bulkInsert(a, 1...2)
         let engine = SyncEngine(
             container: a, transport: transport, configuration: SyncConfiguration(token: { "tdm_x" }),
@@ -291,7 +292,7 @@ struct PushRangeTests {
         try await ConflictTableTests.world { w in
             // A dataset of its own, so nothing is pulled in between and the pushed change is
             // the journal's first.
-            let c = try ConvergenceSimulationTests.store("other"), d = try ConvergenceSimulationTests.store("other")
+            let c = try SyncFixtures.memoryStore("other"), d = try SyncFixtures.memoryStore("other")
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }))
             try SyncFixtures.insert(c, 7, title: "first")
             #expect(try c.fetchHistory(HistoryDescriptor()).first?.changes.first?.id == 1)

@@ -9,6 +9,7 @@ import Tandem
 import TandemSchema
 import TandemServer
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// One test per row of the conflict table in docs/sync.md: two replicas and the server's
 /// router (in-memory storage), each row's situation, the outcome on both replicas and what
@@ -35,7 +36,7 @@ struct ConflictTableTests {
             logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await app.test(.router) { client in
             let transport = ConvergenceSimulationTests.transport(client)
-            let a = try ConvergenceSimulationTests.store("todos", schema: schema), b = try ConvergenceSimulationTests.store("todos", schema: schema)
+            let a = try SyncFixtures.memoryStore("todos", schema: schema), b = try SyncFixtures.memoryStore("todos", schema: schema)
             let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
             let world = World(
                 a: a, b: b,
@@ -282,7 +283,7 @@ struct ConflictTableTests {
             try SyncFixtures.move(w.b, 1, to: 10)
             _ = try await w.syncA.sync()  // the delete is logged first
             _ = try await w.syncB.push(schemaVersion: try await w.syncB.handshake())  // then the move, B not having seen the delete
-            let c = try ConvergenceSimulationTests.store("todos")
+            let c = try SyncFixtures.memoryStore("todos")
             let syncC = SyncEngine(
                 container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
                 logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -311,7 +312,7 @@ struct ConflictTableTests {
             _ = try await w.syncB.sync()
             try SyncFixtures.move(w.b, 1, to: 11)
             _ = try await w.syncB.sync()
-            let c = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.nullifyingSchema)
+            let c = try SyncFixtures.memoryStore("todos", schema: SyncFixtures.nullifyingSchema)
             let syncC = SyncEngine(
                 container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
                 logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -453,7 +454,7 @@ struct RefusedChangesTests {
         try await ConflictTableTests.world { w in
             var newer = SyncFixtures.schema
             newer.entities[0].attributes.append(Schema.Attribute(name: "note", type: .scalar(.string), isOptional: true))
-            let c = try ConvergenceSimulationTests.store("todos", schema: newer)
+            let c = try SyncFixtures.memoryStore("todos", schema: newer)
             let syncC = SyncEngine(
                 container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
                 logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -501,7 +502,7 @@ struct RefusedChangesTests {
 struct SnapshotTests {
     @Test func rowsWhoseHistoryWasDeletedBeforeSyncAreStillPushed() async throws {
         try await ConflictTableTests.world { w in
-            let c = try ConvergenceSimulationTests.store("todos")
+            let c = try SyncFixtures.memoryStore("todos")
             for n in 20...44 { try SyncFixtures.insert(c, n, title: "old \(n)", rank: n) }
             // No reader yet: deleting history drops everything, as an app trimming it would.
             _ = try c.deleteHistory(before: HistoryToken(rawValue: try c.currentHistoryToken().rawValue + 1))
@@ -518,17 +519,6 @@ struct SnapshotTests {
             let again = try await SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
             #expect(again.pushed == 0, "the snapshot is pushed once")
         }
-    }
-
-    /// A store journaled since its creation, with all its history, skips the snapshot's scan
-    /// of every row: the journal holds every insert. Deleting history brings the scan back.
-    @Test func aStoreJournaledSinceItsCreationHoldsEveryInsert() async throws {
-        let c = try ConvergenceSimulationTests.store("todos")
-        #expect(try c.read { db in try ModelContainer.journalHoldsEveryInsert(db) }, "an empty new store")
-        for n in 20...24 { try SyncFixtures.insert(c, n, title: "t", rank: n) }
-        #expect(try c.read { db in try ModelContainer.journalHoldsEveryInsert(db) })
-        _ = try c.deleteHistory(before: HistoryToken(rawValue: 3))
-        #expect(try c.read { db in try ModelContainer.journalHoldsEveryInsert(db) } == false)
     }
 }
 
@@ -653,7 +643,7 @@ struct ConflictPolicyTests {
 
     @Test func serverWinsKeepsTheServersNewestValueNotAnOlderOneFromTheSamePull() async throws {
         try await ConflictTableTests.world { w in
-            let c = try ConvergenceSimulationTests.store("todos", schema: SyncFixtures.schema)
+            let c = try SyncFixtures.memoryStore("todos", schema: SyncFixtures.schema)
             let token = w.token
             let syncC = SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { token }))
             _ = try await syncC.sync()

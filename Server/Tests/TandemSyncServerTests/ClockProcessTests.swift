@@ -4,6 +4,7 @@ import Tandem
 import TandemCurl
 import TandemSchema
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// Machines whose clocks are wrong, as real `tandem` processes under `faketime` against a
 /// real server: nothing they write is lost, and their replica is never poisoned.

@@ -4,6 +4,7 @@ import GRDB
 import Tandem
 import TandemSchema
 @testable import TandemSync
+import TandemSyncTestSupport
 
 /// Unique values and composite leaves as a user meets them: `tandem records put` and
 /// `tandem sync` processes on store files, against a real `tandem-server`.
@@ -25,7 +26,7 @@ struct UniqueValueProcessTests {
     }
 
     static func projects(_ store: ModelContainer) throws -> [String] {
-        try UniqueValueReplicaTests.projects(store)
+        try SyncFixtures.projects(store)
     }
 
     @Test func twoStoresInsertingOneUniqueNameEndWithOneRecordAndTheReferencesFollowIt() throws {

@@ -1,0 +1,101 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The sync server, a package of its own so an app that depends on Tandem resolves only what
+// the store and the sync engine need. It depends on the repository's root package by path
+// (named, so the checkout's directory name does not matter) for the wire types, the conflict
+// core, the SQLite binding, the WAL checkpointer and gzip; its tests include those that need
+// a client and a server together.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "TandemServer",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "TandemServer", targets: ["TandemServer"]),
+        .executable(name: "tandem-server", targets: ["tandem-server"]),
+    ],
+    dependencies: [
+        .package(name: "Tandem", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // SHA-256 for tokens and push keys (already in the graph through Hummingbird's NIO
+        // extras); 3.x or 4.x, whichever the rest of the graph resolves.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        // Handlers, the storage protocol with SQLite and in-memory twins, the push's steps.
+        .target(
+            name: "TandemServer",
+            dependencies: [
+                .product(name: "TandemConflicts", package: "Tandem"),
+                .product(name: "TandemWire", package: "Tandem"),
+                .product(name: "TandemSchema", package: "Tandem"),
+                .product(name: "TandemGzip", package: "Tandem"),
+                .product(name: "TandemSQLite", package: "Tandem"),
+                .product(name: "TandemWAL", package: "Tandem"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "tandem-server",
+            dependencies: [
+                "TandemServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "TandemServerTests",
+            dependencies: [
+                "TandemServer",
+                .product(name: "TandemWire", package: "Tandem"),
+                .product(name: "TandemGzip", package: "Tandem"),
+                .product(name: "TandemSchemaExtract", package: "Tandem"),
+                .product(name: "TandemSchemaTestSupport", package: "Tandem"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
+        // A client and a server together: the store and the engine against a real
+        // tandem-server process, or the server's router in the same process; the `tandem` CLI
+        // they run is the root package's (built there first).
+        .testTarget(
+            name: "TandemSyncServerTests",
+            dependencies: [
+                "TandemServer",
+                .product(name: "Tandem", package: "Tandem"),
+                .product(name: "TandemSync", package: "Tandem"),
+                .product(name: "TandemCurl", package: "Tandem"),
+                .product(name: "TandemSchema", package: "Tandem"),
+                .product(name: "TandemWire", package: "Tandem"),
+                .product(name: "TandemSyncTestSupport", package: "Tandem"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)
