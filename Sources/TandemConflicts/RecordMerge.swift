@@ -51,30 +51,7 @@ public enum RecordMerge {
         switch change.kind {
         case .delete:
             guard let stamp = stamps[WireChange.deleteStampKey] else { return result }
-            if let deleted = record.deleted, deleted >= stamp {
-                // An older delete than the recorded one changes nothing, but if the record
-                // lives again (re-inserted after both), the replica that sent it deleted its
-                // copy: it needs the record back.
-                if !record.isDeleted, let created = record.created, created > stamp {
-                    result.lost.append(
-                        LostValue(
-                            attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
-                            winningValue: .null, winningStamp: created.description))
-                    result.restore = record.values
-                }
-                return result
-            }
-            record.deleted = stamp
-            record.fields = record.fields.filter { $0.value.stamp > stamp }
-            if let created = record.created, created > stamp {
-                result.lost.append(
-                    LostValue(
-                        attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
-                        winningValue: .null, winningStamp: created.description))
-                result.restore = record.values
-            } else {
-                result.applied[WireChange.deleteStampKey] = RecordState.Field(value: .null, stamp: stamp)
-            }
+            applyDelete(stamped: stamp, to: &record, &result)
         case .link, .unlink:
             // Merged as an update of its field (PushProcessor does so); alone, it changes nothing.
             return result
@@ -88,50 +65,20 @@ public enum RecordMerge {
             let deleted = record.isDeleted
             for (column, value) in change.values.sorted(by: { $0.key < $1.key }) {
                 guard let stamp = stamps[column] else { continue }
-                // The same value written again after the newest delete (elsewhere): this one
-                // loses nothing. A link older than its owner's delete meeting the same link made
-                // after it: answered lost to the delete, its maker would drop the row the newer
-                // one keeps.
-                if record.holds(column, value, newerThan: stamp) { continue }
-                if let delete = record.deleted, stamp <= delete {
-                    result.lost.append(
-                        LostValue(
-                            attribute: column, value: value, stamp: stamp.description,
-                            winningValue: .null, winningStamp: delete.description, toDelete: true))
+                guard let lost = merge(value, stamped: stamp, into: column, of: record, incomingWins: incomingWins) else {
+                    let field = RecordState.Field(value: value, stamp: stamp)
+                    record.fields[column] = field
+                    if deleted {
+                        result.lost.append(
+                            LostValue(
+                                attribute: column, value: value, stamp: stamp.description,
+                                winningValue: .null, winningStamp: record.deleted?.description ?? "", toDelete: true))
+                    } else {
+                        result.applied[column] = field
+                    }
                     continue
                 }
-                if let current = record.fields[column] {
-                    if current.stamp == stamp {
-                        // Two values under one stamp (``ColumnMerge/winsTie(_:over:)``).
-                        if current.value == value { continue }
-                        if !ColumnMerge.winsTie(value, over: current.value) {
-                            result.lost.append(
-                                LostValue(
-                                    attribute: column, value: value, stamp: stamp.description,
-                                    winningValue: current.value, winningStamp: current.stamp.description))
-                            continue
-                        }
-                    } else if !incomingWins(stamp, current.stamp) {
-                        // The same value under an older stamp lost nothing: not reported.
-                        if current.value != value {
-                            result.lost.append(
-                                LostValue(
-                                    attribute: column, value: value, stamp: stamp.description,
-                                    winningValue: current.value, winningStamp: current.stamp.description))
-                        }
-                        continue
-                    }
-                }
-                let field = RecordState.Field(value: value, stamp: stamp)
-                record.fields[column] = field
-                if deleted {
-                    result.lost.append(
-                        LostValue(
-                            attribute: column, value: value, stamp: stamp.description,
-                            winningValue: .null, winningStamp: record.deleted?.description ?? "", toDelete: true))
-                } else {
-                    result.applied[column] = field
-                }
+                if let lost = lost { result.lost.append(lost) }
             }
             // A re-insert brings the record back with every value newer than the delete,
             // not only its own: replicas that applied the delete get the whole record.
@@ -141,5 +88,60 @@ public enum RecordMerge {
         }
         state = record
         return result
+    }
+
+    /// A delete stamped `stamp` merged into `record`: an older one than the recorded delete
+    /// changes nothing, but if the record lives again (re-inserted after both), the replica
+    /// that sent it deleted its copy and needs the record back (`restore`); so does a delete
+    /// older than the record's creation.
+    static func applyDelete(stamped stamp: HLCTimestamp, to record: inout RecordState, _ result: inout Result) {
+        func losesToCreation(_ created: HLCTimestamp) {
+            result.lost.append(
+                LostValue(
+                    attribute: WireChange.deleteStampKey, value: .null, stamp: stamp.description,
+                    winningValue: .null, winningStamp: created.description))
+            result.restore = record.values
+        }
+        if let deleted = record.deleted, deleted >= stamp {
+            if !record.isDeleted, let created = record.created, created > stamp { losesToCreation(created) }
+            return
+        }
+        record.deleted = stamp
+        record.fields = record.fields.filter { $0.value.stamp > stamp }
+        if let created = record.created, created > stamp {
+            losesToCreation(created)
+        } else {
+            result.applied[WireChange.deleteStampKey] = RecordState.Field(value: .null, stamp: stamp)
+        }
+    }
+
+    /// Whether `value`, stamped `stamp`, wins `column` of `record`: `nil` when it does (the
+    /// caller writes it), `.some(nil)` when it loses nothing worth reporting (the same value
+    /// again, or under an older stamp), `.some(lost)` when it loses to a newer value, to a tie
+    /// (``ColumnMerge/winsTie(_:over:)``) or to a newer delete.
+    static func merge(
+        _ value: WireValue, stamped stamp: HLCTimestamp, into column: String, of record: RecordState,
+        incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool
+    ) -> LostValue?? {
+        // The same value written again after the newest delete (elsewhere): this one loses
+        // nothing. A link older than its owner's delete meeting the same link made after it:
+        // answered lost to the delete, its maker would drop the row the newer one keeps.
+        if record.holds(column, value, newerThan: stamp) { return .some(nil) }
+        if let delete = record.deleted, stamp <= delete {
+            return LostValue(
+                attribute: column, value: value, stamp: stamp.description, winningValue: .null, winningStamp: delete.description, toDelete: true)
+        }
+        guard let current = record.fields[column] else { return nil }
+        let lost = LostValue(
+            attribute: column, value: value, stamp: stamp.description, winningValue: current.value, winningStamp: current.stamp.description)
+        if current.stamp == stamp {
+            if current.value == value { return .some(nil) }
+            if ColumnMerge.winsTie(value, over: current.value) { return nil }
+            return lost
+        }
+        if incomingWins(stamp, current.stamp) { return nil }
+        // The same value under an older stamp lost nothing: not reported.
+        if current.value != value { return lost }
+        return .some(nil)
     }
 }

@@ -74,31 +74,11 @@ extension ChangeApplier {
         func remoteStamp(_ column: String) -> HLCTimestamp? { pulled.remoteStamp(column) }
         func quarantine(_ reason: String) throws { try self.quarantine(pulled, reason, db, &outcome) }
         guard let delete = stamps[WireChange.deleteStampKey] else { return try quarantine("a delete without its '*' stamp") }
-        // Merged into another record by the server (both held a unique value): its
-        // references point at the survivor, which the log already gave its values.
-        if let target = change.mergedInto.flatMap(RecordURI.init), target.entity == change.entity, target.dataset == dataset {
-            // This store made the record (its id) after the merge: a record of its own,
-            // as the server takes an insert newer than the merge; the merge was of the
-            // one before (by its creation stamp: a later edit of a record made before the
-            // merge goes to the survivor, as the server sends it). Pulled changes of the one
-            // before still waiting lose to the merge.
-            if exists, let created = local["*"], created > delete {
-                try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
-                try conflict(
-                    change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local,
-                    rule: ConflictRule.insertAfterDelete.rawValue, db, &outcome)
-                return
-            }
-            let survivor = try SyncStore.survivor(entity: change.entity, id: target.id, db) ?? target.id
-            if survivor != uuid {
-                try dropQuarantined(of: change.record, deletedAt: delete, survivor: "tandem://\(dataset)/\(change.entity)/\(survivor)", db, &outcome)
-                try merge(change.entity, loser: uuid, values: exists ? try rowState(change.entity, uuid, db)?.values : nil, into: survivor, at: delete, db, &outcome)
-                if exists {
-                    try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
-                    outcome.applied += 1
-                }
-                return
-            }
+        // Merged into another record by the server (both held a unique value).
+        if let target = change.mergedInto.flatMap(RecordURI.init), target.entity == change.entity, target.dataset == dataset,
+            try applyMerge(pulled, into: target, stored, deleted: delete, db, &outcome)
+        {
+            return
         }
         // Pulled changes of the record still waiting in the quarantine lose to its delete.
         try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
@@ -108,9 +88,7 @@ extension ChangeApplier {
             // do links that name it: a merge into it moves links here while its insert
             // waits in the quarantine (a unique value held here), an insert this delete
             // then drops.
-            for join in joinColumns[change.entity] ?? [] {
-                try db.cachedStatement(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?").execute(arguments: [uuid])
-            }
+            try deleteLinks(of: uuid, change.entity, db)
             try recordDelete(of: uuid, change.entity, db, &outcome)
             return
         }
@@ -134,15 +112,49 @@ extension ChangeApplier {
         try db.cachedStatement(sql: statements.delete).executeBound { $0.text(uuid) }
         // Its many-to-many links go with it (the deleting replica's own unlinks are not
         // pushed: they are the delete's).
-        for join in joinColumns[change.entity] ?? [] {
-            try db.cachedStatement(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?").execute(arguments: [uuid])
-        }
+        try deleteLinks(of: uuid, change.entity, db)
         outcome.applied += 1
         // A record an unpushed edit brings back (`updateWinsOverDelete`) keeps what
         // points at it.
         let comesBack = outcome.resolutions.last.map { $0.reinsert && $0.uuid == uuid && $0.entity == change.entity } ?? false
         if !comesBack { try recordDelete(of: uuid, change.entity, db, &outcome) }
+    }
 
+    /// A delete that merged the record into `target` (both held a unique value): its
+    /// references point at the survivor, which the log already gave its values; `true` when
+    /// that is done. This store made the record (its id) after the merge: a record of its own,
+    /// as the server takes an insert newer than the merge; the merge was of the one before (by
+    /// its creation stamp: a later edit of a record made before the merge goes to the
+    /// survivor, as the server sends it). Pulled changes of the one before still waiting lose
+    /// to the merge. `false` when the survivor is the record itself (then deleted as usual).
+    func applyMerge(
+        _ pulled: PulledChange, into target: RecordURI, _ stored: StoredRow, deleted delete: HLCTimestamp, _ db: Database,
+        _ outcome: inout Outcome
+    ) throws -> Bool {
+        let (change, uuid, exists) = (pulled.change, pulled.uuid, stored.exists)
+        if exists, let created = stored.local["*"], created > delete {
+            try dropQuarantined(of: change.record, deletedAt: delete, db, &outcome)
+            try conflict(
+                change.record, "*", local: nil, localStamp: created, remote: nil, remoteStamp: delete, winner: .local,
+                rule: ConflictRule.insertAfterDelete.rawValue, db, &outcome)
+            return true
+        }
+        let survivor = try SyncStore.survivor(entity: change.entity, id: target.id, db) ?? target.id
+        guard survivor != uuid else { return false }
+        try dropQuarantined(of: change.record, deletedAt: delete, survivor: "tandem://\(dataset)/\(change.entity)/\(survivor)", db, &outcome)
+        try merge(change.entity, loser: uuid, values: exists ? try rowState(change.entity, uuid, db)?.values : nil, into: survivor, at: delete, db, &outcome)
+        if exists {
+            try db.cachedStatement(sql: pulled.statements.delete).executeBound { $0.text(uuid) }
+            outcome.applied += 1
+        }
+        return true
+    }
+
+    /// Drops the many-to-many links of record `uuid` (an `entity`) with its delete.
+    func deleteLinks(of uuid: String, _ entity: String, _ db: Database) throws {
+        for join in joinColumns[entity] ?? [] {
+            try db.cachedStatement(sql: "DELETE FROM \(q(join.table)) WHERE \(join.column) = ?").execute(arguments: [uuid])
+        }
     }
 
     /// A pulled insert or update of a record this store does not hold: an update loses to

@@ -242,21 +242,8 @@ struct ChangeApplier {
             values = try keepUnknownColumns(of: change, entry, known: known, db, &outcome)
             if values.isEmpty { return }
         }
-        // A record merged into another (both held a unique value): its later inserts and
-        // updates go to the survivor, and references to it point at the survivor.
-        if change.kind != .delete, merges.any, uniqueEntities.contains(change.entity), let survivor = try SyncStore.survivor(entity: change.entity, id: uuid, db) {
-            let reinserted =
-                try change.kind == .insert
-                && (stamps["*"] ?? stamps.values.max() ?? .zero) > (SyncStore.mergeStamp(entity: change.entity, loser: uuid, db) ?? .zero)
-            if reinserted {
-                // Inserted again after the merge (an undone delete): a record of its own
-                // again, merged anew if its value still collides.
-                try SyncStore.unmerge(entity: change.entity, loser: uuid, db)
-            } else {
-                uuid = survivor
-                change.record = "tandem://\(dataset)/\(change.entity)/\(survivor)"
-                if !change.kind.isLink { change.kind = .update }
-            }
+        if change.kind != .delete, merges.any, uniqueEntities.contains(change.entity) {
+            try followMerge(&change, uuid: &uuid, stamps: stamps, db)
         }
         if change.kind.isLink {
             if let reason = try applyLink(change, uuid: uuid, stamp: stamps["*"] ?? stamps.values.first, db, &outcome) { try quarantine(reason) }
@@ -276,17 +263,10 @@ struct ChangeApplier {
         // without looking first (the usual pulled insert is of a record this store has
         // never had). When the record exists, or a unique value is taken, nothing is
         // written and the insert goes the way below.
-        if change.kind == .insert, values.count == statements.columns.count, pending.isEmpty || pending[change.record] == nil {
-            var isNew = false
-            do {
-                try db.cachedStatement(sql: statements.insertNew).executeBound { bind in
-                    bind.text(uuid)
-                    bind.text(rowStamps)
-                    for name in statements.columns { bind.value(values[name]!) }
-                }
-                isNew = db.changesCount == 1
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {}
-            if isNew { return try inserted(pulled, db, &outcome) }
+        if change.kind == .insert, values.count == statements.columns.count, pending.isEmpty || pending[change.record] == nil,
+            try insertUnlooked(pulled, rowStamps: rowStamps, db)
+        {
+            return try inserted(pulled, db, &outcome)
         }
         let row = try db.cachedStatement(sql: statements.selectStamps).fetchFirstText { $0.text(uuid) }
         let exists = row != nil
@@ -303,6 +283,40 @@ struct ChangeApplier {
                 try applyToMissingRecord(pulled, stored, db, &outcome)
             }
         case .link, .unlink: return  // applied above (applyLink)
+        }
+    }
+
+    /// A change of a record merged into another (both held a unique value): its later inserts
+    /// and updates go to the survivor (`change` and `uuid` are pointed there), and references
+    /// to it point at the survivor. An insert newer than the merge (an undone delete) makes it
+    /// a record of its own again, merged anew if its value still collides.
+    func followMerge(_ change: inout WireChange, uuid: inout String, stamps: [String: HLCTimestamp], _ db: Database) throws {
+        guard let survivor = try SyncStore.survivor(entity: change.entity, id: uuid, db) else { return }
+        let reinserted =
+            try change.kind == .insert
+            && (stamps["*"] ?? stamps.values.max() ?? .zero) > (SyncStore.mergeStamp(entity: change.entity, loser: uuid, db) ?? .zero)
+        if reinserted {
+            try SyncStore.unmerge(entity: change.entity, loser: uuid, db)
+        } else {
+            uuid = survivor
+            change.record = "tandem://\(dataset)/\(change.entity)/\(survivor)"
+            if !change.kind.isLink { change.kind = .update }
+        }
+    }
+
+    /// Inserts `pulled` (every column) without looking first; `false`, having written
+    /// nothing, when the record exists or a unique value is taken.
+    func insertUnlooked(_ pulled: PulledChange, rowStamps: String, _ db: Database) throws -> Bool {
+        let statements = pulled.statements
+        do {
+            try db.cachedStatement(sql: statements.insertNew).executeBound { bind in
+                bind.text(pulled.uuid)
+                bind.text(rowStamps)
+                for name in statements.columns { bind.value(pulled.values[name]!) }
+            }
+            return db.changesCount == 1
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            return false
         }
     }
 

@@ -217,24 +217,9 @@ extension SyncEngine {
         // overlap), in a sliding window: while the server writes one batch it reads the
         // next. The saved batch index moves only past batches answered in order, so a
         // retry resends from the first unanswered one with the same keys.
-        // One at a time when the range touches an entity with unique values: the server
-        // may log batches in flight in any order, and a value freed in one batch and
-        // taken in the next must reach other replicas in that order, or they would merge
-        // two records (docs/sync.md).
-        // Only a range that can free a value needs it: a delete of such a record, or an
-        // update of a unique column. Inserts alone free nothing (a bulk import of a seed
-        // model with a unique attribute goes at full speed).
-        let inFlight = prepared.freesUniqueValues ? 1 : max(configuration.pushesInFlight, 1)
-        // Records this store merged away and then made again: the server takes such an
-        // insert (newer than the merge) as a record of its own again; so does this store
-        // once it is sent, or it would still send later changes of it to the survivor.
-        // Looked at only when the range inserts records of entities with unique values and
-        // this store has followed a merge.
+        let inFlight = window(for: prepared)
         let uniqueEntities = Set(uniqueColumns.keys)
-        var mergedAway = false
-        if plan.changes.contains(where: { $0.kind == .insert && uniqueEntities.contains($0.entity) }) {
-            mergedAway = try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tandem_sync_merged)") } ?? false
-        }
+        let mergedAway = try remakesMergedAwayRecords(plan, uniqueEntities: uniqueEntities)
         try await withThrowingTaskGroup(of: (Int, PushResult).self) { group in
             var next = range.chunk
             var answeredThrough = range.chunk
@@ -277,19 +262,9 @@ extension SyncEngine {
                     answeredThrough += 1
                 }
                 if answeredThrough > from {
-                    let chunk = answeredThrough
-                    let checkingPulledChanges = echoSkipChecksPulledChanges
-                    let echoes = unmatchedEchoes + answered.echoes
-                    let sentBatches = batches[from..<answeredThrough]
-                    let (skipped, unmatched) = try store { db in
-                        try answered.save(db)
-                        if mergedAway { try Self.unmergeReinserted(sentBatches.flatMap(\.changes), uniqueEntities: uniqueEntities, db) }
-                        try range.saved(nextBatch: chunk).save(db)
-                        return try Self.skipEchoes(echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
-                    }
-                    unmatchedEchoes = unmatched
-                    answered.echoes = []
-                    answered.echoesSkipped = skipped
+                    unmatchedEchoes = try save(
+                        &answered, of: batches[from..<answeredThrough], range, echoes: unmatchedEchoes,
+                        unmerging: mergedAway ? uniqueEntities : nil)
                     total.add(answered)
                     sent += batches[from..<answeredThrough].reduce(0) { $0 + $1.changes.count }
                     configuration.progress?(.pushed(changes: sent, of: plan.changes.count))
@@ -301,6 +276,48 @@ extension SyncEngine {
             }
         }
         return total
+    }
+
+    /// How many batches of `prepared` may be in flight at once: `pushesInFlight`, or one when
+    /// the range can free a unique value. The server may log batches in flight in any order,
+    /// and a value freed in one batch and taken in the next must reach other replicas in that
+    /// order, or they would merge two records (docs/sync.md). Only a delete of such a record,
+    /// or an update of a unique column, frees one: inserts alone (a bulk import of a seed
+    /// model with a unique attribute) go at full speed.
+    private func window(for prepared: PreparedRange) -> Int {
+        prepared.freesUniqueValues ? 1 : max(configuration.pushesInFlight, 1)
+    }
+
+    /// Whether `plan` may make again records this store merged away: the server takes such
+    /// an insert (newer than the merge) as a record of its own again, and so must this store
+    /// once it is sent, or it would still send later changes of it to the survivor. Read only
+    /// when the plan inserts records of entities with unique values.
+    private func remakesMergedAwayRecords(_ plan: PushPlanner.Plan, uniqueEntities: Set<String>) throws -> Bool {
+        guard plan.changes.contains(where: { $0.kind == .insert && uniqueEntities.contains($0.entity) }) else { return false }
+        return try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tandem_sync_merged)") } ?? false
+    }
+
+    /// Saves the answers of `sent`, batches answered in order, in one store transaction: what
+    /// they said, the records a re-insert made its own again (`unmerging`, the entities with
+    /// unique values, when the range remakes merged-away records), the range's next batch, and
+    /// the echoes skipped. Returns the echoes not matched yet (`echoes` and the answers').
+    private func save(
+        _ answered: inout PushResult, of sent: ArraySlice<PushPlanner.Batch>, _ range: Range, echoes: [Echo],
+        unmerging uniqueEntities: Set<String>?
+    ) throws -> [Echo] {
+        let checkingPulledChanges = echoSkipChecksPulledChanges
+        let echoes = echoes + answered.echoes
+        var outcome = answered
+        let (skipped, unmatched) = try store { db in
+            try outcome.save(db)
+            if let uniqueEntities { try Self.unmergeReinserted(sent.flatMap(\.changes), uniqueEntities: uniqueEntities, db) }
+            try range.saved(nextBatch: sent.endIndex).save(db)
+            return try Self.skipEchoes(echoes, since: range.firstToken, checkingPulledChanges: checkingPulledChanges, db)
+        }
+        answered = outcome
+        answered.echoes = []
+        answered.echoesSkipped = skipped
+        return unmatched
     }
 
     /// With nothing local left to push, moves the `sync` reader past the pulled transactions

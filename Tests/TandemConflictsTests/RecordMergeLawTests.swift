@@ -15,12 +15,12 @@ struct RecordMergeLawTests {
     /// on plain integers): record 0 or 1; insert, update (twice as likely) or delete; columns
     /// a, b or both; a value 0...4; a physical time 1...30. Every change gets a stamp of its
     /// own (`counter` is its index): equal stamps mean the same write.
-    static func change(_ code: Int, index: Int) -> (WireChange, [String: HLCTimestamp]) {
+    static func change(_ code: Int, index: Int, sharedStamps: Bool = false) -> (WireChange, [String: HLCTimestamp]) {
         let record = "tandem://d/T/0000000\(code % 2)-0000-0000-0000-000000000000"
         let kinds: [WireChange.Kind] = [.insert, .update, .update, .delete]
         let kind = kinds[(code / 2) % 4]
         let columns = [["a"], ["b"], ["a", "b"]][(code / 8) % 3]
-        let stamp = HLCTimestamp(physical: UInt64((code / 120) % 30 + 1), counter: UInt16(index), node: 1)
+        let stamp = HLCTimestamp(physical: UInt64((code / 120) % 30 + 1), counter: sharedStamps ? 0 : UInt16(index), node: 1)
         if kind == .delete {
             return (WireChange(record: record, entity: "T", kind: .delete, stamps: ["*": stamp.description]), ["*": stamp])
         }
@@ -55,8 +55,8 @@ struct RecordMergeLawTests {
         return result
     }
 
-    static func orderIndependent(_ codes: [Int], seed: Int, rule: Rule = ColumnMerge.incomingWins) -> Bool {
-        let changes = codes.enumerated().map { change($1, index: $0) }
+    static func orderIndependent(_ codes: [Int], seed: Int, sharedStamps: Bool = false, rule: Rule = ColumnMerge.incomingWins) -> Bool {
+        let changes = codes.enumerated().map { change($1, index: $0, sharedStamps: sharedStamps) }
         return states(changes, rule: rule) == states(shuffled(changes, seed: seed), rule: rule)
     }
 
@@ -65,6 +65,15 @@ struct RecordMergeLawTests {
     @Test func theFinalStateDoesNotDependOnTheOrderChangesArriveIn() async {
         await propertyCheck(count: 400, input: Self.codes, Gen.int(in: 0...1_000_000)) { codes, seed in
             #expect(Self.orderIndependent(codes, seed: seed))
+        }
+    }
+
+    /// Two writes under one stamp with different values (a stamp reused, or the server's
+    /// stamp just after another): the tie is broken by value (`ColumnMerge.winsTie`), the
+    /// same way in every order. Stamps here differ only by their physical time (1...30).
+    @Test func twoValuesUnderOneStampEndTheSameInEveryOrder() async {
+        await propertyCheck(count: 400, input: Self.codes, Gen.int(in: 0...1_000_000)) { codes, seed in
+            #expect(Self.orderIndependent(codes, seed: seed, sharedStamps: true))
         }
     }
 

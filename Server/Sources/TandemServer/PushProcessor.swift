@@ -33,7 +33,17 @@ struct PushProcessor: Sendable {
         return (normalized, stamps)
     }
 
+    /// Checks change `index`: its record (rewritten in canonical form), its stamps (returned,
+    /// parsed, each value's own), its shape for its kind.
     private func validate(_ change: inout WireChange, at index: Int, columns: [String: [String: Schema.Column]]) throws -> [String: HLCTimestamp] {
+        let entityColumns = try validateRecord(&change, at: index, columns: columns)
+        let stamps = try parseStamps(of: change, at: index)
+        try validateShape(of: change, at: index, columns: entityColumns)
+        return stamps
+    }
+
+    /// The record URI (made canonical), its dataset and entity: the entity's columns.
+    private func validateRecord(_ change: inout WireChange, at index: Int, columns: [String: [String: Schema.Column]]) throws -> [String: Schema.Column] {
         var item: String { "changes[\(index)]" }  // written only for an error
         guard let uri = RecordURI(change.record) else {
             throw APIError.invalid("invalid_record", "\(item).record '\(change.record)' is not a record URI; expected tandem://<dataset>/<Entity>/<uuid>")
@@ -48,6 +58,14 @@ struct PushProcessor: Sendable {
             throw APIError.invalid("unknown_entity", "\(item): entity '\(change.entity)' is not in schema version \(schemaVersion)")
         }
         if !uri.wasCanonical { change.record = uri.text }
+        return columns
+    }
+
+    /// The change's stamps, parsed and within the clock skew allowed: each value's (an
+    /// insert's or update's default given to the values without their own, what the merge
+    /// compares), or a delete's one under "*".
+    private func parseStamps(of change: WireChange, at index: Int) throws -> [String: HLCTimestamp] {
+        var item: String { "changes[\(index)]" }
         // A delete: one stamp, under "*". An insert or update: a stamp per value, or a
         // default under "*" for the values without one (compact stamps). Compared without
         // building sets, which cost two allocations per change.
@@ -77,14 +95,20 @@ struct PushProcessor: Sendable {
             }
             stamps[key] = stamp
         }
-        // The stamp of each value (an insert's or update's default given to the values
-        // without their own): what the merge compares.
         if change.kind != .delete, let fallback = stamps.removeValue(forKey: WireChange.deleteStampKey) {
             for column in change.values.keys where stamps[column] == nil { stamps[column] = fallback }
         }
+        return stamps
+    }
+
+    /// What a change of its kind carries: a delete no values (and no `mergedInto`, the
+    /// server's); a link one many-to-many relationship naming a member's UUID; an insert or
+    /// update values of the entity's columns that fit them.
+    private func validateShape(of change: WireChange, at index: Int, columns: [String: Schema.Column]) throws {
+        var item: String { "changes[\(index)]" }
         switch change.kind {
         case .delete:
-            guard change.values.isEmpty, stamps[WireChange.deleteStampKey] != nil else {
+            guard change.values.isEmpty else {
                 throw APIError.invalid("invalid_change", "\(item): a delete has no values and one stamp under \"*\"")
             }
             guard change.mergedInto == nil else {
@@ -119,7 +143,6 @@ struct PushProcessor: Sendable {
                 }
             }
         }
-        return stamps
     }
 
     /// The push's canonical text (written for its idempotency hash) and where each change

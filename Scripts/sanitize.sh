@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs both packages' tests under ThreadSanitizer and AddressSanitizer, each in build
+# directories of its own (.build-thread, Server/.build-thread, .build-address,
+# Server/.build-address), and fails on any report. Outside CI: each sanitizer rebuilds
+# everything (swift-syntax, NIO…) and slows the tests several times, which does not fit CI's
+# budget on 2 cores. The server package's tests run the root's sanitized `tandem`
+# (TANDEM_CLI). Reports go to sanitize-<sanitizer>.log.
+# Usage: Scripts/sanitize.sh [thread|address ...]   (default: thread address)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+Scripts/install-deps.sh
+sanitizers=("$@")
+[ ${#sanitizers[@]} -eq 0 ] && sanitizers=(thread address)
+# Reports fail the run; leaks are not reported (swift-testing and Foundation keep
+# process-lifetime allocations that LeakSanitizer would list).
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+export ASAN_OPTIONS="halt_on_error=1 detect_leaks=0"
+status=0
+for sanitizer in "${sanitizers[@]}"; do
+    log="sanitize-$sanitizer.log"
+    : >"$log"
+    echo "== --sanitize=$sanitizer (log: $log)"
+    swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build-$sanitizer" 2>&1 | tail -1
+    swift build --package-path Server --build-tests --sanitize="$sanitizer" --scratch-path "Server/.build-$sanitizer" 2>&1 | tail -1
+    root_ok=0 server_ok=0
+    swift test --skip-build --sanitize="$sanitizer" --scratch-path ".build-$sanitizer" >>"$log" 2>&1 || root_ok=$?
+    TANDEM_CLI="$PWD/.build-$sanitizer/debug/tandem" \
+        swift test --package-path Server --skip-build --sanitize="$sanitizer" --scratch-path "Server/.build-$sanitizer" >>"$log" 2>&1 || server_ok=$?
+    reports=$(grep -c "^SUMMARY: \(Thread\|Address\)Sanitizer" "$log" || true)
+    echo "root tests: exit $root_ok; server tests: exit $server_ok; sanitizer reports: $reports"
+    grep -E "Test run with" "$log" || true
+    if [ "$root_ok" -ne 0 ] || [ "$server_ok" -ne 0 ] || [ "$reports" -ne 0 ]; then status=1; fi
+done
+exit $status
