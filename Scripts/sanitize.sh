@@ -11,10 +11,11 @@ cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 sanitizers=("$@")
 [ ${#sanitizers[@]} -eq 0 ] && sanitizers=(thread address)
-# Reports fail the run; leaks are not reported (swift-testing and Foundation keep
-# process-lifetime allocations that LeakSanitizer would list).
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-export ASAN_OPTIONS="halt_on_error=1 detect_leaks=0"
+# Reports fail the run (every one is collected: the run goes on); leaks are not reported
+# (swift-testing and Foundation keep process-lifetime allocations that LeakSanitizer lists).
+# The first frame of each report, counted, ends the output.
+export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1"
+export ASAN_OPTIONS="halt_on_error=0 detect_leaks=0"
 status=0
 for sanitizer in "${sanitizers[@]}"; do
     log="sanitize-$sanitizer.log"
@@ -29,6 +30,7 @@ for sanitizer in "${sanitizers[@]}"; do
     reports=$(grep -c "^SUMMARY: \(Thread\|Address\)Sanitizer" "$log" || true)
     echo "root tests: exit $root_ok; server tests: exit $server_ok; sanitizer reports: $reports"
     grep -E "Test run with" "$log" || true
+    grep -A2 "^WARNING: \(Thread\|Address\)Sanitizer\|^==.*ERROR: AddressSanitizer" "$log" | grep -o '#0 [^ ]*' | sort | uniq -c | sort -rn | head -20 || true
     if [ "$root_ok" -ne 0 ] || [ "$server_ok" -ne 0 ] || [ "$reports" -ne 0 ]; then status=1; fi
 done
 exit $status

@@ -199,8 +199,13 @@ struct PushProcessor: Sendable {
         _ changes: [WireChange], stamps: [[String: HLCTimestamp]], plan: PushPlan, canonical: CanonicalText? = nil,
         outcomes detail: PushRequest.OutcomeDetail? = nil, to workspace: inout PushWorkspace
     ) throws -> Applied {
-        var run = PushRun(self, plan: plan, changeCount: changes.count, canonical: canonical, every: detail != .lost, workspace: workspace)
-        defer { workspace = run.workspace }
+        // The workspace moves into the run and back (swapped, not copied: a copy would
+        // copy its tables on the run's first write).
+        var run = PushRun(
+            self, plan: plan, changeCount: changes.count, canonical: canonical, every: detail != .lost,
+            workspace: PushWorkspace(lastPosition: workspace.lastLogPosition()))
+        swap(&run.workspace, &workspace)
+        defer { swap(&run.workspace, &workspace) }
         for (index, (change, changeStamps)) in zip(changes, stamps).enumerated() {
             try run.apply(change, stamps: changeStamps, at: index)
         }
