@@ -34,7 +34,9 @@ struct PushRun {
     let before: Int64
     var last: Int64
     var isEcho = true
-    let unique: UniqueMerge
+    /// What the schema means for this push (unique entities, link ends, mergeable references).
+    let plan: PushPlan
+    var unique: UniqueMerge { plan.unique }
     /// Each merge needs two live records holding one value, so a push's merges are few;
     /// the bound only keeps a cascade of carried values finite.
     var mergesLeft = 64
@@ -51,14 +53,13 @@ struct PushRun {
     var indexedThrough = 0
     /// Whether this push merged two records (records settled after it are read again).
     var anyMerge = false
-    /// Many-to-many links: a link is a field of its owner, `<relationship>#<member id>`.
-    /// Replicas drop a record's join rows when they apply its delete, whatever the links'
-    /// stamps; the server says what becomes of each link that names the record, in log
-    /// order after the delete or the revival, so every replica ends with the same rows.
-    let linkOwnerEntities: Set<String>
-    let linkMemberEntities: Set<String>
-    /// References to records of unique entities, which a merge may have taken away.
-    let mergeableReferences: [String: [(column: String, destination: String)]]
+    /// Many-to-many links: replicas drop a record's join rows when they apply its delete,
+    /// whatever the links' stamps; the server says what becomes of each link that names the
+    /// record, in log order after the delete or the revival, so every replica ends with the
+    /// same rows.
+    var linkOwnerEntities: Set<String> { plan.linkOwnerEntities }
+    var linkMemberEntities: Set<String> { plan.linkMemberEntities }
+    var mergeableReferences: [String: [(column: String, destination: String)]] { plan.mergeableReferences }
 
     init(_ processor: PushProcessor, plan: PushPlan, changeCount: Int, canonical: PushProcessor.CanonicalText?, every: Bool, workspace: PushWorkspace) {
         datasetName = processor.datasetName
@@ -72,10 +73,7 @@ struct PushRun {
         result = PushProcessor.Applied(response: PushResponse(outcomes: [], changeCount: every ? nil : changeCount, serverTime: processor.now))
         before = workspace.lastLogPosition()
         last = before
-        unique = plan.unique
-        linkOwnerEntities = plan.linkOwnerEntities
-        linkMemberEntities = plan.linkMemberEntities
-        mergeableReferences = plan.mergeableReferences
+        self.plan = plan
     }
 
     /// Merges change `index` (`sent` as the push carries it, validated) into its record, logs
