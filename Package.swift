@@ -64,6 +64,7 @@ let package = Package(
                 "TandemSchema",
                 "TandemMacros",
                 "TandemWAL",
+                "TandemLocking",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -81,11 +82,15 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // No I/O: the lock Tandem's shared state uses (a pthread mutex ThreadSanitizer sees).
+        .target(name: "TandemLocking", swiftSettings: strict),
+
         // WAL checkpoints on a thread of their own, off the writing connection: the store's
         // and the server's.
         .target(
             name: "TandemWAL",
             dependencies: [
+                "TandemLocking",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -113,7 +118,7 @@ let package = Package(
         .target(
             name: "TandemSync",
             dependencies: [
-                "Tandem", "TandemSchema", "TandemWire", "TandemSQLite", "TandemConflicts",
+                "Tandem", "TandemSchema", "TandemWire", "TandemSQLite", "TandemConflicts", "TandemLocking",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -137,7 +142,7 @@ let package = Package(
             dependencies: [
                 "TandemSchema",
                 "TandemSchemaExtract",
-                "Tandem", "TandemWire", "TandemSync", "TandemCurl",
+                "Tandem", "TandemWire", "TandemSync", "TandemCurl", "TandemLocking",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -187,7 +192,7 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemSchemaExtract", "TandemWAL"], swiftSettings: strict),
+        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemSchemaExtract", "TandemWAL", "TandemLocking"], swiftSettings: strict),
         // One v1/v2 Swift source pair per compatibility rule, shared by two test targets.
         .target(name: "TandemSchemaTestSupport", dependencies: ["TandemSchema"], path: "Tests/TandemSchemaTestSupport", swiftSettings: strict),
         .testTarget(name: "TandemSchemaExtractTests", dependencies: ["TandemSchemaExtract", "TandemSchema", "TandemSchemaTestSupport"], swiftSettings: strict),
@@ -201,7 +206,7 @@ let package = Package(
         .testTarget(
             name: "TandemSyncTests",
             dependencies: [
-                "TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire", "TandemSyncTestSupport",
+                "TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire", "TandemSyncTestSupport", "TandemLocking",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),

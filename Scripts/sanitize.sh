@@ -16,6 +16,9 @@ sanitizers=("$@")
 # The first frame of each report, counted, ends the output.
 export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1"
 export ASAN_OPTIONS="halt_on_error=0 detect_leaks=0"
+# The convergence simulations run 30 histories instead of 300 (TANDEM_SIM_HISTORIES overrides):
+# under a sanitizer each history costs ten times more, and the soak covers the thousands.
+export TANDEM_SIM_HISTORIES="${TANDEM_SIM_HISTORIES:-30}"
 status=0
 for sanitizer in "${sanitizers[@]}"; do
     log="sanitize-$sanitizer.log"

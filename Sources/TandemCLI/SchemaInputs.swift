@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemLocking
 import TandemSchema
 import TandemSchemaExtract
 
@@ -42,7 +42,7 @@ enum SchemaInputs {
     /// is the main thread's: parsing deeply nested Swift sources needs it); the first error
     /// (of `background`, then `foreground`) is thrown.
     static func concurrently<A: Sendable, B>(_ background: @escaping @Sendable () throws -> A, _ foreground: () throws -> B) throws -> (A, B) {
-        let result = Mutex<Result<A, any Error>?>(nil)
+        let result = Locked<Result<A, any Error>?>(nil)
         let done = DispatchGroup()
         done.enter()
         DispatchQueue.global().async {
@@ -61,7 +61,7 @@ enum SchemaInputs {
         if isDirectory(path) {
             let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
             guard !names.isEmpty else { throw CLIError("\(path): the baseline directory holds no .json schema files") }
-            let loaded = Mutex<[Int: Result<Schema, any Error>]>([:])
+            let loaded = Locked<[Int: Result<Schema, any Error>]>([:])
             DispatchQueue.concurrentPerform(iterations: names.count) { index in
                 let result = Result { try schema(at: (path as NSString).appendingPathComponent(names[index])) }
                 loaded.withLock { $0[index] = result }

@@ -1,4 +1,4 @@
-import Synchronization
+import TandemLocking
 
 /// A ``Transport`` that misbehaves on purpose, for tests: it drops requests before they
 /// reach the server, loses answers after the server acted on them, sends requests twice,
@@ -29,12 +29,12 @@ public final class FaultyTransport: Transport {
 
     let base: any Transport
     let faults: Faults
-    private let state: Mutex<(random: SplitMix64, enabled: Bool, injected: Int)>
+    private let state: Locked<(random: SplitMix64, enabled: Bool, injected: Int)>
 
     public init(wrapping base: any Transport, seed: UInt64, faults: Faults) {
         self.base = base
         self.faults = faults
-        state = Mutex((SplitMix64(seed: seed), true, 0))
+        state = Locked((SplitMix64(seed: seed), true, 0))
     }
 
     /// Off: requests pass through untouched.

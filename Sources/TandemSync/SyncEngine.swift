@@ -1,6 +1,6 @@
 public import Foundation
 public import Logging
-import Synchronization
+import TandemLocking
 public import Tandem
 import GRDB
 import TandemSchema
@@ -73,7 +73,7 @@ public actor SyncEngine {
     /// What the server said of itself in this engine's first handshake (`GET /v1/capabilities`).
     var capabilities: ServerCapabilities?
     /// The server's clock minus this machine's, from the last answer (ms).
-    let clockOffset = Mutex<Int64?>(nil)
+    let clockOffset = Locked<Int64?>(nil)
 
     /// - Parameter now: milliseconds since 1970 (injected for tests).
     public init(

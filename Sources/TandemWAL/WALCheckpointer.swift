@@ -2,6 +2,7 @@ public import GRDB
 internal import GRDBSQLite
 public import Dispatch
 internal import Synchronization
+internal import TandemLocking
 
 /// Copies a WAL database's committed pages back into its main file on a thread of its own, so
 /// the connection that writes never stops to do it.
@@ -51,7 +52,7 @@ public final class WALCheckpointer: Sendable {
     /// Whether a checkpoint is queued and not started yet (commits meanwhile ask no more).
     private let queued = Atomic<Bool>(false)
     private let lastLogPages = Atomic<Int>(0)
-    private let tally = Mutex(Counts())
+    private let tally = Locked(Counts())
     private let connection: Connection
 
     /// What a checkpointer did, for tests and logs.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemLocking
 import Testing
 import TandemSync
 
@@ -8,7 +8,7 @@ import TandemSync
 struct FaultyTransportTests {
     /// Counts the requests that reach the "server".
     final class Counter: Sendable {
-        let count = Mutex(0)
+        let count = Locked(0)
     }
 
     static func base(_ counter: Counter) -> MemoryTransport {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemLocking
 import Testing
 import GRDB
 import Tandem
@@ -18,7 +18,7 @@ struct RestampTests {
     /// 7291274231865).
     @Test func anEditStampedAgainStaysAfterEverythingPulled() throws {
         let day: Int64 = 86_400_000, real: Int64 = 1_800_000_000_000
-        final class Wall: Sendable { let now = Mutex<Int64>(0) }
+        final class Wall: Sendable { let now = Locked<Int64>(0) }
         let wall = Wall()
         wall.now.withLock { $0 = real + day }
         var configuration = ModelConfiguration(isStoredInMemoryOnly: true, dataset: "todos")

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TandemLocking
 import Testing
 import Tandem
 
@@ -46,7 +46,7 @@ extension ServerClockReadingTests {
     /// Found by a hostile trial (every sync kept warning "86400 s ahead").
     @Test func aWallClockSetRightReplacesTheReadingsOffset() throws {
         final class Clocks: Sendable {
-            let state = Mutex<(wall: Int64, boot: Int64)>((1_800_000_000_000 + ServerClockReadingTests.day, 5_000))
+            let state = Locked<(wall: Int64, boot: Int64)>((1_800_000_000_000 + ServerClockReadingTests.day, 5_000))
         }
         let clocks = Clocks()
         var configuration = ModelConfiguration(isStoredInMemoryOnly: true, dataset: "clock")

@@ -41,11 +41,15 @@ struct WALCheckpointerTests {
         #expect(counts.background >= 1)
         #expect(counts.inline == 0)
         #expect(counts.failed == 0, "\(counts.lastError ?? "")")
-        // The rows' pages reached the database file itself (SQLite's own checkpoint would wait
-        // for 1 000 pages), and the next commit starts the log again.
-        #expect(size(path) > 200 * 6_000)
+        // Once idle, the log holds only what was committed after the last full checkpoint,
+        // which never reached the threshold (a log at the threshold asks for one more, which
+        // copies all of it, no commit running): fewer than 50 pages, some 25 rows. The others
+        // reached the database file itself (SQLite's own checkpoint would wait for 1 000
+        // pages), and the next commit finds the log under the threshold plus its own pages.
+        // (Exact figures depend on when the queue ran: slow machines and sanitizers differ.)
+        #expect(size(path) > 150 * 6_000)
         try writeRows(pool, count: 1)
-        #expect(checkpointer.logPages < 10)
+        #expect(checkpointer.logPages < 50 + 10)
         #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM blob") } == 201)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Metrics
-import Synchronization
+import NIOConcurrencyHelpers
 import Hummingbird
 import HTTPTypes
 import TandemGzip
@@ -221,10 +221,10 @@ struct Routes: Sendable {
             bytes: canonical.bytes,
             spans: zip(spans, unchanged).map { (span: WireJSON.ChangeSpan, same: Bool) -> WireJSON.ChangeSpan? in same ? span : nil })
         let plan = PushPlan(schema: schema, datasetName: dataset.name)
-        let counts = Mutex((applied: 0, lost: 0))
+        let counts = NIOLockedValueBox((applied: 0, lost: 0))
         let job = PushJob(reads: plan.reads(for: changes), changes: changes.count) { workspace in
             let result = try processor.apply(changes, stamps: stamps, plan: plan, canonical: text, outcomes: push.outcomes, to: &workspace)
-            counts.withLock { $0 = (result.applied, result.lost) }
+            counts.withLockedValue { $0 = (result.applied, result.lost) }
             return WireJSON.data { $0.append(result.response) }
         }
         let stored: StoredPush
@@ -241,7 +241,7 @@ struct Routes: Sendable {
         if stored.replayed {
             metrics.pushReplays.increment()
         } else {
-            let (applied, lost) = counts.withLock { $0 }
+            let (applied, lost) = counts.withLockedValue { $0 }
             metrics.changesApplied.increment(by: applied)
             metrics.valuesLost.increment(by: lost)
         }

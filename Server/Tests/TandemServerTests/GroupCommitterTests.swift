@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 @testable import TandemServer
 import TandemWire
@@ -9,9 +9,9 @@ struct GroupCommitterTests {
     struct Planted: Error, Equatable { var job: Int }
 
     @Test func jobsThatQueueDuringABatchRunTogetherAndEachGetsItsOwnAnswer() async throws {
-        let batches = Mutex<[[Int]]>([])
+        let batches = NIOLockedValueBox<[[Int]]>([])
         let committer = GroupCommitter<Int, Int>(maxBatch: 8) { jobs in
-            batches.withLock { $0.append(jobs) }
+            batches.withLockedValue { $0.append(jobs) }
             try await Task.sleep(for: .milliseconds(20))
             return jobs.map { $0 % 5 == 0 ? .failure(Planted(job: $0)) : .success($0 * 10) }
         }
@@ -28,7 +28,7 @@ struct GroupCommitterTests {
         for job in 1...40 {
             #expect(results[job] == (job % 5 == 0 ? .failure(Planted(job: job)) : .success(job * 10)))
         }
-        let seen = batches.withLock { $0 }
+        let seen = batches.withLockedValue { $0 }
         #expect(seen.flatMap { $0 }.sorted() == Array(1...40), "every job ran exactly once")
         #expect(seen.allSatisfy { $0.count <= 8 })
         #expect(seen.count < 40, "jobs that queued ran together: \(seen.map(\.count))")
@@ -37,12 +37,12 @@ struct GroupCommitterTests {
     /// Jobs are weighed (the server: a push by its changes): a batch stops before the job
     /// that would take it past `maxWeight`, and a job heavier than that runs alone.
     @Test func aBatchHoldsJobsUpToTheirWeight() async throws {
-        let batches = Mutex<[[Int]]>([])
-        let gate = Mutex(false)
+        let batches = NIOLockedValueBox<[[Int]]>([])
+        let gate = NIOLockedValueBox(false)
         let committer = GroupCommitter<Int, Int>(maxBatch: 32, maxWeight: 10, weight: { $0 }) { jobs in
-            batches.withLock { $0.append(jobs) }
+            batches.withLockedValue { $0.append(jobs) }
             // The first batch (job 1 alone) holds the writer until every other job queued.
-            while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+            while !gate.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
             return jobs.map { .success($0) }
         }
         let first = Task { try await committer.submit(1) }
@@ -52,16 +52,16 @@ struct GroupCommitterTests {
             others.append(Task { try await committer.submit(job) })
             try await Task.sleep(for: .milliseconds(5))  // queued in this order
         }
-        gate.withLock { $0 = true }
+        gate.withLockedValue { $0 = true }
         _ = try await first.value
         for task in others { _ = try await task.value }
-        #expect(batches.withLock { $0 } == [[1], [4, 5], [3], [12], [2]])
+        #expect(batches.withLockedValue { $0 } == [[1], [4, 5], [3], [12], [2]])
     }
 
     @Test func whenABatchFailsAsAWholeEveryJobInItGetsTheErrorAndLaterBatchesStillRun() async throws {
-        let calls = Mutex(0)
+        let calls = NIOLockedValueBox(0)
         let committer = GroupCommitter<Int, Int>(maxBatch: 100) { jobs in
-            let call = calls.withLock {
+            let call = calls.withLockedValue {
                 $0 += 1; return $0
             }
             if call == 1 { throw Planted(job: -1) }
@@ -115,19 +115,19 @@ struct GroupCommitterTests {
 struct MaintenanceTests {
     @Test(arguments: StorageKind.allCases)
     func expiredIdempotencyKeysArePrunedAndALateRetryChangesNothing(_ kind: StorageKind) async throws {
-        let clock = Mutex<Int64>(1_800_000_000_000)
+        let clock = NIOLockedValueBox<Int64>(1_800_000_000_000)
         let harness = try await ServerHarness.make(
             kind, configure: { $0.idempotencyRetentionMilliseconds = 60_000 },
-            now: { clock.withLock { $0 } })
+            now: { clock.withLockedValue { $0 } })
         let maintenance = MaintenanceService(dependencies: harness.dependencies, logger: .init(label: "test"))
         try await harness.run { client in
             try await client.setUp("d", token: harness.ann)
             let push = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("d", 1), ServerHarness.insert("d", 2)])
             #expect(try await client.push("d", token: harness.ann, key: "old", push).status == .ok)
-            clock.withLock { $0 += 30_000 }
+            clock.withLockedValue { $0 += 30_000 }
             #expect(try await client.push("d", token: harness.ann, key: "new", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("d", 3)])).status == .ok)
             #expect(try await maintenance.runOnce() == 0)
-            clock.withLock { $0 += 31_000 }
+            clock.withLockedValue { $0 += 31_000 }
             #expect(try await maintenance.runOnce() == 1, "only the answer older than 60 s goes")
             let late = try await client.push("d", token: harness.ann, key: "old", push)
             #expect(late.status == .ok)

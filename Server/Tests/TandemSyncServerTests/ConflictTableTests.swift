@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -205,10 +205,10 @@ struct ConflictTableTests {
     @Test func anEditMadeWhileAPushIsInFlightIsPushedNextTime() async throws {
         try await Self.world { w in
             let a = w.a
-            let edited = Mutex(false)
+            let edited = NIOLockedValueBox(false)
             let slow = MemoryTransport { request in
-                if request.path.hasSuffix("/push"), !edited.withLock({ $0 }) {
-                    edited.withLock { $0 = true }
+                if request.path.hasSuffix("/push"), !edited.withLockedValue({ $0 }) {
+                    edited.withLockedValue { $0 = true }
                     try SyncFixtures.update(a, 1, "rank", 99)  // while the push is on the wire
                 }
                 return try await w.transport.send(request)
@@ -484,9 +484,9 @@ struct RefusedChangesTests {
             try SyncFixtures.insert(w.b, 2, title: "from b")
             _ = try await w.syncB.sync()
             try SyncFixtures.update(w.a, 1, "title", "first")
-            cut.refusing.withLock { $0 = true }
+            cut.refusing.withLockedValue { $0 = true }
             await #expect(throws: (any Error).self) { try await a.sync() }
-            cut.refusing.withLock { $0 = false }
+            cut.refusing.withLockedValue { $0 = false }
             try SyncFixtures.update(w.a, 1, "title", "second")
             let summary = try await a.sync()
             #expect(summary.isComplete)
@@ -563,16 +563,16 @@ struct UniqueMergeTests {
 /// Counts pushes in flight at once (each held a few milliseconds).
 final class ConcurrencyMeter: Transport {
     let base: any Transport
-    private let state = Mutex((now: 0, most: 0))
-    var most: Int { state.withLock { $0.most } }
+    private let state = NIOLockedValueBox((now: 0, most: 0))
+    var most: Int { state.withLockedValue { $0.most } }
     init(_ base: any Transport) { self.base = base }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard request.path.hasSuffix("/push") else { return try await base.send(request) }
-        state.withLock {
+        state.withLockedValue {
             $0.now += 1; $0.most = max($0.most, $0.now)
         }
-        defer { state.withLock { $0.now -= 1 } }
+        defer { state.withLockedValue { $0.now -= 1 } }
         try await Task.sleep(for: .milliseconds(5))
         return try await base.send(request)
     }
@@ -721,11 +721,11 @@ struct ConflictPolicyTests {
 /// Refuses pulls while `refusing` (a network cut between a sync's push and its pull).
 final class PullRefuser: Transport {
     let base: any Transport
-    let refusing = Mutex(false)
+    let refusing = NIOLockedValueBox(false)
     init(_ base: any Transport) { self.base = base }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
-        if request.path.contains("/pull"), refusing.withLock({ $0 }) { throw SyncError(.unreachable, "cut off") }
+        if request.path.contains("/pull"), refusing.withLockedValue({ $0 }) { throw SyncError(.unreachable, "cut off") }
         return try await base.send(request)
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Logging
 import Testing
 import Tandem
@@ -16,8 +16,8 @@ struct EchoSkipTests {
     /// Passes requests through and counts the log entries pull answers carry.
     final class PullCounter: Transport {
         let base: any Transport
-        private let count = Mutex(0)
-        var pulled: Int { count.withLock { $0 } }
+        private let count = NIOLockedValueBox(0)
+        var pulled: Int { count.withLockedValue { $0 } }
 
         init(_ base: any Transport) { self.base = base }
 
@@ -25,7 +25,7 @@ struct EchoSkipTests {
             let response = try await base.send(request)
             if request.path.contains("/pull"), response.status == 200 {
                 let page = try WireJSONReader.pullResponse(response.body)
-                count.withLock { $0 += page.changes.count }
+                count.withLockedValue { $0 += page.changes.count }
             }
             return response
         }
@@ -68,21 +68,21 @@ struct EchoSkipTests {
     /// batch 1's entries, which the store has not been told about yet.
     final class SwappingTransport: Transport {
         let base: any Transport
-        private let state = Mutex((secondLogged: false, firstAnswered: false))
+        private let state = NIOLockedValueBox((secondLogged: false, firstAnswered: false))
         init(_ base: any Transport) { self.base = base }
 
         func send(_ request: TransportRequest) async throws -> TransportResponse {
             let key = request.headers["Idempotency-Key"] ?? ""
             if key.hasSuffix(":0/2") {
-                try await SyncFixtures.waitUntil { state.withLock { $0.secondLogged } }
+                try await SyncFixtures.waitUntil { state.withLockedValue { $0.secondLogged } }
                 let response = try await base.send(request)
-                state.withLock { $0.firstAnswered = true }
+                state.withLockedValue { $0.firstAnswered = true }
                 return response
             }
             if key.hasSuffix(":1/2") {
                 let response = try await base.send(request)
-                state.withLock { $0.secondLogged = true }
-                try await SyncFixtures.waitUntil { state.withLock { $0.firstAnswered } }
+                state.withLockedValue { $0.secondLogged = true }
+                try await SyncFixtures.waitUntil { state.withLockedValue { $0.firstAnswered } }
                 return response
             }
             return try await base.send(request)

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Logging
 import Testing
 import Tandem
@@ -15,11 +15,11 @@ struct PushFormTests {
     /// record from the short answer.
     @Test func pushesCarryCompactStampsAndTheValuesThatLostAreLoggedFromTheShortAnswer() async throws {
         try await ConflictTableTests.world { w in
-            let sent = Mutex<[PushRequest]>([])
+            let sent = NIOLockedValueBox<[PushRequest]>([])
             let recording = MemoryTransport { request in
                 if request.path.hasSuffix("/push"), let body = request.body {
                     let push = try WireJSONReader.pushRequest(body)
-                    sent.withLock { $0.append(push) }
+                    sent.withLockedValue { $0.append(push) }
                 }
                 return try await w.transport.send(request)
             }
@@ -29,9 +29,9 @@ struct PushFormTests {
             try SyncFixtures.update(w.b, 1, "rank", 20)
             _ = try await w.syncA.sync()
             let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
-            sent.withLock { $0 = [] }
+            sent.withLockedValue { $0 = [] }
             let summary = try await SyncEngine(container: w.b, transport: recording, configuration: SyncConfiguration(token: { w.token }), logger: quiet).sync()
-            let pushes = sent.withLock { $0 }
+            let pushes = sent.withLockedValue { $0 }
             let stamped = pushes.flatMap(\.changes).allSatisfy(\.hasDefaultStamp)
             #expect(!pushes.isEmpty && pushes.allSatisfy { $0.outcomes == .lost }, "the client asks for the short answer")
             #expect(stamped, "every change carries a default stamp under \"*\"")

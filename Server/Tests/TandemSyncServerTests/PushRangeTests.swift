@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import GRDB
 import Hummingbird
 import HummingbirdTesting
@@ -122,7 +122,7 @@ struct PushRangeTests {
             #expect(summary.pushed == 40 && summary.quarantined == 0)
             #expect(await engine.capabilities?.maxChangesPerPush == 3)
             #expect(await engine.batchLimit == nil, "nothing was refused")
-            let sent = pushes.sent.withLock { $0 }
+            let sent = pushes.sent.withLockedValue { $0 }
             #expect(sent.allSatisfy { $0.status == 200 && $0.changes <= 3 }, "\(sent)")
             #expect(sent.count == 14, "40 changes in batches of 3: \(sent.count) pushes")
         }
@@ -145,8 +145,8 @@ struct PushRangeTests {
             #expect(await engine.batchLimit == 3)
             // The first batch of 8 costs three refusals (8, then its halves of 4); every range
             // after it is cut to 3.
-            let refused = pushes.sent.withLock { $0.filter { $0.status == 413 }.count }
-            #expect(refused == 3, "\(pushes.sent.withLock { $0 })")
+            let refused = pushes.sent.withLockedValue { $0.filter { $0.status == 413 }.count }
+            #expect(refused == 3, "\(pushes.sent.withLockedValue { $0 })")
             let pulled = try await SyncEngine(
                 container: SyncFixtures.memoryStore("todos", schema: SyncFixtures.schema), transport: transport,
                 configuration: SyncConfiguration(token: { token }), logger: quiet
@@ -174,7 +174,7 @@ struct PushRangeTests {
                 var response = try await base.send(request)
                 if request.path.hasSuffix("/push"), let sent = request.body {
                     let changes = (try? WireJSONReader.pushRequest(sent))?.changes.count ?? -1
-                    pushes.sent.withLock { $0.append((changes, response.status)) }
+                    pushes.sent.withLockedValue { $0.append((changes, response.status)) }
                 }
                 if request.path == "/v1/capabilities", let advertising,
                     var capabilities = try? JSONDecoder().decode(ServerCapabilities.self, from: response.body)
@@ -190,15 +190,15 @@ struct PushRangeTests {
 
     /// Each push a test server answered: how many changes it held, and the status.
     final class PushLog: Sendable {
-        let sent = Mutex<[(changes: Int, status: Int)]>([])
+        let sent = NIOLockedValueBox<[(changes: Int, status: Int)]>([])
     }
 
     /// A server of another protocol version: the handshake stops with a message naming both,
     /// before anything is pushed or pulled.
     @Test func aServerOfAnotherProtocolVersionIsRefusedInTheHandshake() async throws {
-        let requests = Mutex<[String]>([])
+        let requests = NIOLockedValueBox<[String]>([])
         let transport = MemoryTransport { request in
-            requests.withLock { $0.append(request.path) }
+            requests.withLockedValue { $0.append(request.path) }
             let capabilities = ServerCapabilities(
                 protocolVersion: 2, maxChangesPerPush: 5_000, maxPageSize: 5_000, maxBodyBytes: 8 << 20,
                 maxClockSkewMilliseconds: 300_000)
@@ -212,7 +212,7 @@ struct PushRangeTests {
         let error = await #expect(throws: SyncError.self) { try await engine.sync() }
         #expect(error?.code == .unsupportedProtocol)
         #expect(error?.message.contains("protocol 2") == true && error?.message.contains("speaks 1") == true, "\(error?.message ?? "")")
-        #expect(requests.withLock { $0 } == ["/v1/capabilities"])
+        #expect(requests.withLockedValue { $0 } == ["/v1/capabilities"])
         #expect(try SyncStatus(of: a).pendingChanges == 2)
     }
 
@@ -344,23 +344,23 @@ struct PushRangeTests {
 final class KeyRecordingTransport: Transport {
     let base: any Transport
     let keys: KeyLog
-    private let limit: Mutex<Int?>
+    private let limit: NIOLockedValueBox<Int?>
     var failAfter: Int? {
-        get { limit.withLock { $0 } }
-        set { limit.withLock { $0 = newValue } }
+        get { limit.withLockedValue { $0 } }
+        set { limit.withLockedValue { $0 = newValue } }
     }
 
     init(wrapping base: any Transport, keys: KeyLog, failAfter: Int?) {
         self.base = base
         self.keys = keys
-        self.limit = Mutex(failAfter)
+        self.limit = NIOLockedValueBox(failAfter)
     }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let response = try await base.send(request)
         guard request.path.hasSuffix("/push"), let key = request.headers["Idempotency-Key"] else { return response }
         _ = await keys.record(key)
-        let fail = limit.withLock { limit -> Bool in
+        let fail = limit.withLockedValue { limit -> Bool in
             guard let remaining = limit else { return false }
             if remaining == 0 { limit = nil; return true }
             limit = remaining - 1
@@ -376,7 +376,7 @@ final class KeyRecordingTransport: Transport {
 final class CommittingTransport: Transport {
     let base: any Transport
     let commit: @Sendable (Int) throws -> Void
-    private let pushes = Mutex(0)
+    private let pushes = NIOLockedValueBox(0)
 
     init(wrapping base: any Transport, commit: @escaping @Sendable (Int) throws -> Void) {
         self.base = base
@@ -385,7 +385,7 @@ final class CommittingTransport: Transport {
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         if request.path.hasSuffix("/push") {
-            let count = pushes.withLock { count in
+            let count = pushes.withLockedValue { count in
                 defer { count += 1 }; return count
             }
             try commit(count)
@@ -398,20 +398,20 @@ final class CommittingTransport: Transport {
 /// the batch beside it was answered.
 final class FirstAnswerLostTransport: Transport {
     let base: any Transport
-    private let state = Mutex((secondAnswered: false, lost: false))
+    private let state = NIOLockedValueBox((secondAnswered: false, lost: false))
     init(_ base: any Transport) { self.base = base }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let key = request.headers["Idempotency-Key"] ?? ""
-        guard !state.withLock({ $0.lost }) else { return try await base.send(request) }
+        guard !state.withLockedValue({ $0.lost }) else { return try await base.send(request) }
         if key.hasSuffix(":0/2") {
-            try await SyncFixtures.waitUntil { state.withLock { $0.secondAnswered } }
+            try await SyncFixtures.waitUntil { state.withLockedValue { $0.secondAnswered } }
             _ = try await base.send(request)
-            state.withLock { $0.lost = true }
+            state.withLockedValue { $0.lost = true }
             throw SyncError(.unreachable, "planted: the answer was lost")
         }
         let response = try await base.send(request)
-        if key.hasSuffix(":1/2") { state.withLock { $0.secondAnswered = true } }
+        if key.hasSuffix(":1/2") { state.withLockedValue { $0.secondAnswered = true } }
         return response
     }
 }

@@ -3,7 +3,7 @@ import GRDB
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 import Tandem
 import TandemSchema
@@ -45,8 +45,8 @@ struct RichSimulationTests {
 
     /// A replica's clock: the real one moved by an offset the history changes.
     final class SkewedClock: Sendable {
-        let offset = Mutex<Double>(0)
-        var clock: WallClock { WallClock { [self] in Date().addingTimeInterval(self.offset.withLock { $0 }) } }
+        let offset = NIOLockedValueBox<Double>(0)
+        var clock: WallClock { WallClock { [self] in Date().addingTimeInterval(self.offset.withLockedValue { $0 }) } }
     }
 
     /// One write a replica made: what the oracle checks at the end.
@@ -208,7 +208,7 @@ struct RichSimulationTests {
             case 9:
                 // The clock moves: ahead, behind, or back to the truth after running ahead.
                 let offset = offsets[pick(offsets.count)]
-                clocks[r].offset.withLock { $0 = offset }
+                clocks[r].offset.withLockedValue { $0 = offset }
                 log.append("r\(r) clock \(offset) s")
             case 10:
                 // Two projects swap their names in one save (through a third name): a swap,
@@ -285,7 +285,7 @@ struct RichSimulationTests {
                 log.append("r\(r) fixes rank of \(id.suffix(2))")
             }
         }
-        for clock in clocks { clock.offset.withLock { $0 = 0 } }
+        for clock in clocks { clock.offset.withLockedValue { $0 = 0 } }
         for _ in 0..<3 { for r in 0..<3 { await sync(r) } }
         let fresh = try SyncFixtures.memoryStore(dataset, schema: schema)
         _ = try? await SyncEngine(container: fresh, transport: base, configuration: SyncConfiguration(token: { token }), logger: quiet).sync()

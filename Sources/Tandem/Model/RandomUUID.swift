@@ -1,4 +1,4 @@
-internal import Synchronization
+internal import TandemLocking
 
 /// Version-4 UUIDs from a buffer of system randomness.
 ///
@@ -10,7 +10,7 @@ internal import Synchronization
 /// let id = RandomUUID.next()     // e.g. 3b0f…-4…-[89ab]…
 /// ```
 enum RandomUUID {
-    private static let pool = Mutex(Pool())
+    private static let pool = Locked(Pool())
 
     private struct Pool {
         var bytes = [UInt8](repeating: 0, count: 4096)

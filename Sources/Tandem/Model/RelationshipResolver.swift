@@ -1,4 +1,4 @@
-internal import Synchronization
+internal import TandemLocking
 
 /// Works out each relationship's destination, cardinality and inverse from the models'
 /// metadata, as SwiftData does: an explicit `inverse:` wins; otherwise the inverse is inferred
@@ -74,7 +74,7 @@ enum RelationshipResolver {
         let inverseIsToMany: Bool
     }
 
-    private static let cache = Mutex<[ObjectIdentifier: [Int: Entry]]>([:])
+    private static let cache = Locked<[ObjectIdentifier: [Int: Entry]]>([:])
 
     /// Relationship entries by property index, computed once per model type.
     static func entries(of type: any PersistentModel.Type) -> [Int: Entry] {

@@ -33,7 +33,7 @@ import Tandem
 
 /// A fixed, steppable wall clock for journal tests.
 final class SteppingClock: Sendable {
-    private let milliseconds = Mutex<Int64>(1_700_000_000_000)
+    private let milliseconds = Locked<Int64>(1_700_000_000_000)
 
     var clock: WallClock {
         WallClock { [self] in Date(timeIntervalSince1970: Double(milliseconds.withLock { $0 }) / 1000) }
@@ -42,7 +42,7 @@ final class SteppingClock: Sendable {
     func set(_ value: Int64) { milliseconds.withLock { $0 = value } }
 }
 
-import Synchronization
+import TandemLocking
 
 extension HistoryValue {
     /// A SQLite value as the journal records it (for comparing rows with replayed history).
