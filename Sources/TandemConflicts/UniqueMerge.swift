@@ -50,17 +50,20 @@ public struct UniqueMerge: Sendable {
 
     private func keys(_ unique: [(name: String, columns: [String])], value: (String) -> WireValue?) -> [String] {
         var keys: [String] = []
+        keys.reserveCapacity(unique.count)
+        // One buffer per key (the server builds one per new record): no string concatenation.
+        var json = WireJSON()
         for (name, columns) in unique {
-            var key = name + "="
+            json.removeAll()
+            json.raw(name)
+            json.raw("=")
             var complete = true
             for (index, column) in columns.enumerated() {
                 guard let value = value(column), value != .null else { complete = false; break }
-                if index > 0 { key += "," }
-                var json = WireJSON()
+                if index > 0 { json.raw(",") }
                 json.append(value)
-                key += json.text
             }
-            if complete { keys.append(key) }
+            if complete { keys.append(json.text) }
         }
         return keys
     }

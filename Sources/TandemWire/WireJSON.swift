@@ -26,6 +26,11 @@ public struct WireJSON {
         return Data(writer.bytes)
     }
 
+    /// Empties the buffer, keeping its capacity for the next text.
+    public mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     /// Appends JSON text as it is.
     public mutating func raw(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))

@@ -41,4 +41,10 @@ public struct UniqueSlot: Sendable, Hashable {
         self.entity = entity
         self.key = key
     }
+
+    /// Hashes the key alone (`==` compares the entity too): entities rarely share a key, and a
+    /// push claims one slot per new record.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+    }
 }

@@ -35,17 +35,24 @@ struct SchemaComparison {
 
     // MARK: Entities
 
+    // Every lookup below goes through a dictionary: a schema's size is bounded by the server's
+    // limits, not by what a scan per member could afford (the check runs in time linear in
+    // the two schemas' sizes).
+
     mutating func compare(_ old: Schema, _ new: Schema) {
         let oldNames = Set(old.entities.map(\.name))
-        let newNames = Set(new.entities.map(\.name))
-        var added = new.entities.filter { !oldNames.contains($0.name) }
+        let newByName = Self.byName(new.entities, \.name)
+        let added = new.entities.filter { !oldNames.contains($0.name) }
+        // Added entities by shape, in order: a removed entity of the same shape was renamed.
+        var addedByShape = ShapeQueues(added, key: Self.shape)
+        var renamed = Set<String>()
         for entity in old.entities {
-            guard let counterpart = new.entity(named: entity.name) else {
-                if let twin = added.firstIndex(where: { Self.sameShape($0, entity) }) {
+            guard let counterpart = newByName[entity.name] else {
+                if let twin = addedByShape.take(Self.shape(entity)) {
                     add(
                         .entityRenamed, entity.name,
-                        "entity '\(entity.name)' was renamed to '\(added[twin].name)' (same attributes and relationships)")
-                    added.remove(at: twin)
+                        "entity '\(entity.name)' was renamed to '\(twin.name)' (same attributes and relationships)")
+                    renamed.insert(twin.name)
                 } else {
                     add(.entityRemoved, entity.name, "entity '\(entity.name)' was removed")
                 }
@@ -53,14 +60,35 @@ struct SchemaComparison {
             }
             compare(entity, counterpart)
         }
-        for entity in added where !oldNames.contains(entity.name) && newNames.contains(entity.name) {
+        for entity in added where !renamed.contains(entity.name) {
             add(.entityAdded, entity.name, "entity '\(entity.name)' was added")
         }
     }
 
-    private static func sameShape(_ a: Schema.Entity, _ b: Schema.Entity) -> Bool {
-        a.attributes.map(\.shapeKey) == b.attributes.map(\.shapeKey)
-            && a.relationships.map(\.name) == b.relationships.map(\.name)
+    /// What an entity and its renamed twin share: attributes' shapes and relationships' names.
+    private static func shape(_ entity: Schema.Entity) -> [String] {
+        entity.attributes.map(\.shapeKey) + ["|"] + entity.relationships.map(\.name)
+    }
+
+    /// Members by name (the first of a repeated name; the server refuses repeated names).
+    private static func byName<Member>(_ members: [Member], _ name: (Member) -> String) -> [String: Member] {
+        Dictionary(members.map { (name($0), $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Members grouped by a key, each group in order, taken from the front.
+    private struct ShapeQueues<Key: Hashable, Member> {
+        private var queues: [Key: (members: [Member], next: Int)] = [:]
+
+        init(_ members: [Member], key: (Member) -> Key) {
+            for member in members { queues[key(member), default: ([], 0)].members.append(member) }
+        }
+
+        /// The first member with `key` not taken yet.
+        mutating func take(_ key: Key) -> Member? {
+            guard let queue = queues[key], queue.next < queue.members.count else { return nil }
+            queues[key]!.next += 1
+            return queue.members[queue.next]
+        }
     }
 
     /// Pairs each new member with the old one of the same name, or with the one its
@@ -71,19 +99,23 @@ struct SchemaComparison {
         -> (pairs: [(old: Member, new: Member, renamedFrom: String?)], removed: [Member], added: [Member])
     {
         let newNames = Set(new.map(name))
-        var unmatched = old.filter { !newNames.contains(name($0)) }
+        let oldByName = byName(old, name)
+        let unmatched = old.filter { !newNames.contains(name($0)) }
+        var unmatchedByName = ShapeQueues(unmatched, key: name)
+        var taken = Set<String>()
         var pairs: [(old: Member, new: Member, renamedFrom: String?)] = []
         var added: [Member] = []
         for member in new {
-            if let previous = old.first(where: { name($0) == name(member) }) {
+            if let previous = oldByName[name(member)] {
                 pairs.append((previous, member, nil))
-            } else if let originalName = originalName(member), let index = unmatched.firstIndex(where: { name($0) == originalName }) {
-                pairs.append((unmatched.remove(at: index), member, originalName))
+            } else if let originalName = originalName(member), let previous = unmatchedByName.take(originalName) {
+                pairs.append((previous, member, originalName))
+                taken.insert(originalName)
             } else {
                 added.append(member)
             }
         }
-        return (pairs, unmatched, added)
+        return (pairs, unmatched.filter { !taken.contains(name($0)) }, added)
     }
 
     private mutating func compare(_ old: Schema.Entity, _ new: Schema.Entity) {
@@ -95,9 +127,11 @@ struct SchemaComparison {
             }
             compare(previous, attribute, path: path)
         }
+        var firstAddedByShape: [String: Schema.Attribute] = [:]
+        for attribute in added where firstAddedByShape[attribute.shapeKey] == nil { firstAddedByShape[attribute.shapeKey] = attribute }
         for attribute in unmatchedOld {
             let path = "\(old.name).\(attribute.name)"
-            if let twin = added.first(where: { $0.shapeKey == attribute.shapeKey }) {
+            if let twin = firstAddedByShape[attribute.shapeKey] {
                 add(
                     .attributeRemoved, path,
                     "attribute '\(attribute.name)' was removed; '\(twin.name)' of the same type was added — a possible undeclared rename",
@@ -242,15 +276,19 @@ struct SchemaComparison {
 
     private mutating func compareFields(_ old: [Schema.Field], _ new: [Schema.Field], path: String, context: Context) {
         let inCollection = context == .collectionElement
-        var added = new.filter { field in !old.contains { $0.name == field.name } }
+        let oldNames = Set(old.map(\.name))
+        let newByName = Self.byName(new, \.name)
+        let addedFields = new.filter { !oldNames.contains($0.name) }
+        var addedByShape = ShapeQueues(addedFields) { FieldShape(type: $0.type, isOptional: $0.isOptional) }
+        var renamed = Set<String>()
         for field in old {
             let fieldPath = "\(path).\(field.name)"
-            guard let counterpart = new.first(where: { $0.name == field.name }) else {
-                if let twin = added.firstIndex(where: { $0.type == field.type && $0.isOptional == field.isOptional }) {
+            guard let counterpart = newByName[field.name] else {
+                if let twin = addedByShape.take(FieldShape(type: field.type, isOptional: field.isOptional)) {
                     add(
                         inCollection ? .collectionElementFieldRenamed : .compositeFieldRenamed, fieldPath,
-                        "field '\(field.name)' was renamed to '\(added[twin].name)'")
-                    added.remove(at: twin)
+                        "field '\(field.name)' was renamed to '\(twin.name)'")
+                    renamed.insert(twin.name)
                 } else {
                     add(
                         inCollection ? .collectionElementFieldRemoved : .compositeFieldRemoved, fieldPath,
@@ -263,7 +301,7 @@ struct SchemaComparison {
             }
             compareType(field.type, counterpart.type, path: fieldPath, context: context)
         }
-        for field in added {
+        for field in addedFields where !renamed.contains(field.name) {
             let fieldPath = "\(path).\(field.name)"
             if inCollection {
                 add(
@@ -291,18 +329,22 @@ struct SchemaComparison {
             }
             return
         }
+        let newByName = Self.byName(newCases, \.name)
+        let newRawValues = Set(newCases.map(\.rawValue))
+        let oldNames = Set(oldCases.map(\.name))
+        let oldRawValues = Set(oldCases.map(\.rawValue))
         for old in oldCases {
-            if let new = newCases.first(where: { $0.name == old.name }) {
+            if let new = newByName[old.name] {
                 if new.rawValue != old.rawValue {
                     add(
                         .enumCaseRawValueChanged, "\(path).\(old.name)",
                         "case \(old.name) raw value changed from \(old.rawValue.debugDescription) to \(new.rawValue.debugDescription)")
                 }
-            } else if !newCases.contains(where: { $0.rawValue == old.rawValue }) {
+            } else if !newRawValues.contains(old.rawValue) {
                 add(.enumCaseRemoved, "\(path).\(old.name)", "case \(old.name) (raw value \(old.rawValue.debugDescription)) was removed")
             }
         }
-        for new in newCases where !oldCases.contains(where: { $0.name == new.name || $0.rawValue == new.rawValue }) {
+        for new in newCases where !oldNames.contains(new.name) && !oldRawValues.contains(new.rawValue) {
             add(.enumCaseAdded, "\(path).\(new.name)", "case \(new.name) (raw value \(new.rawValue.debugDescription)) was added")
         }
     }
@@ -351,6 +393,12 @@ struct SchemaComparison {
                 "to-one relationship changed from \(old.isOptional ? "optional to required" : "required to optional")")
         }
     }
+}
+
+/// What a composite field and its renamed twin share.
+private struct FieldShape: Hashable {
+    var type: Schema.AttributeType
+    var isOptional: Bool
 }
 
 extension Schema.Attribute {
