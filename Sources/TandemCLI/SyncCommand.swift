@@ -4,6 +4,7 @@ import Logging
 import Tandem
 import TandemCurl
 import TandemSync
+import TandemWire
 
 /// `tandem sync`: one push and pull with the server.
 struct SyncCommand: AsyncParsableCommand {
@@ -176,7 +177,10 @@ enum ConflictText {
         switch conflict.rule {
         case "uniqueMerge" where conflict.attribute == "*":
             let survivor = conflict.survivor.map { $0.split(separator: "/").suffix(2).joined(separator: "/") } ?? "?"
-            what = "merged into \(survivor) (both held one unique value); its values: \(conflict.localValue ?? conflict.remoteValue ?? "-")"
+            what = "merged into \(survivor) (both held one unique value); its values: \(mergedValues(conflict.localValue ?? conflict.remoteValue))"
+        case "uniqueMerge":
+            what =
+                "a record merged into this one (both held one unique value) brought a value written without seeing this one: kept \(remote); lost \(local)"
         case "parentDeleted":
             let entity = container.schema.entity(named: String(conflict.record.split(separator: "/").dropLast().last ?? ""))
             let parent = entity?.relationship(named: conflict.attribute)?.destination ?? "record"
@@ -219,5 +223,15 @@ enum ConflictText {
             }
         }
         return "\(when)  \(record) \(conflict.attribute): \(what)"
+    }
+
+    /// A merged-away record's values as JSON: the entry keeps either the values its row held
+    /// or a pulled change of it that was waiting in the quarantine (then its values are shown).
+    static func mergedValues(_ text: String?) -> String {
+        guard let text else { return "-" }
+        guard let change = try? WireJSONReader.change(Data(text.utf8)) else { return text }
+        var json = WireJSON()
+        json.object(change.values) { $0.append($1) }
+        return json.text
     }
 }

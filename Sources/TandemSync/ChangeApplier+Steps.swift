@@ -303,6 +303,12 @@ extension ChangeApplier {
                 try conflict(
                     change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
                     winner: loser == .incomingWon ? .remote : .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)
+            } else if decision.applies, change.mergedFrom != nil, localStamp != .zero, localValue != remoteValue {
+                // A value of a record merged into this one (see ``WireChange/mergedFrom``),
+                // written without seeing this one: this one lost (the server keeps it too).
+                try conflict(
+                    change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
+                    winner: .remote, rule: ConflictRule.uniqueMerge.rawValue, db, &outcome)
             }
             if decision.applies {
                 writes.set(column, remoteValue)

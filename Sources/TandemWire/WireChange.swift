@@ -32,10 +32,16 @@ public struct WireChange: Sendable, Hashable, Codable {
     /// its newer values over to the survivor and point its references there, instead of
     /// applying its delete rules.
     public var mergedInto: String?
+    /// An update only, written by the server: the change carries values of a record merged
+    /// into this one (the merge's update of the survivor with the loser's newer values, or a
+    /// change of the loser, sent before its maker heard of the merge, pointed at the
+    /// survivor). Its values were written without seeing the survivor's, so a value of the
+    /// survivor it replaces lost a conflict: replicas log it (`uniqueMerge`).
+    public var mergedFrom: String?
 
     public init(
         record: String, entity: String, kind: Kind, values: [String: WireValue] = [:], stamps: [String: String] = [:],
-        mergedInto: String? = nil
+        mergedInto: String? = nil, mergedFrom: String? = nil
     ) {
         self.record = record
         self.entity = entity
@@ -43,6 +49,7 @@ public struct WireChange: Sendable, Hashable, Codable {
         self.values = values
         self.stamps = stamps
         self.mergedInto = mergedInto
+        self.mergedFrom = mergedFrom
     }
 
     /// The stamp key of a delete.

@@ -142,6 +142,10 @@ public struct WireJSON {
         string(change.entity)
         raw(",\"kind\":")
         string(change.kind.rawValue)
+        if let loser = change.mergedFrom {
+            raw(",\"mergedFrom\":")
+            string(loser)
+        }
         if let survivor = change.mergedInto {
             raw(",\"mergedInto\":")
             string(survivor)

@@ -234,6 +234,7 @@ public struct WireJSONReader {
         var entity: String?
         var kind: WireChange.Kind?
         var mergedInto: String?
+        var mergedFrom: String?
         var values: [String: WireValue] = [:]
         var stamps: [String: String] = [:]
         var sawValues = false
@@ -247,6 +248,7 @@ public struct WireJSONReader {
                 guard let parsed = WireChange.Kind(rawValue: text) else { throw reader.error("'\(text)' is not a kind; use insert, update, delete, link or unlink") }
                 kind = parsed
             case "mergedInto": mergedInto = try reader.string()
+            case "mergedFrom": mergedFrom = try reader.string()
             case "values":
                 sawValues = true
                 try reader.object { (reader: inout WireJSONReader, name: String) throws(WireDecodingError) in values[name] = try reader.value() }
@@ -261,7 +263,7 @@ public struct WireJSONReader {
         guard let kind else { throw error("missing key 'kind'") }
         guard sawValues else { throw error("missing key 'values'") }
         guard sawStamps else { throw error("missing key 'stamps'") }
-        return WireChange(record: record, entity: entity, kind: kind, values: values, stamps: stamps, mergedInto: mergedInto)
+        return WireChange(record: record, entity: entity, kind: kind, values: values, stamps: stamps, mergedInto: mergedInto, mergedFrom: mergedFrom)
     }
 
     /// null, a boolean, a number (an integer when it has no fraction or exponent and fits

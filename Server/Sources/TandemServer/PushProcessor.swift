@@ -106,6 +106,10 @@ struct PushProcessor: Sendable {
     /// update values of the entity's columns that fit them.
     private func validateShape(of change: WireChange, at index: Int, columns: [String: Schema.Column]) throws {
         var item: String { "changes[\(index)]" }
+        guard change.mergedFrom == nil else {
+            throw APIError.invalid(
+                "invalid_change", "\(item).mergedFrom is written by the server when it carries a merged record's values to its survivor; send a plain \(change.kind.rawValue)")
+        }
         switch change.kind {
         case .delete:
             guard change.values.isEmpty else {

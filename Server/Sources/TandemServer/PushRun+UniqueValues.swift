@@ -86,10 +86,11 @@ extension PushRun {
             if !carried.applied.isEmpty {
                 let applied = WireChange(
                     record: survivor, entity: entity, kind: .update, values: carried.applied.mapValues(\.value),
-                    stamps: carried.applied.mapValues(\.stamp.description)
+                    stamps: carried.applied.mapValues(\.stamp.description), mergedFrom: loser
                 ).compacted()
                 position = workspace.appendLog(applied, schemaVersion: schemaVersion)
                 last = position!
+                recordReplaced(carried.applied, of: survivorBefore, record: survivor, position: position)
             }
             for lost in carried.lost { workspace.recordLost(lost, record: survivor, position: position, at: now) }
             result.lost += carried.lost.count

@@ -208,8 +208,11 @@ struct PushRun {
                 return .revived
             }
         }
+        let loser = change.record
         change.record = try survivor(of: change.record, stampedAt: newest) ?? merged.survivor
         if change.kind == .insert { change.kind = .update }
+        // Written without seeing the survivor: what it replaces there lost, logged as such.
+        if change.kind == .update { change.mergedFrom = loser }
         isEcho = false
         return .redirected
     }
@@ -283,9 +286,24 @@ struct PushRun {
         for lost in merged.lost {
             workspace.recordLost(lost, record: change.record, position: position, at: now)
         }
+        if change.mergedFrom != nil { recordReplaced(merged.applied, of: before, record: change.record, position: position) }
         outcome(index, position: position, applied: merged.applied.keys.sorted(), lost: merged.lost)
         if unique.hasUniqueValues(change.entity) {
             touch(change.record, change.entity, old: unique.keys(of: before), new: unique.keys(of: state))
+        }
+    }
+
+    /// Keeps in the lost values those of `before` (the survivor of a unique merge) that
+    /// `applied` replaced: values of the merged-away record, written without seeing the
+    /// survivor's, so each replaced one lost a conflict (replicas log it from the logged
+    /// change's `mergedFrom`).
+    mutating func recordReplaced(_ applied: [String: RecordState.Field], of before: RecordState?, record: String, position: Int64?) {
+        guard let before, !before.isDeleted else { return }
+        for (column, new) in applied.sorted(by: { $0.key < $1.key }) {
+            guard let old = before.fields[column], old.value != new.value else { continue }
+            let lost = LostValue(
+                attribute: column, value: old.value, stamp: old.stamp.description, winningValue: new.value, winningStamp: new.stamp.description)
+            workspace.recordLost(lost, record: record, position: position, at: now)
         }
     }
 

@@ -117,13 +117,13 @@ struct Routes: Sendable {
     }
 
     /// `GET /v1/capabilities`: the protocol version, this server's limits, and the additions
-    /// to v1 it has (none yet).
+    /// to v1 it has (``ServerCapabilities/features``).
     func capabilities() throws -> Response {
         try Self.json(
             ServerCapabilities(
                 maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
                 maxBodyBytes: configuration.maxBodyBytes,
-                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds))
+                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom"]))
     }
 
     func listDatasets(_ context: TandemRequestContext) async throws -> Response {
@@ -215,7 +215,7 @@ struct Routes: Sendable {
         // The canonical text is of the changes as sent: a change validation rewrote is
         // written anew when logged.
         let unchanged: [Bool] = zip(push.changes, changes).map { (sent: WireChange, validated: WireChange) -> Bool in
-            sent.record == validated.record && sent.mergedInto == validated.mergedInto
+            sent.record == validated.record && sent.mergedInto == validated.mergedInto && sent.mergedFrom == validated.mergedFrom
         }
         let text = PushProcessor.CanonicalText(
             bytes: canonical.bytes,

@@ -23,6 +23,7 @@ struct ConflictTableTests {
         let syncB: SyncEngine
         let transport: MemoryTransport
         let token: String
+        let storage: MemoryServerStorage
 
         func converged() throws -> Bool { try SyncFixtures.rows(a) == SyncFixtures.rows(b) }
     }
@@ -42,7 +43,7 @@ struct ConflictTableTests {
                 a: a, b: b,
                 syncA: SyncEngine(container: a, transport: transport, configuration: SyncConfiguration(token: { token }), logger: quiet),
                 syncB: SyncEngine(container: b, transport: transport, configuration: SyncConfiguration(token: { token }), logger: quiet),
-                transport: transport, token: token)
+                transport: transport, token: token, storage: storage)
             try SyncFixtures.insert(a, 1, title: "t", rank: 1)
             _ = try await world.syncA.sync()
             _ = try await world.syncB.sync()
@@ -556,6 +557,90 @@ struct UniqueMergeTests {
             let merge = try SyncStatus.conflicts(of: stores[0]).first { $0.rule == "uniqueMerge" && $0.winner == .remote }
             #expect(merge?.survivor?.hasSuffix("aaaaaaaa-0000-0000-0000-000000000001") == true && merge?.localValue?.contains(#""label":"from 0""#) == true)
             #expect(try stores.allSatisfy { try SyncStatus(of: $0).quarantined == 0 })
+        }
+    }
+
+    /// Stores for dataset `tags` and their engines on `w`'s server.
+    static func tagStores(_ count: Int, _ w: ConflictTableTests.World) throws -> ([ModelContainer], [SyncEngine]) {
+        let stores = try (0..<count).map { _ in
+            try ModelContainer(schema: Self.schema, configuration: ModelConfiguration(isStoredInMemoryOnly: true, dataset: "tags"))
+        }
+        return (stores, stores.map { SyncEngine(container: $0, transport: w.transport, configuration: SyncConfiguration(token: { w.token })) })
+    }
+
+    static func insertTag(_ store: ModelContainer, _ id: String, label: String) throws {
+        try store.write(author: "app") { db in
+            try db.execute(sql: "INSERT INTO Tag (\"#id\", code, label) VALUES (?, 'urgent', ?)", arguments: [id, label])
+        }
+    }
+
+    static func labels(_ stores: [ModelContainer]) throws -> [[String]] {
+        try stores.map { store in
+            try store.read { db in try Row.fetchAll(db, sql: "SELECT \"#id\", label FROM Tag").map { "\($0[0] as String) \($0[1] as String)" } }
+        }
+    }
+
+    static let survivor = "aaaaaaaa-0000-0000-0000-000000000001", loser = "bbbbbbbb-0000-0000-0000-000000000001"
+
+    @Test func aSurvivorsValueReplacedByTheMergedRecordsNewerOneIsLoggedWhereItWasWritten() async throws {
+        try await ConflictTableTests.world { w in
+            let (stores, engines) = try Self.tagStores(2, w)
+            // The survivor (smaller id) first, then the loser with a newer label: the merge
+            // carries the loser's label over the survivor's, which lost.
+            try Self.insertTag(stores[0], Self.survivor, label: "from 0")
+            try await ConflictTableTests.tick()
+            try Self.insertTag(stores[1], Self.loser, label: "from 1")
+            for engine in engines + engines { _ = try await engine.sync() }
+            let labels = try Self.labels(stores)
+            #expect(labels[0] == ["\(Self.survivor) from 1"] && labels[1] == labels[0], "\(labels)")
+            let lost = try SyncStatus.conflicts(of: stores[0]).first { $0.attribute == "label" }
+            #expect(
+                lost?.rule == "uniqueMerge" && lost?.winner == .remote && lost?.localValue == #""from 0""# && lost?.remoteValue == #""from 1""#
+                    && lost?.record.hasSuffix(Self.survivor) == true, "\(String(describing: lost))")
+            let dataset = try #require(await w.storage.datasetID(owner: 1, name: "tags"))
+            #expect(await w.storage.lostValues(dataset: dataset).contains { $0.attribute == "label" && $0.value == .text("from 0") && $0.winningValue == .text("from 1") })
+        }
+    }
+
+    @Test func anEditOfTheMergedRecordSentBeforeItsMakerHeardOfTheMergeLogsTheSurvivorsValueItReplaced() async throws {
+        try await ConflictTableTests.world { w in
+            let (stores, engines) = try Self.tagStores(3, w)
+            // 1 makes the loser and 2 pulls it; 0 makes the survivor, newer, and syncs: merged.
+            try Self.insertTag(stores[1], Self.loser, label: "from 1")
+            _ = try await engines[1].sync()
+            _ = try await engines[2].sync()
+            try await ConflictTableTests.tick()
+            try Self.insertTag(stores[0], Self.survivor, label: "from 0")
+            _ = try await engines[0].sync()
+            // 2, not knowing of the merge, edits the loser: the server points it at the survivor.
+            try await ConflictTableTests.tick()
+            try stores[2].write(author: "app") { db in
+                try db.execute(sql: "UPDATE Tag SET label = 'edited on 2' WHERE \"#id\" = ?", arguments: [Self.loser])
+            }
+            for engine in engines + engines { _ = try await engine.sync() }
+            let labels = try Self.labels(stores)
+            #expect(labels.allSatisfy { $0 == ["\(Self.survivor) edited on 2"] }, "\(labels)")
+            let conflicts = try SyncStatus.conflicts(of: stores[0])
+            let lost = conflicts.first { $0.attribute == "label" && $0.localValue == #""from 0""# }
+            #expect(lost?.rule == "uniqueMerge" && lost?.winner == .remote && lost?.record.hasSuffix(Self.survivor) == true, "\(conflicts)")
+            let dataset = try #require(await w.storage.datasetID(owner: 1, name: "tags"))
+            #expect(await w.storage.lostValues(dataset: dataset).contains { $0.value == .text("from 0") && $0.winningValue == .text("edited on 2") })
+        }
+    }
+
+    @Test func aPushedChangeCannotCarryMergedFrom() async throws {
+        try await ConflictTableTests.world { w in
+            let (stores, engines) = try Self.tagStores(1, w)
+            try Self.insertTag(stores[0], Self.survivor, label: "x")
+            _ = try await engines[0].sync()
+            let change =
+                #"{"record":"tandem://tags/Tag/\#(Self.survivor)","entity":"Tag","kind":"update","mergedFrom":"tandem://tags/Tag/\#(Self.loser)","#
+                + #""values":{"label":"y"},"stamps":{"label":"0190a1b2c3d4-0000-00000000000000aa"}}"#
+            let headers = ["Authorization": "Bearer \(w.token)", "Idempotency-Key": UUID().uuidString.lowercased(), "Content-Type": "application/json"]
+            let answer = try await w.transport.send(
+                TransportRequest(
+                    method: "POST", path: "/v1/datasets/tags/push", headers: headers, body: Data(#"{"schemaVersion":1,"changes":[\#(change)]}"#.utf8)))
+            #expect(answer.status == 422 && String(decoding: answer.body, as: UTF8.self).contains("mergedFrom"), "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
         }
     }
 }
