@@ -60,6 +60,42 @@ struct SchemaBenchmark {
                 operation: "schema extract, \(files) model files (process)",
                 tandem: extract, competitor: floor, target: .timeAtMost(.seconds(2))))
         report.measurements += [floor, check, extract].map { $0.labelled("schema") }
+        report.measurements += try inProcessChecks().map { $0.labelled("schema") }
+    }
+
+    /// The compatibility check as the server runs it when a schema is registered (in process,
+    /// against every earlier version): one entity of N optional attributes, then N + 1, for
+    /// N from 2 000 to 20 000 (it should grow about linearly), and the generated 1 000 × 20
+    /// schema against 20 earlier versions.
+    private func inProcessChecks() throws -> [Measurement] {
+        func entity(_ count: Int) -> Schema {
+            Schema(entities: [
+                Schema.Entity(
+                    name: "Wide", attributes: (0..<count).map { Schema.Attribute(name: "a\($0)", type: .scalar(.string), isOptional: true) })
+            ])
+        }
+        var measurements: [Measurement] = []
+        for count in [2_000, 5_000, 10_000, 20_000] {
+            var measurement = Measurement("server check, 1 entity × \(count) attributes + 1")
+            let (baseline, candidate) = (entity(count), entity(count + 1))
+            for _ in 0..<max(runs, 1) {
+                let (elapsed, report) = try Stopwatch.time {
+                    CompatibilityCheck().run(baselines: [.init(name: "v1", schema: baseline)], candidate: candidate)
+                }
+                guard report.isCompatible else { throw BenchError("adding an optional attribute was refused") }
+                measurement.samples.append(elapsed)
+            }
+            measurements.append(measurement)
+        }
+        var versions = Measurement("server check, \(entities) entities × \(attributes) attributes against 20 versions")
+        let history = (0..<20).map { CompatibilityCheck.Baseline(name: "v\($0)", schema: generatedSchema(changed: false)) }
+        let candidate = generatedSchema(changed: true)
+        for _ in 0..<max(runs, 1) {
+            let (elapsed, _) = try Stopwatch.time { CompatibilityCheck().run(baselines: history, candidate: candidate) }
+            versions.samples.append(elapsed)
+        }
+        measurements.append(versions)
+        return measurements
     }
 
     /// Runs a process to its exit and returns the wall time; a different exit code is an error.

@@ -280,8 +280,18 @@ public struct WireJSON {
 
     /// A pull answer around an already written JSON array of log entries.
     public mutating func pullResponse(entries: [UInt8], hasMore: Bool, nextCursor: String, serverTime: Int64) {
-        raw("{\"changes\":")
+        raw(Self.pullResponseHead)
         bytes.append(contentsOf: entries)
+        pullResponseTail(hasMore: hasMore, nextCursor: nextCursor, serverTime: serverTime)
+    }
+
+    /// What a pull answer starts with, before its entries' JSON array.
+    public static let pullResponseHead: StaticString = "{\"changes\":"
+
+    /// What a pull answer ends with, after its entries' JSON array: a server that has the
+    /// entries in a buffer of their own writes head, entries and tail into its answer without
+    /// copying the entries twice.
+    public mutating func pullResponseTail(hasMore: Bool, nextCursor: String, serverTime: Int64) {
         raw(",\"hasMore\":")
         if hasMore { raw("true") } else { raw("false") }
         raw(",\"nextCursor\":")

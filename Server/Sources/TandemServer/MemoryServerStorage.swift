@@ -80,13 +80,10 @@ public actor MemoryServerStorage: ServerStorage {
 
     public func schemaHistory(dataset: Int64) -> [SchemaVersionInfo] { state.datasets[dataset]?.schemas ?? [] }
 
-    public func registerSchema(
-        dataset: Int64, json: String, now: Int64,
-        check: @Sendable ([SchemaVersionInfo]) throws -> Bool
-    ) throws -> SchemaRegistration {
+    public func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) throws -> SchemaRegistration? {
         guard var stored = state.datasets[dataset] else { throw StorageError.notFound("dataset") }
-        guard try check(stored.schemas) else { return SchemaRegistration(version: stored.schemas.count, created: false) }
-        let version = stored.schemas.count + 1
+        guard stored.schemas.count == versions else { return nil }
+        let version = versions + 1
         stored.schemas.append(SchemaVersionInfo(version: version, registeredAt: now, schema: json))
         stored.info.schemaVersion = version
         state.datasets[dataset] = stored

@@ -11,6 +11,9 @@ import TandemWire
 struct Routes: Sendable {
     let dependencies: ServerDependencies
     let schemas = SchemaCache()
+    /// Compatibility checks run one at a time, outside any transaction: a tenant's large
+    /// schema takes one core for its turn, never the write lock.
+    let checks = WorkLimiter(width: 1)
     var storage: any ServerStorage { dependencies.storage }
     var configuration: ServerConfiguration { dependencies.configuration }
 
@@ -91,13 +94,13 @@ struct Routes: Sendable {
             guard !entity.name.isEmpty else { return "an entity has an empty name" }
             var names: Set<String> = []
             for column in entity.columns {
+                guard !column.name.isEmpty else { return "\(entity.name): a column has an empty name" }
                 guard names.insert(column.name).inserted else { return "\(entity.name): the column '\(column.name)' is declared twice (an attribute, a composite leaf or a relationship)" }
             }
-            let relationships = entity.relationships.map(\.name)
-            if let clash = relationships.first(where: { name in entity.attributes.contains { $0.name == name } })
-                ?? relationships.first(where: { name in relationships.filter { $0 == name }.count > 1 })
-            {
-                return "\(entity.name): the name '\(clash)' is used twice"
+            var members = Set(entity.attributes.map(\.name))
+            for relationship in entity.relationships {
+                guard !relationship.name.isEmpty else { return "\(entity.name): a relationship has an empty name" }
+                guard members.insert(relationship.name).inserted else { return "\(entity.name): the name '\(relationship.name)' is used twice" }
             }
         }
         return nil
@@ -150,29 +153,64 @@ struct Routes: Sendable {
         } catch let error as SchemaError {
             throw APIError.badRequest(error.code == .unsupportedFormatVersion ? "unsupported_schema_format" : "invalid_schema", error.message)
         }
+        try checkSize(of: schema, bytes: data.count)
         if let problem = Self.structuralProblem(schema) {
             throw APIError.invalid("invalid_schema", problem)
         }
         let canonical = String(decoding: try schema.canonicalJSON(), as: UTF8.self)
-        let registration = try await storage.registerSchema(dataset: dataset.id, json: canonical, now: dependencies.now()) { history in
-            if history.last?.schema == canonical { return false }
-            let baselines = try history.map { version in
-                CompatibilityCheck.Baseline(name: "version \(version.version)", schema: try Schema(canonicalJSON: Data(version.schema.utf8)))
+        // Checked against the history outside any transaction, then committed in a short one
+        // that holds only if no other version came meanwhile (else checked again).
+        var history = try await storage.schemaHistory(dataset: dataset.id)
+        for _ in 0..<8 {
+            if history.last?.schema == canonical { return try Self.json(SchemaRegistration(version: history.count, created: false)) }
+            let checked = history
+            try await checks.run { try Self.checkCompatible(schema, with: checked) }
+            if let registration = try await storage.registerSchema(dataset: dataset.id, json: canonical, now: dependencies.now(), after: history.count) {
+                await schemas.forget(dataset: dataset.id)
+                dependencies.metrics.schemasRegistered.increment()
+                return try Self.json(registration, status: .created)
             }
-            let report = CompatibilityCheck().run(baselines: baselines, candidate: schema)
-            guard report.isCompatible else {
-                let findings = report.breaking.map {
-                    WireErrorBody.Finding(rule: $0.rule, path: $0.path, verdict: $0.verdict.rawValue, message: $0.message, hint: $0.hint)
-                }
-                throw APIError(
-                    .conflict, "schema_incompatible",
-                    "the schema breaks sync with \(Set(report.breaking.flatMap(\.baselines)).sorted().joined(separator: ", ")): \(findings.map { "\($0.rule) at \($0.path)" }.joined(separator: "; "))",
-                    findings: findings)
-            }
-            return true
+            history = try await storage.schemaHistory(dataset: dataset.id)
         }
-        if registration.created { dependencies.metrics.schemasRegistered.increment() }
-        return try Self.json(registration, status: registration.created ? .created : .ok)
+        throw APIError(.conflict, "schema_contended", "other schema versions of '\(dataset.name)' kept arriving during the check; send it again")
+    }
+
+    /// Refuses a schema past the configured limits (413 `schema_too_large`, naming the limit).
+    func checkSize(of schema: Schema, bytes: Int) throws {
+        let members = schema.entities.reduce(0) { $0 + $1.attributes.count + $1.relationships.count }
+        let limits = [
+            (bytes, configuration.maxSchemaBytes, "bytes", "--max-schema-bytes"),
+            (schema.entities.count, configuration.maxSchemaEntities, "entities", "--max-schema-entities"),
+            (members, configuration.maxSchemaMembers, "attributes and relationships", "--max-schema-members"),
+        ]
+        for (size, limit, what, option) in limits where size > limit {
+            throw APIError(
+                .contentTooLarge, "schema_too_large",
+                "the schema has \(size) \(what); this server takes at most \(limit) (tandem-server serve \(option))")
+        }
+    }
+
+    /// Refuses `schema` (409 `schema_incompatible`, with the findings) when it breaks sync
+    /// with a version of `history`. Linear in the schemas' sizes; stops when the task is
+    /// cancelled (the client went away).
+    static func checkCompatible(_ schema: Schema, with history: [SchemaVersionInfo]) throws {
+        var baselines: [CompatibilityCheck.Baseline] = []
+        for version in history {
+            try Task.checkCancellation()
+            baselines.append(CompatibilityCheck.Baseline(name: "version \(version.version)", schema: try Schema(canonicalJSON: Data(version.schema.utf8))))
+        }
+        let report = CompatibilityCheck().run(baselines: baselines, candidate: schema)
+        guard report.isCompatible else {
+            let findings = report.breaking.prefix(100).map {
+                WireErrorBody.Finding(rule: $0.rule, path: $0.path, verdict: $0.verdict.rawValue, message: $0.message, hint: $0.hint)
+            }
+            let listed = findings.prefix(10).map { "\($0.rule) at \($0.path)" }.joined(separator: "; ")
+            throw APIError(
+                .conflict, "schema_incompatible",
+                "the schema breaks sync with \(Set(report.breaking.flatMap(\.baselines)).sorted().joined(separator: ", ")): \(listed)"
+                    + (report.breaking.count > 10 ? " (and \(report.breaking.count - 10) more)" : ""),
+                findings: Array(findings))
+        }
     }
 
     func push(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
@@ -270,7 +308,7 @@ struct Routes: Sendable {
             }
             limit = min(value, configuration.maxPageSize, Int(Int32.max))
         }
-        let page = try await storage.pullJSON(dataset: dataset.id, after: after, limit: limit)
+        let page = try await storage.pullJSON(dataset: dataset.id, after: after, limit: limit, maxBytes: configuration.maxPageBytes)
         // A cursor past the end of the log is from another log: the server's data was
         // replaced or restored from an older copy. Answering it with an empty page would let
         // its client believe it is in sync with a server that lacks its changes.
@@ -289,7 +327,13 @@ struct Routes: Sendable {
         dependencies.metrics.changesPulled.increment(by: page.count)
         dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         let serverTime = dependencies.now()
-        // The entries as logged: their stamps as pushed.
-        return try Self.json(WireJSON.data { $0.pullResponse(entries: page.json, hasMore: page.hasMore, nextCursor: next, serverTime: serverTime) })
+        // The entries as logged (their stamps as pushed), copied once, into the answer.
+        var tail = WireJSON()
+        tail.pullResponseTail(hasMore: page.hasMore, nextCursor: next, serverTime: serverTime)
+        var body = ByteBufferAllocator().buffer(capacity: WireJSON.pullResponseHead.utf8CodeUnitCount + page.json.count + tail.bytes.count)
+        body.writeStaticString(WireJSON.pullResponseHead)
+        body.writeBytes(page.json)
+        body.writeBytes(tail.bytes)
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
     }
 }

@@ -203,14 +203,11 @@ public final class SQLiteServerStorage: ServerStorage {
         try await pool.read { db in try Self.history(db, dataset: dataset) }
     }
 
-    public func registerSchema(
-        dataset: Int64, json: String, now: Int64,
-        check: @Sendable ([SchemaVersionInfo]) throws -> Bool
-    ) async throws -> SchemaRegistration {
+    public func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
         try await pool.write { db in
-            let history = try Self.history(db, dataset: dataset)
-            guard try check(history) else { return SchemaRegistration(version: history.count, created: false) }
-            let version = history.count + 1
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM schema_versions WHERE dataset_id = ?", arguments: [dataset]) ?? 0
+            guard count == versions else { return nil }
+            let version = versions + 1
             try db.execute(
                 sql: "INSERT INTO schema_versions(dataset_id, version, schema, registered_at) VALUES (?, ?, ?, ?)",
                 arguments: [dataset, version, json, now])
@@ -255,7 +252,7 @@ public final class SQLiteServerStorage: ServerStorage {
         try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?", arguments: [dataset]) ?? 0 }
     }
 
-    public func pullJSON(dataset: Int64, after position: Int64, limit: Int) async throws -> PulledPage {
+    public func pullJSON(dataset: Int64, after position: Int64, limit: Int, maxBytes: Int) async throws -> PulledPage {
         try await pool.read { db in
             let rows = try Row.fetchCursor(
                 db,
@@ -268,7 +265,7 @@ public final class SQLiteServerStorage: ServerStorage {
             var last: Int64?
             var hasMore = false
             while let row = try rows.next() {
-                guard count < limit else { hasMore = true; break }
+                guard count < limit, count == 0 || json.bytes.count < maxBytes else { hasMore = true; break }
                 if count > 0 { json.raw(",") }
                 let at: Int64 = row[0]
                 // Log changes are stored as the JSON of a WireChange: spliced as they are.

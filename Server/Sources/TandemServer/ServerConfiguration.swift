@@ -14,6 +14,14 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxPageSize = 5_000
     /// The page size of a pull without `limit`.
     public var defaultPageSize = 100
+    /// A pull page ends once its entries reach this many bytes (an entry larger than this
+    /// still goes out, alone), so a pull's memory is bounded whatever its entries hold.
+    public var maxPageBytes = 4 << 20
+    /// The largest schema a dataset registers: its JSON in bytes, its entities, and its
+    /// attributes and relationships over all entities. Larger: 413 `schema_too_large`.
+    public var maxSchemaBytes = 4 << 20
+    public var maxSchemaEntities = 2_000
+    public var maxSchemaMembers = 50_000
     /// How far ahead of the server's clock a stamp may be (milliseconds). Further ahead, the
     /// push is refused with `clock_skew` and the server's time, so the client corrects its
     /// clock instead of winning every conflict until the world catches up.

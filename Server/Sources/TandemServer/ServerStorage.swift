@@ -41,13 +41,11 @@ public protocol ServerStorage: Sendable {
     func datasetID(owner: Int64, name: String) async throws -> Int64?
 
     func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo]
-    /// Registers `json` as the next version after `check` accepted it against every earlier
-    /// version, in one transaction; `check` returns `false` when it equals the latest (nothing
-    /// to register).
-    func registerSchema(
-        dataset: Int64, json: String, now: Int64,
-        check: @Sendable ([SchemaVersionInfo]) throws -> Bool
-    ) async throws -> SchemaRegistration
+    /// Registers `json` as version `versions + 1` when the dataset has exactly `versions`
+    /// versions (the history the caller checked it against, outside any transaction), in one
+    /// short transaction; `nil` when another registration came first (check again against the
+    /// new history).
+    func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration?
 
     /// Runs a push in one transaction: the stored answer when `key` was seen, else `job`
     /// (all or nothing, ``PushWorkspace/perform(_:on:)`` on the storage's ``PushStore``) and
@@ -61,10 +59,11 @@ public protocol ServerStorage: Sendable {
     /// The last position of the dataset's log (0 when it is empty).
     func logHead(dataset: Int64) async throws -> Int64
 
-    /// The same page as ``pull(dataset:after:limit:)``, as the JSON array of its entries.
-    /// Storages that keep log entries as JSON splice them instead of decoding and encoding
-    /// each change; the default writes the entries with ``WireJSON``.
-    func pullJSON(dataset: Int64, after position: Int64, limit: Int) async throws -> PulledPage
+    /// The same page as ``pull(dataset:after:limit:)``, as the JSON array of its entries,
+    /// ended early once the entries reach `maxBytes` (the first entry goes out whatever its
+    /// size). Storages that keep log entries as JSON splice them instead of decoding and
+    /// encoding each change; the default writes the entries with ``WireJSON``.
+    func pullJSON(dataset: Int64, after position: Int64, limit: Int, maxBytes: Int) async throws -> PulledPage
 
     /// Forgets the answers of pushes stored before `cutoff` (milliseconds since 1970);
     /// returns how many. A retry that comes later is applied as a new push: its values carry
@@ -92,11 +91,19 @@ public struct PulledPage: Sendable {
 }
 
 extension ServerStorage {
-    public func pullJSON(dataset: Int64, after position: Int64, limit: Int) async throws -> PulledPage {
+    public func pullJSON(dataset: Int64, after position: Int64, limit: Int, maxBytes: Int) async throws -> PulledPage {
         let (entries, hasMore) = try await pull(dataset: dataset, after: position, limit: limit)
         var json = WireJSON()
-        json.array(entries) { writer, entry in writer.append(entry) }
-        return PulledPage(json: json.bytes, count: entries.count, lastPosition: entries.last?.position, hasMore: hasMore)
+        json.raw("[")
+        var count = 0
+        for entry in entries {
+            guard count == 0 || json.bytes.count < maxBytes else { break }
+            if count > 0 { json.raw(",") }
+            json.append(entry)
+            count += 1
+        }
+        json.raw("]")
+        return PulledPage(json: json.bytes, count: count, lastPosition: entries.prefix(count).last?.position, hasMore: hasMore || count < entries.count)
     }
 }
 

@@ -44,6 +44,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The largest request body, in bytes.") var maxBodyBytes = ServerConfiguration().maxBodyBytes
     @Option(help: "The most changes in one push.") var maxChangesPerPush = ServerConfiguration().maxChangesPerPush
     @Option(help: "The largest pull page.") var maxPageSize = ServerConfiguration().maxPageSize
+    @Option(help: "Bytes after which a pull page ends (a larger entry still goes out alone).")
+    var maxPageBytes = ServerConfiguration().maxPageBytes
+    @Option(help: "The largest schema a dataset registers, in bytes of JSON.") var maxSchemaBytes = ServerConfiguration().maxSchemaBytes
+    @Option(help: "The most entities in a schema.") var maxSchemaEntities = ServerConfiguration().maxSchemaEntities
+    @Option(help: "The most attributes and relationships in a schema, over all its entities.")
+    var maxSchemaMembers = ServerConfiguration().maxSchemaMembers
     @Option(help: "Requests per second per token (0: no limit).") var requestsPerSecond = ServerConfiguration().requestsPerSecond
     @Option(help: "Requests a token may burst above the rate.") var burst = ServerConfiguration().burst
     @Option(help: "How far ahead of the server's clock a stamp may be, in milliseconds.")
@@ -57,6 +63,8 @@ struct Serve: AsyncParsableCommand {
         for (name, value) in [
             ("--max-body-bytes", Int64(maxBodyBytes)), ("--max-changes-per-push", Int64(maxChangesPerPush)),
             ("--max-page-size", Int64(maxPageSize)), ("--max-clock-skew", maxClockSkew),
+            ("--max-page-bytes", Int64(maxPageBytes)), ("--max-schema-bytes", Int64(maxSchemaBytes)),
+            ("--max-schema-entities", Int64(maxSchemaEntities)), ("--max-schema-members", Int64(maxSchemaMembers)),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1 (got \(value))")
         }
@@ -75,6 +83,10 @@ struct Serve: AsyncParsableCommand {
         configuration.maxBodyBytes = maxBodyBytes
         configuration.maxChangesPerPush = maxChangesPerPush
         configuration.maxPageSize = maxPageSize
+        configuration.maxPageBytes = maxPageBytes
+        configuration.maxSchemaBytes = maxSchemaBytes
+        configuration.maxSchemaEntities = maxSchemaEntities
+        configuration.maxSchemaMembers = maxSchemaMembers
         configuration.requestsPerSecond = requestsPerSecond
         configuration.burst = burst
         configuration.maxClockSkewMilliseconds = maxClockSkew

@@ -241,8 +241,8 @@ struct FailingStorage: ServerStorage {
     func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
     func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }
     func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int { try await base.pruneIdempotencyKeys(before: cutoff) }
-    func registerSchema(dataset: Int64, json: String, now: Int64, check: @Sendable ([SchemaVersionInfo]) throws -> Bool) async throws -> SchemaRegistration {
-        try await base.registerSchema(dataset: dataset, json: json, now: now, check: check)
+    func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
+        try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
     }
     func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
         try await base.push(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, job: job)

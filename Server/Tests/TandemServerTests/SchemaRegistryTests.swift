@@ -53,8 +53,8 @@ struct SchemaRegistryTests {
             _ = try await client.send(.put, "/v1/datasets/notes", token: harness.ann)
             #expect(try await client.send(.put, "/v1/datasets/notes/schema", token: harness.ann, body: try Self.schemaJSON(v1)).status == .created)
             let id = try #require(try await harness.storage.datasetID(owner: 1, name: "notes"))
-            let forced = try await harness.storage.registerSchema(dataset: id, json: String(decoding: try Self.schemaJSON(v2), as: UTF8.self), now: 0) { _ in true }
-            #expect(forced.version == 2)
+            let forced = try await harness.storage.registerSchema(dataset: id, json: String(decoding: try Self.schemaJSON(v2), as: UTF8.self), now: 0, after: 1)
+            #expect(forced?.version == 2)
             let refused = try await client.send(.put, "/v1/datasets/notes/schema", token: harness.ann, body: try Self.schemaJSON(v3))
             #expect(refused.status == .conflict)
             let error = try refused.decode(WireErrorBody.self).error

@@ -1,0 +1,201 @@
+import Foundation
+import GRDB
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOConcurrencyHelpers
+import Testing
+import TandemSchema
+@testable import TandemServer
+import TandemWire
+
+/// What one tenant's request may hold: schema checks outside the write transaction and within
+/// size limits, pull pages bounded in bytes, a schema cache that stays small and is not
+/// re-read by every push naming a version that does not exist.
+@Suite("One tenant cannot stall the others")
+struct TenantFairnessTests {
+    static func entity(_ name: String, attributes: [String]) -> Schema.Entity {
+        Schema.Entity(name: name, attributes: attributes.map { Schema.Attribute(name: $0, type: .scalar(.string), isOptional: true) })
+    }
+
+    /// A version registered by someone else between the check and the commit is checked
+    /// against too: the registration commits only on the history it was checked against.
+    @Test func aVersionRegisteredDuringTheCheckIsCheckedAgainstBeforeCommitting() async throws {
+        let base = MemoryServerStorage()
+        let v1 = Schema(entities: [Self.entity("Note", attributes: ["title"])])
+        // Registered "meanwhile": adds `body`. The candidate adds `rank` to v1 but lacks
+        // `body`: compatible with v1, breaking with the version that came meanwhile.
+        let meanwhile = Schema(entities: [Self.entity("Note", attributes: ["title", "body"])])
+        let candidate = Schema(entities: [Self.entity("Note", attributes: ["title", "rank"])])
+        let storage = InterleavingStorage(base: base, meanwhile: String(decoding: try meanwhile.canonicalJSON(), as: UTF8.self))
+        let token = try await TokenIssuer.issue(for: try await base.addUser(name: "ann", now: 0), in: base)
+        let app = Application(router: buildRouter(ServerDependencies(storage: storage)), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await app.test(.router) { client in
+            let auth: HTTPFields = [.authorization: "Bearer \(token)"]
+            _ = try await client.execute(uri: "/v1/datasets/notes", method: .put, headers: auth)
+            let first = try await client.execute(uri: "/v1/datasets/notes/schema", method: .put, headers: auth, body: ByteBuffer(bytes: try v1.canonicalJSON()))
+            #expect(first.status == .created)
+            storage.armed.withLockedValue { $0 = true }
+            let refused = try await client.execute(
+                uri: "/v1/datasets/notes/schema", method: .put, headers: auth, body: ByteBuffer(bytes: try candidate.canonicalJSON()))
+            let text = String(buffer: refused.body)
+            #expect(refused.status == .conflict && text.contains("schema_incompatible") && text.contains("version 2"), "\(refused.status) \(text)")
+            let id = try #require(await base.datasetID(owner: 1, name: "notes"))
+            #expect(await base.schemaHistory(dataset: id).count == 2)
+        }
+    }
+
+    @Test(arguments: [
+        ("entities", "--max-schema-entities"), ("members", "--max-schema-members"), ("bytes", "--max-schema-bytes"),
+    ])
+    func aSchemaPastALimitIsRefusedNamingIt(limit: String, option: String) async throws {
+        let harness = try await ServerHarness.make(.memory) { configuration in
+            switch limit {
+            case "entities": configuration.maxSchemaEntities = 2
+            case "members": configuration.maxSchemaMembers = 5
+            default: configuration.maxSchemaBytes = 200
+            }
+        }
+        let schema = Schema(entities: (1...3).map { Self.entity("E\($0)", attributes: ["a", "b"]) })
+        try await harness.run { client in
+            _ = try await client.send(.put, "/v1/datasets/big", token: harness.ann)
+            let reply = try await client.send(.put, "/v1/datasets/big/schema", token: harness.ann, body: try schema.canonicalJSON())
+            let message = try reply.decode(WireErrorBody.self).error.message
+            #expect(reply.status == .contentTooLarge && reply.errorCode == "schema_too_large" && message.contains(option), "\(reply.status) \(message)")
+            #expect(try await client.send(.get, "/v1/datasets/big/schema", token: harness.ann).decode(SchemaHistory.self).versions.isEmpty)
+        }
+    }
+
+    @Test func aSchemaWithAnEmptyAttributeNameIsRefused() async throws {
+        let harness = try await ServerHarness.make(.memory)
+        try await harness.run { client in
+            _ = try await client.send(.put, "/v1/datasets/d", token: harness.ann)
+            let reply = try await client.send(
+                .put, "/v1/datasets/d/schema", token: harness.ann, body: try Schema(entities: [Self.entity("Note", attributes: [""])]).canonicalJSON())
+            #expect(reply.status == .unprocessableContent && reply.errorCode == "invalid_schema")
+        }
+    }
+
+    /// Pages end once their entries reach the byte limit; one larger entry goes out alone;
+    /// following the cursors gives every entry once, in order.
+    @Test(arguments: StorageKind.allCases)
+    func pullPagesAreBoundedInBytes(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.maxPageBytes = 2_000 }
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let titles = [600, 600, 600, 5_000, 600].map { String(repeating: "x", count: $0) }
+            let changes = titles.enumerated().map { ServerHarness.insert("todos", $0.offset + 1, title: $0.element) }
+            #expect(try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 1, changes: changes)).status == .ok)
+            var pages: [[LogEntry]] = []
+            var cursor = ""
+            while true {
+                let page = try await client.pull("todos", token: harness.ann, after: cursor, limit: 100)
+                pages.append(page.changes)
+                cursor = page.nextCursor
+                if !page.hasMore { break }
+            }
+            func size(_ entry: LogEntry) -> Int {
+                var json = WireJSON()
+                json.append(entry)
+                return json.bytes.count + 1
+            }
+            #expect(pages.joined().map(\.change.record) == (1...5).map { ServerHarness.uri("todos", $0) })
+            // A page goes on only while under the limit, and ends there (not at `limit`) but
+            // for the last; the 5 000-byte entry goes out though it alone is over it.
+            for (index, page) in pages.enumerated() {
+                #expect(page.dropLast().map(size).reduce(0, +) < 2_000, "page \(index): \(page.map(size))")
+                if index < pages.count - 1 { #expect(page.map(size).reduce(0, +) >= 2_000, "page \(index): \(page.map(size))") }
+            }
+            #expect(pages.count >= 3 && pages.contains { $0.contains { size($0) > 5_000 } })
+        }
+    }
+
+    @Test func theSchemaCacheRemembersAMissingVersionForAWhile() async throws {
+        let loads = NIOLockedValueBox(0)
+        let history = [SchemaVersionInfo(version: 1, registeredAt: 0, schema: String(decoding: try ServerHarness.schema.canonicalJSON(), as: UTF8.self))]
+        let cache = SchemaCache(recheck: .seconds(3600))
+        let load: @Sendable () async throws -> [SchemaVersionInfo] = {
+            loads.withLockedValue { $0 += 1 }
+            return history
+        }
+        #expect(try await cache.schema(dataset: 1, version: 1, load: load) != nil)
+        for _ in 0..<20 { #expect(try await cache.schema(dataset: 1, version: 2, load: load) == nil) }
+        #expect(loads.withLockedValue { $0 } == 1)
+        // A registration forgets what was read.
+        await cache.forget(dataset: 1)
+        _ = try await cache.schema(dataset: 1, version: 2, load: load)
+        #expect(loads.withLockedValue { $0 } == 2)
+    }
+
+    @Test func theSchemaCacheKeepsAtMostItsCapacityOfDatasetsTheLastUsed() async throws {
+        let json = String(decoding: try ServerHarness.schema.canonicalJSON(), as: UTF8.self)
+        let cache = SchemaCache(capacity: 3)
+        let load: @Sendable () async throws -> [SchemaVersionInfo] = { [SchemaVersionInfo(version: 1, registeredAt: 0, schema: json)] }
+        for dataset in Int64(1)...3 { _ = try await cache.schema(dataset: dataset, version: 1, load: load) }
+        _ = try await cache.schema(dataset: 1, version: 1, load: load)  // 1 used last: 2 is the oldest
+        _ = try await cache.schema(dataset: 4, version: 1, load: load)
+        #expect(await cache.count == 3)
+        let reloads = NIOLockedValueBox(0)
+        let counting: @Sendable () async throws -> [SchemaVersionInfo] = {
+            reloads.withLockedValue { $0 += 1 }
+            return [SchemaVersionInfo(version: 1, registeredAt: 0, schema: json)]
+        }
+        _ = try await cache.schema(dataset: 1, version: 1, load: counting)
+        #expect(reloads.withLockedValue { $0 } == 0)
+        _ = try await cache.schema(dataset: 2, version: 1, load: counting)
+        #expect(reloads.withLockedValue { $0 } == 1)
+    }
+
+    @Test func theWorkLimiterRunsAtMostItsWidthAtOnce() async throws {
+        let limiter = WorkLimiter(width: 1)
+        let state = NIOLockedValueBox((now: 0, most: 0))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    try await limiter.run {
+                        state.withLockedValue {
+                            $0.now += 1; $0.most = max($0.most, $0.now)
+                        }
+                        Thread.sleep(forTimeInterval: 0.005)
+                        state.withLockedValue { $0.now -= 1 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(state.withLockedValue { $0.most } == 1)
+    }
+}
+
+/// Memory storage that, once armed, registers `meanwhile` just before the next registration
+/// commits, as another request (or another server node) could.
+struct InterleavingStorage: ServerStorage {
+    let base: MemoryServerStorage
+    let meanwhile: String
+    let armed = NIOLockedValueBox(false)
+
+    func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
+        if armed.withLockedValue({
+            let was = $0; $0 = false; return was
+        }) {
+            _ = try await base.registerSchema(dataset: dataset, json: meanwhile, now: now, after: versions)
+        }
+        return try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
+    }
+    func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
+    func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
+    func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
+    func revokeToken(id: String) async throws -> Bool { await base.revokeToken(id: id) }
+    func token(id: String) async throws -> (user: ServerUser, secretHash: String)? { await base.token(id: id) }
+    func createDataset(owner: Int64, name: String, now: Int64) async throws -> (DatasetInfo, created: Bool) { await base.createDataset(owner: owner, name: name, now: now) }
+    func datasets(owner: Int64) async throws -> [DatasetInfo] { await base.datasets(owner: owner) }
+    func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
+    func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }
+    func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int { try await base.pruneIdempotencyKeys(before: cutoff) }
+    func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
+        try await base.push(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, job: job)
+    }
+    func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) { await base.pull(dataset: dataset, after: position, limit: limit) }
+    func logHead(dataset: Int64) async throws -> Int64 { await base.logHead(dataset: dataset) }
+    func checkHealth() async throws {}
+}
