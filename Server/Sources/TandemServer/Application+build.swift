@@ -1,4 +1,6 @@
 public import Hummingbird
+import HummingbirdCore
+import NIOCore
 public import Logging
 public import Foundation
 import TandemSchema
@@ -37,8 +39,16 @@ public func buildApplication(
     _ dependencies: ServerDependencies, host: String = "127.0.0.1", port: Int = 8080,
     logger: Logger
 ) -> some ApplicationProtocol {
-    Application(
+    let limits = dependencies.configuration
+    let connections = ConnectionGuard.Counter()
+    let http = HTTP1Channel.Configuration(
+        additionalChannelHandlers: [
+            ConnectionGuard(counter: connections, maxConnections: limits.maxConnections, bodyTimeout: TimeAmount(limits.bodyTimeout))
+        ],
+        idleTimeout: TimeAmount(limits.idleTimeout))
+    return Application(
         router: buildRouter(dependencies),
+        server: .http1(configuration: http),
         configuration: .init(address: .hostname(host, port: port), serverName: "tandem-server"),
         services: [MaintenanceService(dependencies: dependencies, logger: logger)],
         logger: logger)

@@ -22,6 +22,14 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxSchemaBytes = 4 << 20
     public var maxSchemaEntities = 2_000
     public var maxSchemaMembers = 50_000
+    /// How long a connection may go without a complete request head: from its opening or
+    /// the end of its last answer (a half-sent request, an idle keep-alive connection).
+    public var idleTimeout: Duration = .seconds(30)
+    /// How long a request's body may take to arrive in full after its head.
+    public var bodyTimeout: Duration = .seconds(60)
+    /// Connections open at once; one past it is closed as it opens. `tandem-server serve`
+    /// raises its descriptor limit to the system's hard limit and keeps this below it.
+    public var maxConnections = 4_096
     /// How far ahead of the server's clock a stamp may be (milliseconds). Further ahead, the
     /// push is refused with `clock_skew` and the server's time, so the client corrects its
     /// clock instead of winning every conflict until the world catches up.

@@ -46,6 +46,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The largest pull page.") var maxPageSize = ServerConfiguration().maxPageSize
     @Option(help: "Bytes after which a pull page ends (a larger entry still goes out alone).")
     var maxPageBytes = ServerConfiguration().maxPageBytes
+    @Option(help: "Seconds a connection may go without a complete request head (idle, or a half-sent request).")
+    var idleTimeout = 30
+    @Option(help: "Seconds a request's body may take to arrive after its head.") var bodyTimeout = 60
+    @Option(help: "Connections open at once (kept below the descriptor limit, which the server raises to the system's hard limit).")
+    var maxConnections = ServerConfiguration().maxConnections
     @Option(help: "The largest schema a dataset registers, in bytes of JSON.") var maxSchemaBytes = ServerConfiguration().maxSchemaBytes
     @Option(help: "The most entities in a schema.") var maxSchemaEntities = ServerConfiguration().maxSchemaEntities
     @Option(help: "The most attributes and relationships in a schema, over all its entities.")
@@ -65,6 +70,7 @@ struct Serve: AsyncParsableCommand {
             ("--max-page-size", Int64(maxPageSize)), ("--max-clock-skew", maxClockSkew),
             ("--max-page-bytes", Int64(maxPageBytes)), ("--max-schema-bytes", Int64(maxSchemaBytes)),
             ("--max-schema-entities", Int64(maxSchemaEntities)), ("--max-schema-members", Int64(maxSchemaMembers)),
+            ("--idle-timeout", Int64(idleTimeout)), ("--body-timeout", Int64(bodyTimeout)), ("--max-connections", Int64(maxConnections)),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1 (got \(value))")
         }
@@ -87,11 +93,21 @@ struct Serve: AsyncParsableCommand {
         configuration.maxSchemaBytes = maxSchemaBytes
         configuration.maxSchemaEntities = maxSchemaEntities
         configuration.maxSchemaMembers = maxSchemaMembers
+        configuration.idleTimeout = .seconds(idleTimeout)
+        configuration.bodyTimeout = .seconds(bodyTimeout)
+        // Every connection holds a descriptor: past the limit, accept fails for everyone
+        // (answers included, as the database's files need descriptors too).
+        let descriptors = DescriptorLimit.raiseToHardLimit()
+        configuration.maxConnections = min(maxConnections, max(descriptors - 128, 16))
         configuration.requestsPerSecond = requestsPerSecond
         configuration.burst = burst
         configuration.maxClockSkewMilliseconds = maxClockSkew
         configuration.idempotencyRetentionMilliseconds = Int64(idempotencyRetentionDays) * 24 * 3600 * 1000
         let logger = Logger(label: "tandem-server")
+        if configuration.maxConnections < maxConnections {
+            logger.warning(
+                "--max-connections \(maxConnections) lowered to \(configuration.maxConnections): the descriptor limit is \(descriptors) (raise LimitNOFILE / ulimit -n)")
+        }
         // One registry for the server's own metrics and those of the libraries it runs on.
         let metrics = ServerMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))

@@ -50,15 +50,24 @@ struct ServerProcessTests {
         var port = 0
         var base: String { "http://127.0.0.1:\(port)" }
 
-        init(dataDir: String) throws {
+        /// `descriptors`: the soft limit on open descriptors the server starts with (the
+        /// usual 1 024 of a shell or a default unit), set by a shell that then runs it.
+        init(dataDir: String, extra: [String] = [], descriptors: Int? = nil) throws {
             let executable = try #require(ServerProcessTests.serverURL, "tandem-server is not built: run `swift build --build-tests` (Scripts/test.sh does)")
             // A random port can be taken by another suite's server: the server then exits at
             // once, and another port is tried.
             for _ in 0..<5 {
                 port = Int.random(in: 20_000..<60_000)
                 process = Process()
-                process.executableURL = executable
-                process.arguments = ["serve", "--data-dir", dataDir, "--port", String(port), "--log-level", "error", "--requests-per-second", "0", "--max-page-size", "100000"]
+                let arguments =
+                    ["serve", "--data-dir", dataDir, "--port", String(port), "--log-level", "error", "--requests-per-second", "0", "--max-page-size", "100000"] + extra
+                if let descriptors {
+                    process.executableURL = URL(filePath: "/bin/sh")
+                    process.arguments = ["-c", "ulimit -Sn \(descriptors) && exec \"$0\" \"$@\"", executable.path(percentEncoded: false)] + arguments
+                } else {
+                    process.executableURL = executable
+                    process.arguments = arguments
+                }
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
                 try process.run()
@@ -99,9 +108,9 @@ struct ServerProcessTests {
         return (try? JSONDecoder().decode(PullResponse.self, from: Data(reply.body.utf8)).changes.isEmpty == false) ?? false
     }
 
-    static func startServer(_ dataDir: String) throws -> Server {
-        for _ in 0..<5 { if let server = try? Server(dataDir: dataDir) { return server } }
-        return try Server(dataDir: dataDir)
+    static func startServer(_ dataDir: String, _ extra: [String] = [], descriptors: Int? = nil) throws -> Server {
+        for _ in 0..<5 { if let server = try? Server(dataDir: dataDir, extra: extra, descriptors: descriptors) { return server } }
+        return try Server(dataDir: dataDir, extra: extra, descriptors: descriptors)
     }
 
     /// A limit below 1 would refuse every push or answer pulls with empty pages a client

@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+    import Glibc  // sockets and rlimits, to hold connections open as a slow client would
+#endif
+import Foundation
+import Testing
+import TandemWire
+
+/// Slow or idle clients against the real process: 1 100 connections that each send half a
+/// request and stop (more than the usual 1 024-descriptor limit) must not stop the server
+/// answering others, and are closed once the idle timeout passes.
+@Suite("Slow clients (the process)", .serialized)
+struct SlowClientTests {
+    /// Opens a TCP connection to 127.0.0.1:`port` and sends `text`; the descriptor, or -1.
+    static func halfRequest(port: Int, _ text: String) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            return -1
+        }
+        _ = text.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        return fd
+    }
+
+    /// Whether the server closed `fd`: a read finds the end of the stream, or a reset (a
+    /// socket closed with unread input resets the connection).
+    /// An answer the server sent first is read past.
+    static func closedByServer(_ fd: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let read = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if read > 0 { continue }
+            return read == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+        }
+    }
+
+    @Test func halfSentRequestsDoNotStopTheServerAndAreClosedAfterTheIdleTimeout() async throws {
+        let dataDir = try ServerProcessTests.temporaryDirectory()
+        let token = try ServerProcessTests.setUp(dataDir)
+        // Started with the usual soft limit of 1 024 descriptors (a shell's, a default
+        // unit's): the server must raise it itself.
+        let server = try ServerProcessTests.startServer(dataDir, ["--idle-timeout", "6", "--log-level", "critical"], descriptors: 1_024)
+        defer {
+            server.process.terminate()
+            server.process.waitUntilExit()
+        }
+        #expect(try ServerProcessTests.curl("PUT", server.base + "/v1/datasets/todos", token: token).status == 201)
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = max(limit.rlim_cur, min(limit.rlim_max, 4_096))
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        try #require(limit.rlim_cur >= 1_200, "this machine allows \(limit.rlim_cur) descriptors; the test needs 1 200")
+
+        let held = (0..<1_100).map { _ in Self.halfRequest(port: server.port, "GET /v1/datasets HTTP/1.1\r\nHost: x\r\nAuthor") }
+        defer { for fd in held where fd >= 0 { close(fd) } }
+        #expect(held.filter { $0 >= 0 }.count == 1_100)
+        // Others are answered while all of them are held (curl gives up after 2 s, well
+        // before the idle timeout frees a descriptor).
+        let health = try ServerProcessTests.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", server.base + "/health"])
+        #expect(health.output == "200")
+        let pull = try ServerProcessTests.run(
+            "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", "-H", "Authorization: Bearer \(token)", server.base + "/v1/datasets/todos/pull"])
+        #expect(pull.output == "200")
+        // Past the idle timeout, the server has closed them.
+        try await Task.sleep(for: .seconds(9))
+        let closed = held.filter { $0 >= 0 && Self.closedByServer($0) }.count
+        #expect(closed == 1_100, "\(closed) of 1 100 closed")
+    }
+
+    @Test func aBodyThatStopsArrivingClosesItsConnectionAfterTheBodyTimeout() async throws {
+        let dataDir = try ServerProcessTests.temporaryDirectory()
+        let token = try ServerProcessTests.setUp(dataDir)
+        let server = try ServerProcessTests.startServer(dataDir, ["--body-timeout", "1", "--log-level", "critical"])
+        defer {
+            server.process.terminate()
+            server.process.waitUntilExit()
+        }
+        #expect(try ServerProcessTests.curl("PUT", server.base + "/v1/datasets/todos", token: token).status == 201)
+        let head = "PUT /v1/datasets/todos/schema HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Length: 1000\r\n\r\n{\"enti"
+        let fd = Self.halfRequest(port: server.port, head)
+        defer { close(fd) }
+        try #require(fd >= 0)
+        try await Task.sleep(for: .seconds(4))
+        #expect(Self.closedByServer(fd))
+        #expect(try ServerProcessTests.curl("GET", server.base + "/health").status == 200)
+    }
+
+    @Test func connectionsPastTheMaximumAreClosedAsTheyOpen() async throws {
+        let dataDir = try ServerProcessTests.temporaryDirectory()
+        _ = try ServerProcessTests.setUp(dataDir)
+        let server = try ServerProcessTests.startServer(dataDir, ["--max-connections", "20", "--log-level", "critical"])
+        defer {
+            server.process.terminate()
+            server.process.waitUntilExit()
+        }
+        let held = (0..<40).map { _ in Self.halfRequest(port: server.port, "GET /health HTTP/1.1\r\n") }
+        defer { for fd in held where fd >= 0 { close(fd) } }
+        try await Task.sleep(for: .seconds(1))
+        let closed = held.filter { $0 < 0 || Self.closedByServer($0) }.count
+        #expect(closed >= 20 && closed < 40, "\(closed) of 40 closed")
+    }
+}
