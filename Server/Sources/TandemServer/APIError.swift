@@ -20,7 +20,8 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         findings: [WireErrorBody.Finding]? = nil, serverTime: Int64? = nil, maxClockSkew: Int64? = nil
     ) {
         self.status = status
-        self.body = WireErrorBody(error: .init(code: code, message: message, findings: findings, serverTime: serverTime, maxClockSkew: maxClockSkew))
+        self.body = WireErrorBody(
+            error: .init(code: code, message: Self.bounded(message), findings: findings, serverTime: serverTime, maxClockSkew: maxClockSkew))
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
@@ -30,6 +31,16 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(body)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The longest message an answer carries: messages quote the input they refuse, and an
+    /// answer must not grow with it (a 3 MiB column name would come back twice).
+    static let maxMessageLength = 1_000
+
+    /// `message`, cut to ``maxMessageLength`` characters with a note that it was.
+    static func bounded(_ message: String) -> String {
+        guard message.count > maxMessageLength else { return message }
+        return message.prefix(maxMessageLength) + "… (cut: \(message.count) characters)"
     }
 
     static func unauthorized(_ message: String) -> APIError { APIError(.unauthorized, "unauthorized", message) }

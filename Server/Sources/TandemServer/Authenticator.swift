@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 
 /// Resolves `Authorization: Bearer tdm_<id>_<secret>` to a user, or answers 401: missing,
@@ -13,7 +14,11 @@ struct Authenticator: RouterMiddleware {
         guard let header = request.headers[.authorization] else {
             throw APIError.unauthorized("missing bearer token: send Authorization: Bearer <token> (tandem-server tokens create NAME)")
         }
-        guard header.hasPrefix("Bearer "), let token = APIToken(text: String(header.dropFirst("Bearer ".count))) else {
+        // The scheme's name is case-insensitive (RFC 9110 §11.1).
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer",
+            let token = APIToken(text: parts[1].trimmingCharacters(in: .whitespaces))
+        else {
             throw APIError.unauthorized("malformed bearer token: expected Authorization: Bearer tdm_<id>_<secret>")
         }
         guard let stored = try await storage.token(id: token.id),

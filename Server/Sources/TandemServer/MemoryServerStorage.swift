@@ -5,6 +5,8 @@ import TandemSchema
 /// ``ServerStorage`` in memory: the twin of ``SQLiteServerStorage`` for tests and
 /// experiments. A push works on a copy of the state and commits it only when it succeeds.
 public actor MemoryServerStorage: ServerStorage {
+    public nonisolated let cursorKey: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
+
     struct Dataset {
         var id: Int64
         var owner: Int64

@@ -7,8 +7,9 @@ import TandemWire
 /// ``RecordMerge``; runs inside the storage's transaction, so a failure applies nothing.
 struct PushProcessor: Sendable {
     let datasetName: String
-    /// The dataset's id, for the cursors of the answer's ``PushEcho``.
-    let datasetID: Int64
+    /// The dataset's cursor tag (``Cursor/tag(of:key:)``), for the cursors of the answer's
+    /// ``PushEcho``.
+    let cursorTag: UInt64
     let schemaVersion: Int
     let schema: Schema
     let now: Int64

@@ -229,12 +229,9 @@ struct Routes: Sendable {
         guard push.changes.count <= configuration.maxChangesPerPush else {
             throw APIError(.contentTooLarge, "batch_too_large", PushRequest.tooManyChangesMessage(push.changes.count, cap: configuration.maxChangesPerPush))
         }
-        // The hash of the decoded request in canonical form: the same push with its JSON
-        // members in another order is the same push.
         var canonical = WireJSON()
         var spans: [WireJSON.ChangeSpan] = []
         canonical.append(push, spans: &spans)
-        let requestHash = SHA256Hex.of(canonical.bytes)
         let storage = self.storage
         guard
             let schema = try await schemas.schema(
@@ -247,13 +244,25 @@ struct Routes: Sendable {
         }
         let now = dependencies.now()
         let processor = PushProcessor(
-            datasetName: dataset.name, datasetID: dataset.id, schemaVersion: push.schemaVersion, schema: schema,
+            datasetName: dataset.name, cursorTag: Cursor.tag(of: dataset.id, key: storage.cursorKey), schemaVersion: push.schemaVersion, schema: schema,
             now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
         let (changes, stamps) = try processor.validate(push.changes)
         // The canonical text is of the changes as sent: a change validation rewrote is
         // written anew when logged.
         let unchanged: [Bool] = zip(push.changes, changes).map { (sent: WireChange, validated: WireChange) -> Bool in
             sent.record == validated.record && sent.mergedInto == validated.mergedInto && sent.mergedFrom == validated.mergedFrom
+        }
+        // The hash of the request in canonical form, as validated: the same push with its
+        // JSON members in another order, or its URIs in another case, is the same push.
+        let requestHash: String
+        if unchanged.allSatisfy({ $0 }) {
+            requestHash = SHA256Hex.of(canonical.bytes)
+        } else {
+            var validated = push
+            validated.changes = changes
+            var rewritten = WireJSON()
+            rewritten.append(validated)
+            requestHash = SHA256Hex.of(rewritten.bytes)
         }
         let text = PushProcessor.CanonicalText(
             bytes: canonical.bytes,
@@ -296,7 +305,7 @@ struct Routes: Sendable {
             guard let decoded = Cursor(String(cursor)) else {
                 throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
             }
-            guard decoded.dataset == dataset.id else {
+            guard decoded.tag == Cursor.tag(of: dataset.id, key: storage.cursorKey) else {
                 throw APIError(.forbidden, "cursor_other_dataset", "the cursor belongs to another dataset")
             }
             after = decoded.position
@@ -323,7 +332,7 @@ struct Routes: Sendable {
         }
         // Position 0 is the start, written as the empty cursor (as push echoes write it).
         let position = page.lastPosition ?? after
-        let next = position == 0 ? "" : Cursor(dataset: dataset.id, position: position).text
+        let next = position == 0 ? "" : Cursor(tag: Cursor.tag(of: dataset.id, key: storage.cursorKey), position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
         dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         let serverTime = dependencies.now()

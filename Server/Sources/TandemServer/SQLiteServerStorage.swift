@@ -12,7 +12,7 @@ public import TandemWire
 /// let storage = try SQLiteServerStorage(path: "tandem-data/tandem.sqlite")
 /// ```
 public final class SQLiteServerStorage: ServerStorage {
-    /// The version of the database layout, kept in `PRAGMA user_version`: 7. Until the
+    /// The version of the database layout, kept in `PRAGMA user_version`: 8. Until the
     /// first release a database of another format is refused, not upgraded (the operator
     /// starts a new data directory). The layout: users, tokens, datasets, schema versions;
     /// per dataset its records (each a ``RecordState`` in its binary form), its log (keyed by
@@ -21,9 +21,10 @@ public final class SQLiteServerStorage: ServerStorage {
     /// value (`unique_values`), the records merged into another (`merged_records`, with
     /// `remade` when a merged-away id was made again by a newer insert), and which records'
     /// link fields have named each member (`link_members`).
-    public static let formatVersion = 7
+    public static let formatVersion = 8
 
     private let pool: DatabasePool
+    public let cursorKey: [UInt8]
     /// Pushes that queue for the writer run together, each in its own savepoint.
     private let committer: GroupCommitter<QueuedPush, StoredPush>
 
@@ -53,6 +54,12 @@ public final class SQLiteServerStorage: ServerStorage {
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             try pool.write { db in try Self.migrate(db) }
+            cursorKey = try pool.read { db in
+                guard let key = try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'cursor'"), key.count == 32 else {
+                    throw StorageError.unavailable("the server database at \(path) has no cursor key; it is damaged")
+                }
+                return [UInt8](key)
+            }
         } catch let error as StorageError {
             throw error
         } catch {
@@ -114,8 +121,12 @@ public final class SQLiteServerStorage: ServerStorage {
                                             remade TEXT, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
                 CREATE TABLE link_members(dataset_id INTEGER NOT NULL, member TEXT NOT NULL, owner TEXT NOT NULL, field TEXT NOT NULL,
                                           PRIMARY KEY(dataset_id, member, owner, field)) WITHOUT ROWID;
+                CREATE TABLE server_keys(name TEXT NOT NULL PRIMARY KEY, key BLOB NOT NULL);
                 PRAGMA user_version = \(formatVersion);
                 """)
+        var random = SystemRandomNumberGenerator()
+        let key = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
+        try db.execute(sql: "INSERT INTO server_keys(name, key) VALUES ('cursor', ?)", arguments: [key])
     }
 
     public func addUser(name: String, now: Int64) async throws -> ServerUser {

@@ -26,6 +26,10 @@ public struct StoredPush: Sendable {
 /// is the default, `MemoryServerStorage` its in-memory twin, and a PostgreSQL implementation
 /// fits behind it (every method is one transaction).
 public protocol ServerStorage: Sendable {
+    /// The key of this server's pull cursors: random bytes made with the data and kept with
+    /// it, so every server on the same data makes and reads the same cursors.
+    var cursorKey: [UInt8] { get }
+
     func addUser(name: String, now: Int64) async throws -> ServerUser
     func user(named name: String) async throws -> ServerUser?
     func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws

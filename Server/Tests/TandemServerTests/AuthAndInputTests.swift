@@ -231,6 +231,7 @@ struct AuthAndInputTests {
 /// Memory storage whose dataset listing fails as a busy SQLite database would.
 struct FailingStorage: ServerStorage {
     let base: MemoryServerStorage
+    var cursorKey: [UInt8] { base.cursorKey }
     func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
     func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
     func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }

@@ -61,12 +61,12 @@ struct SyncRoutesTests {
             let first = try await client.send(.get, "/v1/datasets/todos/pull", token: harness.ann).decode(PullResponse.self)
             #expect(first.changes.count == 2 && first.hasMore, "the default page is cut to the maximum")
             let all = try await client.pullAll("todos", token: harness.ann, limit: 2)
-            let datasetID = try #require(Cursor(first.nextCursor)).dataset
-            let atEnd = Cursor(dataset: datasetID, position: try #require(all.last?.position)).text
+            let tag = try #require(Cursor(first.nextCursor)).tag
+            let atEnd = Cursor(tag: tag, position: try #require(all.last?.position)).text
             let end = try await client.send(.get, "/v1/datasets/todos/pull?after=\(atEnd)", token: harness.ann)
             let endPage = try end.decode(PullResponse.self)
             #expect(end.status == .ok && endPage.changes.isEmpty)
-            let ahead = Cursor(dataset: datasetID, position: 100).text
+            let ahead = Cursor(tag: tag, position: 100).text
             let refused = try await client.send(.get, "/v1/datasets/todos/pull?after=\(ahead)", token: harness.ann)
             #expect(refused.status == .conflict && refused.errorCode == "cursor_ahead")
         }

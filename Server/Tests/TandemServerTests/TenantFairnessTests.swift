@@ -110,6 +110,62 @@ struct TenantFairnessTests {
         }
     }
 
+    @Test func theBearerSchemeIsMatchedWhateverItsCase() async throws {
+        let harness = try await ServerHarness.make(.memory)
+        try await harness.run { client in
+            for scheme in ["bearer", "BEARER", "Bearer"] {
+                let reply = try await client.send(.get, "/v1/datasets", token: nil, headers: [.authorization: "\(scheme) \(harness.ann)"])
+                #expect(reply.status == .ok, "\(scheme)")
+            }
+            #expect(try await client.send(.get, "/v1/datasets", token: nil, headers: [.authorization: "Basic \(harness.ann)"]).status == .unauthorized)
+        }
+    }
+
+    /// An answer quotes a short prefix of what it refuses: a 300 000-character column name
+    /// does not come back whole.
+    @Test func anErrorAnswerDoesNotGrowWithTheInputItRefuses() async throws {
+        let harness = try await ServerHarness.make(.memory)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let name = String(repeating: "n", count: 300_000)
+            let change = WireChange(
+                record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .insert, values: [name: .text("x")], stamps: [name: ServerHarness.stamp()])
+            let reply = try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 1, changes: [change]))
+            #expect(reply.status == .unprocessableContent && reply.errorCode == "unknown_attribute")
+            #expect(reply.body.count < 2_000, "\(reply.body.count) bytes")
+        }
+    }
+
+    /// A push's key is bound to the push as validated: the same push with its URIs in
+    /// another case is a retry, not another push under a reused key.
+    @Test func aRetryWithItsURIsInAnotherCaseIsReplayed() async throws {
+        let harness = try await ServerHarness.make(.memory)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            var lower = ServerHarness.insert("todos", 1)
+            lower.record = "tandem://todos/Todo/abcdef00-0000-4000-8000-00000000000a"
+            var upper = lower
+            upper.record = "tandem://todos/Todo/ABCDEF00-0000-4000-8000-00000000000A"
+            let first = try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 1, changes: [upper]))
+            #expect(first.status == .ok, "\(String(decoding: first.body, as: UTF8.self))")
+            let retry = try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 1, changes: [lower]))
+            #expect(retry.status == .ok && retry.body == first.body, "\(String(decoding: retry.body, as: UTF8.self))")
+        }
+    }
+
+    /// Cursors are bound to their dataset by a keyed tag, not its sequential id: two
+    /// datasets' cursors share nothing a client could count with, and a cursor of one server's
+    /// data means nothing to a server with other data.
+    @Test func cursorsDoNotShowTheDatasetsId() async throws {
+        let key = (0..<32).map { UInt8($0) }
+        let tags = (Int64(1)...3).map { Cursor.tag(of: $0, key: key) }
+        #expect(Set(tags).count == 3 && tags.allSatisfy { $0 > 1_000_000 })
+        #expect(Cursor.tag(of: 1, key: key) != Cursor.tag(of: 1, key: key.reversed()))
+        let cursor = Cursor(tag: tags[0], position: 42)
+        #expect(Cursor(cursor.text) == cursor && !cursor.text.contains("1:42"))
+        #expect(Cursor("c2.AAAA") == nil && Cursor("c1.MTo0Mg") == nil)
+    }
+
     @Test func theSchemaCacheRemembersAMissingVersionForAWhile() async throws {
         let loads = NIOLockedValueBox(0)
         let history = [SchemaVersionInfo(version: 1, registeredAt: 0, schema: String(decoding: try ServerHarness.schema.canonicalJSON(), as: UTF8.self))]
@@ -182,6 +238,7 @@ struct InterleavingStorage: ServerStorage {
         }
         return try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
     }
+    var cursorKey: [UInt8] { base.cursorKey }
     func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
     func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
     func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
