@@ -86,7 +86,7 @@ def attack_schema(until):
     while time.time() < until:
         n += 1
         attributes = [{"name": "a%d" % i, "type": {"kind": "scalar", "scalar": "string"}, "isOptional": True} for i in range(20000 + n % 2)]
-        schema = {"formatVersion": 1, "entities": [{"name": "Wide%d" % (n % 2), "attributes": attributes}]}
+        schema = {"formatVersion": 1, "entities": [{"name": "Wide", "attributes": attributes}]}
         try:
             request("PUT", "/v1/datasets/a/schema", token_a, json.dumps(schema))
         except Exception:
