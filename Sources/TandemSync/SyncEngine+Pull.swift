@@ -44,7 +44,7 @@ extension SyncEngine {
                 mark = try historyToken()
                 applier.pending = try pendingLocalStamps()
             }
-            applier.now = clock()
+            applier.now = loggedNow()
             let outcome = try store { db -> ChangeApplier.Outcome? in
                 // Another process (the daemon and `tandem sync`) may have applied this page
                 // meanwhile: apply only if the cursor is still the one the page follows.
@@ -89,7 +89,7 @@ extension SyncEngine {
     /// An applier of pulled changes with this engine's rules and the store's unpushed edits.
     func makeApplier() throws -> ChangeApplier {
         let node = container.hlcNode
-        var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: clock(), pending: try pendingLocalStamps())
+        var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: loggedNow(), pending: try pendingLocalStamps())
         applier.remoteWins = remoteWins
         applier.appliesDeleteRules = appliesDeleteRules
         applier.policies = configuration.conflictPolicies

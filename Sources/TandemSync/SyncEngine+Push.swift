@@ -78,7 +78,7 @@ extension SyncEngine {
                     refused: [
                         (
                             WireJSON.data { $0.append(batch[0]) }.utf8Text, batch[0].record,
-                            "the server refused this local change: \(error.message)", clock()
+                            "the server refused this local change: \(error.message)", loggedNow()
                         )
                     ],
                     refusedInserts: batch[0].kind == .insert ? [batch[0].record] : [])
@@ -111,7 +111,7 @@ extension SyncEngine {
             throw SyncError(
                 .invalidResponse, "the server's push answer does not fit the \(batch.count) changes pushed (\(answer.outcomes.count) outcomes\(answer.changeCount.map { " for \($0) changes" } ?? ""))")
         }
-        let now = clock()
+        let now = loggedNow()
         var lost: [SyncConflict] = []
         var winners: [ServerWinner] = []
         var lostLinks: [LostLink] = []

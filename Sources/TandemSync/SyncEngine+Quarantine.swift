@@ -35,7 +35,7 @@ extension SyncEngine {
             ids.append(entry.id)
         }
         if !superseded.isEmpty {
-            let now = clock()
+            let now = loggedNow()
             try store { db in
                 for old in superseded {
                     try SyncStore.unquarantine([old.id], db)
@@ -115,7 +115,7 @@ extension SyncEngine {
         let held = try read { db in try batch.changes.map { try waitsForRefusedInsert($0, refused: refused, db) } }
         guard held.contains(true) else { return (batch, PushResult()) }
         var result = PushResult()
-        let now = clock()
+        let now = loggedNow()
         for (change, waits) in zip(batch.changes, held) where waits {
             result.quarantined += 1
             result.refused.append(
@@ -181,7 +181,7 @@ extension SyncEngine {
         let waiting = try read { db in try SyncStore.quarantined(pulled: true, db, limit: Self.quarantineRetryLimit) }
         guard !waiting.isEmpty else { return ChangeApplier.Outcome() }
         var applier = try makeApplier()
-        applier.now = clock()
+        applier.now = loggedNow()
         let outcome = try store { db in
             var outcome = ChangeApplier.Outcome()
             var pass = waiting

@@ -159,7 +159,7 @@ public actor SyncEngine {
                 "local changes the server refused are waiting in the quarantine; they are sent again on every sync (tandem quarantine list)",
                 metadata: ["changes": "\(summary.waitingLocal)"])
         }
-        let now = clock()
+        let now = loggedNow()
         try store { db in try SyncState.update(db) { $0.lastSync = now } }
         logger.info(
             "synced",
@@ -277,6 +277,13 @@ public actor SyncEngine {
 
     /// How far this machine's clock may be from the server's before a sync warns (ms).
     static let clockWarningMilliseconds: Int64 = 60_000
+
+    /// The time the conflict log, the quarantine and the sync state record: this machine's
+    /// clock corrected by the server's once an answer told it (a machine whose clock is a day
+    /// off still logs its conflicts at the world's time).
+    nonisolated func loggedNow() -> Int64 {
+        clock() + (clockOffset.withLock { $0 } ?? 0)
+    }
 
     /// Stamps again what the server refused as ahead of its clock, below its limit (see
     /// ``ModelContainer/restampLocalChanges(above:after:)``), and the local changes waiting

@@ -138,6 +138,30 @@ struct ConflictTableTests {
         }
     }
 
+    /// A machine whose clock is a day ahead logs its conflicts at the world's time (its
+    /// clock corrected by the server's), not at tomorrow's.
+    @Test func aStoreWithAWrongClockLogsItsConflictsAtTheServersTime() async throws {
+        try await Self.world { w in
+            let day: Int64 = 86_400_000
+            var configuration = ModelConfiguration(isStoredInMemoryOnly: true, dataset: "todos")
+            configuration.clock = WallClock({ Date().addingTimeInterval(86_400) })
+            let ahead = try ModelContainer(schema: SyncFixtures.schema, configuration: configuration)
+            let engine = SyncEngine(
+                container: ahead, transport: w.transport, configuration: SyncConfiguration(token: { w.token }),
+                now: { Int64(Date().timeIntervalSince1970 * 1000) + day })
+            _ = try await engine.sync()
+            // An edit here, then a newer one on a; pulled, it overwrites the one not pushed.
+            try ahead.write(author: "app") { db in try db.execute(sql: "UPDATE Todo SET title = 'ahead' WHERE \"#id\" = ?", arguments: [SyncFixtures.id(1)]) }
+            try await Self.tick()
+            try SyncFixtures.update(w.a, 1, "title", "from a")
+            _ = try await w.syncA.sync()
+            _ = try await engine.sync()
+            let logged = try #require(try SyncStatus.conflicts(of: ahead).first)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            #expect(abs(logged.at - now) < 60_000, "logged \(logged.at - now) ms from now")
+        }
+    }
+
     @Test func aPulledValueNewerThanAnUnpushedLocalEditOverwritesItAndIsLogged() async throws {
         try await Self.world { w in
             try SyncFixtures.update(w.b, 1, "title", "older on B")
