@@ -43,6 +43,7 @@ struct ErrorMiddleware: RouterMiddleware {
             switch error {
             case .conflict(let message): throw APIError(.conflict, "conflict", message)
             case .notFound(let message): throw APIError.notFound(message)
+            case .quota(let message): throw APIError(.forbidden, "quota_exceeded", message)
             case .unavailable:
                 context.logger.error("storage unavailable", metadata: ["error": "\(error)"])
                 throw APIError(.serviceUnavailable, "unavailable", "the server's database is unavailable; retry later")

@@ -62,9 +62,12 @@ public actor MemoryServerStorage: ServerStorage {
         return (user, token.hash)
     }
 
-    public func createDataset(owner: Int64, name: String, now: Int64) -> (DatasetInfo, created: Bool) {
+    public func createDataset(owner: Int64, name: String, now: Int64, limit: Int) throws -> (DatasetInfo, created: Bool) {
         if let existing = state.datasets.values.first(where: { $0.owner == owner && $0.info.name == name }) {
             return (existing.info, false)
+        }
+        guard state.datasets.values.count(where: { $0.owner == owner }) < limit else {
+            throw StorageError.quota(SQLiteServerStorage.datasetQuotaMessage(limit))
         }
         let dataset = Dataset(id: state.nextID, owner: owner, info: DatasetInfo(name: name, createdAt: now, schemaVersion: 0))
         state.nextID += 1

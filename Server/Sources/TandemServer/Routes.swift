@@ -135,7 +135,8 @@ struct Routes: Sendable {
 
     func createDataset(_ context: TandemRequestContext) async throws -> Response {
         let name = try datasetName(context)
-        let (info, created) = try await storage.createDataset(owner: try context.requireUser().id, name: name, now: dependencies.now())
+        let (info, created) = try await storage.createDataset(
+            owner: try context.requireUser().id, name: name, now: dependencies.now(), limit: configuration.maxDatasetsPerUser)
         return try Self.json(info, status: created ? .created : .ok)
     }
 
@@ -163,6 +164,11 @@ struct Routes: Sendable {
         var history = try await storage.schemaHistory(dataset: dataset.id)
         for _ in 0..<8 {
             if history.last?.schema == canonical { return try Self.json(SchemaRegistration(version: history.count, created: false)) }
+            guard history.count < configuration.maxSchemaVersions else {
+                throw APIError(
+                    .forbidden, "quota_exceeded",
+                    "'\(dataset.name)' has \(history.count) schema versions, the most this server allows (tandem-server serve --max-schema-versions)")
+            }
             let checked = history
             try await checks.run { try Self.checkCompatible(schema, with: checked) }
             if let registration = try await storage.registerSchema(dataset: dataset.id, json: canonical, now: dependencies.now(), after: history.count) {

@@ -172,12 +172,18 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    public func createDataset(owner: Int64, name: String, now: Int64) async throws -> (DatasetInfo, created: Bool) {
+    public func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
         try await pool.write { db in
             if let existing = try Self.info(db, owner: owner, name: name) { return (existing, false) }
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM datasets WHERE owner_id = ?", arguments: [owner]) ?? 0
+            guard count < limit else { throw StorageError.quota(Self.datasetQuotaMessage(limit)) }
             try db.execute(sql: "INSERT INTO datasets(owner_id, name, created_at) VALUES (?, ?, ?)", arguments: [owner, name, now])
             return (DatasetInfo(name: name, createdAt: now, schemaVersion: 0), true)
         }
+    }
+
+    static func datasetQuotaMessage(_ limit: Int) -> String {
+        "this user has \(limit) datasets, the most this server allows (tandem-server serve --max-datasets-per-user)"
     }
 
     private static let infoSQL = """

@@ -22,6 +22,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxSchemaBytes = 4 << 20
     public var maxSchemaEntities = 2_000
     public var maxSchemaMembers = 50_000
+    /// Datasets a user may create, and schema versions a dataset may register: past them,
+    /// 403 `quota_exceeded`.
+    public var maxDatasetsPerUser = 1_000
+    public var maxSchemaVersions = 1_000
     /// How long a connection may go without a complete request head: from its opening or
     /// the end of its last answer (a half-sent request, an idle keep-alive connection).
     public var idleTimeout: Duration = .seconds(30)

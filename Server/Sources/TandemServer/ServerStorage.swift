@@ -39,7 +39,9 @@ public protocol ServerStorage: Sendable {
     func token(id: String) async throws -> (user: ServerUser, secretHash: String)?
 
     /// Creates the dataset `name` of `owner` unless it exists; returns it and whether it was created.
-    func createDataset(owner: Int64, name: String, now: Int64) async throws -> (DatasetInfo, created: Bool)
+    /// Creates `owner`'s dataset `name` (or answers the one that exists), unless `owner` has
+    /// `limit` datasets already (``StorageError/quota(_:)``), checked in the same transaction.
+    func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool)
     func datasets(owner: Int64) async throws -> [DatasetInfo]
     /// The id of `owner`'s dataset `name`.
     func datasetID(owner: Int64, name: String) async throws -> Int64?

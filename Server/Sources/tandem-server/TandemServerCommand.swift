@@ -51,6 +51,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a request's body may take to arrive after its head.") var bodyTimeout = 60
     @Option(help: "Connections open at once (kept below the descriptor limit, which the server raises to the system's hard limit).")
     var maxConnections = ServerConfiguration().maxConnections
+    @Option(help: "Datasets a user may create.") var maxDatasetsPerUser = ServerConfiguration().maxDatasetsPerUser
+    @Option(help: "Schema versions a dataset may register.") var maxSchemaVersions = ServerConfiguration().maxSchemaVersions
     @Option(help: "The largest schema a dataset registers, in bytes of JSON.") var maxSchemaBytes = ServerConfiguration().maxSchemaBytes
     @Option(help: "The most entities in a schema.") var maxSchemaEntities = ServerConfiguration().maxSchemaEntities
     @Option(help: "The most attributes and relationships in a schema, over all its entities.")
@@ -70,6 +72,7 @@ struct Serve: AsyncParsableCommand {
             ("--max-page-size", Int64(maxPageSize)), ("--max-clock-skew", maxClockSkew),
             ("--max-page-bytes", Int64(maxPageBytes)), ("--max-schema-bytes", Int64(maxSchemaBytes)),
             ("--max-schema-entities", Int64(maxSchemaEntities)), ("--max-schema-members", Int64(maxSchemaMembers)),
+            ("--max-datasets-per-user", Int64(maxDatasetsPerUser)), ("--max-schema-versions", Int64(maxSchemaVersions)),
             ("--idle-timeout", Int64(idleTimeout)), ("--body-timeout", Int64(bodyTimeout)), ("--max-connections", Int64(maxConnections)),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1 (got \(value))")
@@ -93,6 +96,8 @@ struct Serve: AsyncParsableCommand {
         configuration.maxSchemaBytes = maxSchemaBytes
         configuration.maxSchemaEntities = maxSchemaEntities
         configuration.maxSchemaMembers = maxSchemaMembers
+        configuration.maxDatasetsPerUser = maxDatasetsPerUser
+        configuration.maxSchemaVersions = maxSchemaVersions
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.bodyTimeout = .seconds(bodyTimeout)
         // Every connection holds a descriptor: past the limit, accept fails for everyone

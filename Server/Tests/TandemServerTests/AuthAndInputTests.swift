@@ -237,7 +237,9 @@ struct FailingStorage: ServerStorage {
     func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
     func revokeToken(id: String) async throws -> Bool { await base.revokeToken(id: id) }
     func token(id: String) async throws -> (user: ServerUser, secretHash: String)? { await base.token(id: id) }
-    func createDataset(owner: Int64, name: String, now: Int64) async throws -> (DatasetInfo, created: Bool) { await base.createDataset(owner: owner, name: name, now: now) }
+    func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
+        try await base.createDataset(owner: owner, name: name, now: now, limit: limit)
+    }
     func datasets(owner: Int64) async throws -> [DatasetInfo] { throw DatabaseError(resultCode: .SQLITE_BUSY, message: "database is locked") }
     func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
     func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }

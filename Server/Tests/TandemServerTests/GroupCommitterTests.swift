@@ -77,7 +77,7 @@ struct GroupCommitterTests {
         let harness = try await ServerHarness.make(.sqlite)
         let storage = harness.storage
         let owner = try #require(try await storage.user(named: "ann")).id
-        _ = try await storage.createDataset(owner: owner, name: "d", now: 0)
+        _ = try await storage.createDataset(owner: owner, name: "d", now: 0, limit: 10)
         let dataset = try #require(try await storage.datasetID(owner: owner, name: "d"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for push in 0..<60 {

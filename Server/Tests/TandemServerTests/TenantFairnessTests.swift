@@ -110,6 +110,37 @@ struct TenantFairnessTests {
         }
     }
 
+    @Test(arguments: StorageKind.allCases)
+    func datasetsPastTheUsersQuotaAreRefused(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.maxDatasetsPerUser = 2 }
+        try await harness.run { client in
+            #expect(try await client.send(.put, "/v1/datasets/one", token: harness.ann).status == .created)
+            #expect(try await client.send(.put, "/v1/datasets/two", token: harness.ann).status == .created)
+            let third = try await client.send(.put, "/v1/datasets/three", token: harness.ann)
+            #expect(third.status == .forbidden && third.errorCode == "quota_exceeded")
+            #expect(try third.decode(WireErrorBody.self).error.message.contains("--max-datasets-per-user"))
+            // An existing one is still answered; another user has a quota of their own.
+            #expect(try await client.send(.put, "/v1/datasets/one", token: harness.ann).status == .ok)
+            #expect(try await client.send(.put, "/v1/datasets/three", token: harness.bob).status == .created)
+        }
+    }
+
+    @Test func schemaVersionsPastTheQuotaAreRefused() async throws {
+        let harness = try await ServerHarness.make(.memory) { $0.maxSchemaVersions = 2 }
+        try await harness.run { client in
+            _ = try await client.send(.put, "/v1/datasets/d", token: harness.ann)
+            for (index, attributes) in [["title"], ["title", "b"], ["title", "b", "c"]].enumerated() {
+                let reply = try await client.send(
+                    .put, "/v1/datasets/d/schema", token: harness.ann, body: try Schema(entities: [Self.entity("Note", attributes: attributes)]).canonicalJSON())
+                if index < 2 {
+                    #expect(reply.status == .created)
+                } else {
+                    #expect(reply.status == .forbidden && reply.errorCode == "quota_exceeded")
+                }
+            }
+        }
+    }
+
     @Test func theBearerSchemeIsMatchedWhateverItsCase() async throws {
         let harness = try await ServerHarness.make(.memory)
         try await harness.run { client in
@@ -244,7 +275,9 @@ struct InterleavingStorage: ServerStorage {
     func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
     func revokeToken(id: String) async throws -> Bool { await base.revokeToken(id: id) }
     func token(id: String) async throws -> (user: ServerUser, secretHash: String)? { await base.token(id: id) }
-    func createDataset(owner: Int64, name: String, now: Int64) async throws -> (DatasetInfo, created: Bool) { await base.createDataset(owner: owner, name: name, now: now) }
+    func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
+        try await base.createDataset(owner: owner, name: name, now: now, limit: limit)
+    }
     func datasets(owner: Int64) async throws -> [DatasetInfo] { await base.datasets(owner: owner) }
     func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
     func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }
