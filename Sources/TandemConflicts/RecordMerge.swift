@@ -65,7 +65,10 @@ public enum RecordMerge {
             let deleted = record.isDeleted
             for (column, value) in change.values.sorted(by: { $0.key < $1.key }) {
                 guard let stamp = stamps[column] else { continue }
-                guard let lost = merge(value, stamped: stamp, into: column, of: record, incomingWins: incomingWins) else {
+                switch merge(value, stamped: stamp, into: column, of: record, incomingWins: incomingWins) {
+                case .loses(let lost): result.lost.append(lost)
+                case .changesNothing: break
+                case .wins:
                     let field = RecordState.Field(value: value, stamp: stamp)
                     record.fields[column] = field
                     if deleted {
@@ -76,9 +79,7 @@ public enum RecordMerge {
                     } else {
                         result.applied[column] = field
                     }
-                    continue
                 }
-                if let lost = lost { result.lost.append(lost) }
             }
             // A re-insert brings the record back with every value newer than the delete,
             // not only its own: replicas that applied the delete get the whole record.
@@ -115,33 +116,41 @@ public enum RecordMerge {
         }
     }
 
-    /// Whether `value`, stamped `stamp`, wins `column` of `record`: `nil` when it does (the
-    /// caller writes it), `.some(nil)` when it loses nothing worth reporting (the same value
-    /// again, or under an older stamp), `.some(lost)` when it loses to a newer value, to a tie
-    /// (``ColumnMerge/winsTie(_:over:)``) or to a newer delete.
+    /// What one incoming value does to its column.
+    enum ColumnOutcome {
+        /// It wins: the caller writes it.
+        case wins
+        /// It changes nothing and lost nothing worth reporting (the same value again, or
+        /// under an older stamp).
+        case changesNothing
+        /// It loses to a newer value, to a tie (``ColumnMerge/winsTie(_:over:)``) or to a
+        /// newer delete.
+        case loses(LostValue)
+    }
+
+    /// What `value`, stamped `stamp`, does to `column` of `record`.
     static func merge(
         _ value: WireValue, stamped stamp: HLCTimestamp, into column: String, of record: RecordState,
         incomingWins: (HLCTimestamp, HLCTimestamp) -> Bool
-    ) -> LostValue?? {
+    ) -> ColumnOutcome {
         // The same value written again after the newest delete (elsewhere): this one loses
         // nothing. A link older than its owner's delete meeting the same link made after it:
         // answered lost to the delete, its maker would drop the row the newer one keeps.
-        if record.holds(column, value, newerThan: stamp) { return .some(nil) }
+        if record.holds(column, value, newerThan: stamp) { return .changesNothing }
         if let delete = record.deleted, stamp <= delete {
-            return LostValue(
-                attribute: column, value: value, stamp: stamp.description, winningValue: .null, winningStamp: delete.description, toDelete: true)
+            return .loses(
+                LostValue(
+                    attribute: column, value: value, stamp: stamp.description, winningValue: .null, winningStamp: delete.description, toDelete: true))
         }
-        guard let current = record.fields[column] else { return nil }
+        guard let current = record.fields[column] else { return .wins }
         let lost = LostValue(
             attribute: column, value: value, stamp: stamp.description, winningValue: current.value, winningStamp: current.stamp.description)
         if current.stamp == stamp {
-            if current.value == value { return .some(nil) }
-            if ColumnMerge.winsTie(value, over: current.value) { return nil }
-            return lost
+            if current.value == value { return .changesNothing }
+            return ColumnMerge.winsTie(value, over: current.value) ? .wins : .loses(lost)
         }
-        if incomingWins(stamp, current.stamp) { return nil }
+        if incomingWins(stamp, current.stamp) { return .wins }
         // The same value under an older stamp lost nothing: not reported.
-        if current.value != value { return lost }
-        return .some(nil)
+        return current.value != value ? .loses(lost) : .changesNothing
     }
 }

@@ -47,6 +47,11 @@ struct Cursor: Equatable {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
+    /// A new cursor key: 32 random bytes, made once with a server's data.
+    static func newKey() -> [UInt8] {
+        SymmetricKey(size: .bits256).withUnsafeBytes { [UInt8]($0) }
+    }
+
     /// The tag of `dataset`'s cursors under `key`: the first 8 bytes of HMAC-SHA256 of its id.
     static func tag(of dataset: Int64, key: [UInt8]) -> UInt64 {
         var id = UInt64(bitPattern: dataset).bigEndian

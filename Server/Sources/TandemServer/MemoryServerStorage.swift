@@ -5,7 +5,7 @@ import TandemSchema
 /// ``ServerStorage`` in memory: the twin of ``SQLiteServerStorage`` for tests and
 /// experiments. A push works on a copy of the state and commits it only when it succeeds.
 public actor MemoryServerStorage: ServerStorage {
-    public nonisolated let cursorKey: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
+    public nonisolated let cursorKey = Cursor.newKey()
 
     struct Dataset {
         var id: Int64
@@ -67,7 +67,7 @@ public actor MemoryServerStorage: ServerStorage {
             return (existing.info, false)
         }
         guard state.datasets.values.count(where: { $0.owner == owner }) < limit else {
-            throw StorageError.quota(SQLiteServerStorage.datasetQuotaMessage(limit))
+            throw StorageError.datasetQuota(limit)
         }
         let dataset = Dataset(id: state.nextID, owner: owner, info: DatasetInfo(name: name, createdAt: now, schemaVersion: 0))
         state.nextID += 1

@@ -26,7 +26,11 @@ struct Routes: Sendable {
     }
 
     static func json(_ data: Data, status: HTTPResponse.Status = .ok) throws -> Response {
-        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        json(ByteBuffer(bytes: data), status: status)
+    }
+
+    static func json(_ buffer: ByteBuffer, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: buffer))
     }
 
     /// The body, refused with 413 past the limit: by `Content-Length` before anything is read,
@@ -306,12 +310,13 @@ struct Routes: Sendable {
         let started = ContinuousClock.now
         let dataset = try await dataset(context)
         let query = request.uri.queryParameters
+        let tag = Cursor.tag(of: dataset.id, key: storage.cursorKey)
         var after: Int64 = 0
         if let cursor = query["after"], !cursor.isEmpty {
             guard let decoded = Cursor(String(cursor)) else {
                 throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
             }
-            guard decoded.tag == Cursor.tag(of: dataset.id, key: storage.cursorKey) else {
+            guard decoded.tag == tag else {
                 throw APIError(.forbidden, "cursor_other_dataset", "the cursor belongs to another dataset")
             }
             after = decoded.position
@@ -338,7 +343,7 @@ struct Routes: Sendable {
         }
         // Position 0 is the start, written as the empty cursor (as push echoes write it).
         let position = page.lastPosition ?? after
-        let next = position == 0 ? "" : Cursor(tag: Cursor.tag(of: dataset.id, key: storage.cursorKey), position: position).text
+        let next = position == 0 ? "" : Cursor(tag: tag, position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
         dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         let serverTime = dependencies.now()
@@ -349,6 +354,6 @@ struct Routes: Sendable {
         body.writeStaticString(WireJSON.pullResponseHead)
         body.writeBytes(page.json)
         body.writeBytes(tail.bytes)
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
+        return Self.json(body)
     }
 }

@@ -124,9 +124,7 @@ public final class SQLiteServerStorage: ServerStorage {
                 CREATE TABLE server_keys(name TEXT NOT NULL PRIMARY KEY, key BLOB NOT NULL);
                 PRAGMA user_version = \(formatVersion);
                 """)
-        var random = SystemRandomNumberGenerator()
-        let key = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
-        try db.execute(sql: "INSERT INTO server_keys(name, key) VALUES ('cursor', ?)", arguments: [key])
+        try db.execute(sql: "INSERT INTO server_keys(name, key) VALUES ('cursor', ?)", arguments: [Data(Cursor.newKey())])
     }
 
     public func addUser(name: String, now: Int64) async throws -> ServerUser {
@@ -176,14 +174,10 @@ public final class SQLiteServerStorage: ServerStorage {
         try await pool.write { db in
             if let existing = try Self.info(db, owner: owner, name: name) { return (existing, false) }
             let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM datasets WHERE owner_id = ?", arguments: [owner]) ?? 0
-            guard count < limit else { throw StorageError.quota(Self.datasetQuotaMessage(limit)) }
+            guard count < limit else { throw StorageError.datasetQuota(limit) }
             try db.execute(sql: "INSERT INTO datasets(owner_id, name, created_at) VALUES (?, ?, ?)", arguments: [owner, name, now])
             return (DatasetInfo(name: name, createdAt: now, schemaVersion: 0), true)
         }
-    }
-
-    static func datasetQuotaMessage(_ limit: Int) -> String {
-        "this user has \(limit) datasets, the most this server allows (tandem-server serve --max-datasets-per-user)"
     }
 
     private static let infoSQL = """
@@ -276,24 +270,20 @@ public final class SQLiteServerStorage: ServerStorage {
                 sql: """
                     SELECT position, schema_version, change FROM log WHERE dataset_id = ? AND position > ? ORDER BY position LIMIT ?
                     """, arguments: [dataset, position, limit + 1])
-            var json = WireJSON()
-            json.raw("[")
-            var count = 0
-            var last: Int64?
+            var page = PageWriter(limit: limit, maxBytes: maxBytes)
             var hasMore = false
             while let row = try rows.next() {
-                guard count < limit, count == 0 || json.bytes.count < maxBytes else { hasMore = true; break }
-                if count > 0 { json.raw(",") }
+                guard page.hasRoom else {
+                    hasMore = true
+                    break
+                }
                 let at: Int64 = row[0]
                 // Log changes are stored as the JSON of a WireChange: spliced as they are.
                 try row.withUnsafeData(atIndex: 2) { data in
-                    json.logEntry(position: at, schemaVersion: row[1]) { $0.rawJSON(data ?? Data("null".utf8)) }
+                    page.add(position: at) { $0.logEntry(position: at, schemaVersion: row[1]) { $0.rawJSON(data ?? Data("null".utf8)) } }
                 }
-                count += 1
-                last = at
             }
-            json.raw("]")
-            return PulledPage(json: json.bytes, count: count, lastPosition: last, hasMore: hasMore)
+            return page.finish(hasMore: hasMore)
         }
     }
 

@@ -38,7 +38,6 @@ public protocol ServerStorage: Sendable {
     /// The owner and secret hash of a live (not revoked) token.
     func token(id: String) async throws -> (user: ServerUser, secretHash: String)?
 
-    /// Creates the dataset `name` of `owner` unless it exists; returns it and whether it was created.
     /// Creates `owner`'s dataset `name` (or answers the one that exists), unless `owner` has
     /// `limit` datasets already (``StorageError/quota(_:)``), checked in the same transaction.
     func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool)
@@ -99,17 +98,11 @@ public struct PulledPage: Sendable {
 extension ServerStorage {
     public func pullJSON(dataset: Int64, after position: Int64, limit: Int, maxBytes: Int) async throws -> PulledPage {
         let (entries, hasMore) = try await pull(dataset: dataset, after: position, limit: limit)
-        var json = WireJSON()
-        json.raw("[")
-        var count = 0
-        for entry in entries {
-            guard count == 0 || json.bytes.count < maxBytes else { break }
-            if count > 0 { json.raw(",") }
-            json.append(entry)
-            count += 1
+        var page = PageWriter(limit: limit, maxBytes: maxBytes)
+        for entry in entries where page.hasRoom {
+            page.add(position: entry.position) { $0.append(entry) }
         }
-        json.raw("]")
-        return PulledPage(json: json.bytes, count: count, lastPosition: entries.prefix(count).last?.position, hasMore: hasMore || count < entries.count)
+        return page.finish(hasMore: hasMore || page.count < entries.count)
     }
 }
 

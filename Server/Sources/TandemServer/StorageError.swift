@@ -7,6 +7,11 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     /// The database cannot be used (unreadable file, disk full…).
     case unavailable(String)
 
+    /// A user with `limit` datasets asked for one more.
+    static func datasetQuota(_ limit: Int) -> StorageError {
+        .quota("this user has \(limit) datasets, the most this server allows (tandem-server serve --max-datasets-per-user)")
+    }
+
     public var description: String {
         switch self {
         case .conflict(let message), .notFound(let message), .quota(let message), .unavailable(let message): message

@@ -47,8 +47,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Bytes after which a pull page ends (a larger entry still goes out alone).")
     var maxPageBytes = ServerConfiguration().maxPageBytes
     @Option(help: "Seconds a connection may go without a complete request head (idle, or a half-sent request).")
-    var idleTimeout = 30
-    @Option(help: "Seconds a request's body may take to arrive after its head.") var bodyTimeout = 60
+    var idleTimeout = Int(ServerConfiguration().idleTimeout.components.seconds)
+    @Option(help: "Seconds a request's body may take to arrive after its head.")
+    var bodyTimeout = Int(ServerConfiguration().bodyTimeout.components.seconds)
     @Option(help: "Connections open at once (kept below the descriptor limit, which the server raises to the system's hard limit).")
     var maxConnections = ServerConfiguration().maxConnections
     @Option(help: "Datasets a user may create.") var maxDatasetsPerUser = ServerConfiguration().maxDatasetsPerUser

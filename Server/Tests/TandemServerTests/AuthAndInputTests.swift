@@ -229,28 +229,7 @@ struct AuthAndInputTests {
 }
 
 /// Memory storage whose dataset listing fails as a busy SQLite database would.
-struct FailingStorage: ServerStorage {
+struct FailingStorage: ForwardingStorage {
     let base: MemoryServerStorage
-    var cursorKey: [UInt8] { base.cursorKey }
-    func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
-    func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
-    func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
-    func revokeToken(id: String) async throws -> Bool { await base.revokeToken(id: id) }
-    func token(id: String) async throws -> (user: ServerUser, secretHash: String)? { await base.token(id: id) }
-    func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
-        try await base.createDataset(owner: owner, name: name, now: now, limit: limit)
-    }
     func datasets(owner: Int64) async throws -> [DatasetInfo] { throw DatabaseError(resultCode: .SQLITE_BUSY, message: "database is locked") }
-    func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
-    func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }
-    func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int { try await base.pruneIdempotencyKeys(before: cutoff) }
-    func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
-        try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
-    }
-    func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
-        try await base.push(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, job: job)
-    }
-    func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) { await base.pull(dataset: dataset, after: position, limit: limit) }
-    func logHead(dataset: Int64) async throws -> Int64 { await base.logHead(dataset: dataset) }
-    func checkHealth() async throws {}
 }

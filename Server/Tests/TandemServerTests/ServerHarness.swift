@@ -98,13 +98,18 @@ struct ServerHarness: Sendable {
 
         /// Every log entry of a dataset, pulling pages of `limit`.
         func pullAll(_ dataset: String, token: String, limit: Int) async throws -> [LogEntry] {
-            var entries: [LogEntry] = []
+            try await pullPages(dataset, token: token, limit: limit).flatMap { $0 }
+        }
+
+        /// Every page of a dataset's log, pulling pages of at most `limit` entries.
+        func pullPages(_ dataset: String, token: String, limit: Int) async throws -> [[LogEntry]] {
+            var pages: [[LogEntry]] = []
             var cursor = ""
             while true {
                 let page = try await pull(dataset, token: token, after: cursor, limit: limit)
-                entries += page.changes
+                pages.append(page.changes)
                 cursor = page.nextCursor
-                if !page.hasMore { return entries }
+                if !page.hasMore { return pages }
             }
         }
     }
@@ -141,4 +146,37 @@ struct ServerHarness: Sendable {
             values: ["title": .text(title), "people.name": .text("Ann"), "people.age": .integer(31)],
             stamps: ["title": stamp, "people.name": stamp, "people.age": stamp])
     }
+}
+
+/// A storage that hands every call to a ``MemoryServerStorage``; a test's wrapper implements
+/// only the calls it changes (fails, delays, interleaves).
+protocol ForwardingStorage: ServerStorage {
+    var base: MemoryServerStorage { get }
+}
+
+extension ForwardingStorage {
+    var cursorKey: [UInt8] { base.cursorKey }
+    func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
+    func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
+    func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
+    func revokeToken(id: String) async throws -> Bool { await base.revokeToken(id: id) }
+    func token(id: String) async throws -> (user: ServerUser, secretHash: String)? { await base.token(id: id) }
+    func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
+        try await base.createDataset(owner: owner, name: name, now: now, limit: limit)
+    }
+    func datasets(owner: Int64) async throws -> [DatasetInfo] { await base.datasets(owner: owner) }
+    func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
+    func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }
+    func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
+        try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
+    }
+    func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int { try await base.pruneIdempotencyKeys(before: cutoff) }
+    func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
+        try await base.push(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, job: job)
+    }
+    func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) {
+        await base.pull(dataset: dataset, after: position, limit: limit)
+    }
+    func logHead(dataset: Int64) async throws -> Int64 { await base.logHead(dataset: dataset) }
+    func checkHealth() async throws {}
 }

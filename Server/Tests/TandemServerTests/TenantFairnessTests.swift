@@ -86,14 +86,7 @@ struct TenantFairnessTests {
             let titles = [600, 600, 600, 5_000, 600].map { String(repeating: "x", count: $0) }
             let changes = titles.enumerated().map { ServerHarness.insert("todos", $0.offset + 1, title: $0.element) }
             #expect(try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 1, changes: changes)).status == .ok)
-            var pages: [[LogEntry]] = []
-            var cursor = ""
-            while true {
-                let page = try await client.pull("todos", token: harness.ann, after: cursor, limit: 100)
-                pages.append(page.changes)
-                cursor = page.nextCursor
-                if !page.hasMore { break }
-            }
+            let pages = try await client.pullPages("todos", token: harness.ann, limit: 100)
             func size(_ entry: LogEntry) -> Int {
                 var json = WireJSON()
                 json.append(entry)
@@ -256,36 +249,15 @@ struct TenantFairnessTests {
 
 /// Memory storage that, once armed, registers `meanwhile` just before the next registration
 /// commits, as another request (or another server node) could.
-struct InterleavingStorage: ServerStorage {
+struct InterleavingStorage: ForwardingStorage {
     let base: MemoryServerStorage
     let meanwhile: String
     let armed = NIOLockedValueBox(false)
 
     func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
-        if armed.withLockedValue({
-            let was = $0; $0 = false; return was
-        }) {
+        if armed.withLockedValue({ let was = $0; $0 = false; return was }) {
             _ = try await base.registerSchema(dataset: dataset, json: meanwhile, now: now, after: versions)
         }
         return try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
     }
-    var cursorKey: [UInt8] { base.cursorKey }
-    func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
-    func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
-    func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
-    func revokeToken(id: String) async throws -> Bool { await base.revokeToken(id: id) }
-    func token(id: String) async throws -> (user: ServerUser, secretHash: String)? { await base.token(id: id) }
-    func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
-        try await base.createDataset(owner: owner, name: name, now: now, limit: limit)
-    }
-    func datasets(owner: Int64) async throws -> [DatasetInfo] { await base.datasets(owner: owner) }
-    func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
-    func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }
-    func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int { try await base.pruneIdempotencyKeys(before: cutoff) }
-    func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
-        try await base.push(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, job: job)
-    }
-    func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) { await base.pull(dataset: dataset, after: position, limit: limit) }
-    func logHead(dataset: Int64) async throws -> Int64 { await base.logHead(dataset: dataset) }
-    func checkHealth() async throws {}
 }
