@@ -255,7 +255,9 @@ struct InterleavingStorage: ForwardingStorage {
     let armed = NIOLockedValueBox(false)
 
     func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
-        if armed.withLockedValue({ let was = $0; $0 = false; return was }) {
+        if armed.withLockedValue({
+            let was = $0; $0 = false; return was
+        }) {
             _ = try await base.registerSchema(dataset: dataset, json: meanwhile, now: now, after: versions)
         }
         return try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
