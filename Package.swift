@@ -142,7 +142,7 @@ let package = Package(
             dependencies: [
                 "TandemSchema",
                 "TandemSchemaExtract",
-                "Tandem", "TandemWire", "TandemSync", "TandemCurl", "TandemLocking",
+                "Tandem", "TandemWire", "TandemSync", "TandemCurl", "TandemLocking", "TandemSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Tandem
 import TandemSchema
+import TandemSQLite
 import TandemSync
 import TandemWire
 
@@ -98,15 +99,17 @@ struct RecordsCommand: ParsableCommand {
 
     /// A row as printed; a column the schema names and the table lacks is an error that
     /// says so (GRDB's subscript would stop the process).
+    /// `row` is a cursor's current row, so its text is read whole (``Row/wireValue(at:)``).
     static func printed(_ row: Row, entity: Schema.Entity, dataset: String, links: ((String) throws -> [String: [String]]?)? = nil) throws -> Printed {
         var values: [String: WireValue] = [:]
+        let names = Array(row.columnNames)
         for column in columns(of: entity) {
-            guard row.hasColumn(column.name) else {
+            guard let index = names.firstIndex(of: column.name) else {
                 throw CLIError(
                     "the store's table '\(entity.name)' has no column '\(column.name)', which its schema names: the store is damaged; migrate it again with tandem init --store FILE --schema SCHEMA.json"
                 )
             }
-            values[column.name] = WireValue(row[column.name] as DatabaseValue)
+            values[column.name] = row.wireValue(at: index)
         }
         let id: String = row["#id"]
         return Printed(record: "tandem://\(dataset)/\(entity.name)/\(id)", entity: entity.name, values: values, links: try links?(id))
@@ -161,10 +164,6 @@ struct RecordsCommand: ParsableCommand {
             }
             for (name, value) in values.sorted(by: { $0.key < $1.key }) {
                 guard case .text(let text) = value else { continue }
-                // SQLite keeps text up to its first NUL: the rest would be lost without a word.
-                if text.utf8.contains(0) {
-                    throw CLIError("\(name): the text holds a NUL character (\\u0000), which the store cannot keep; remove it")
-                }
                 // A reference is its record's UUID, lowercase, as the store writes it (a delete
                 // rule looks it up as such); a record URI of the destination is taken too.
                 if known[name]!.role == .foreignKey, let relationship = entity.relationship(named: name) {
@@ -237,13 +236,19 @@ struct RecordsCommand: ParsableCommand {
                     if exists {
                         try setLinks()
                         guard !names.isEmpty else { return }
-                        try db.execute(
-                            sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
-                            arguments: StatementArguments(arguments + [uuid.databaseValue]))
+                        // Bound straight to SQLite: text whole, a NUL inside included.
+                        try db.makeStatement(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?")
+                            .executeBound { bind in
+                                for value in arguments { bind.value(value) }
+                                bind.text(uuid)
+                            }
                     } else {
-                        try db.execute(
-                            sql: "INSERT INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
-                            arguments: StatementArguments([uuid.databaseValue] + arguments))
+                        try db.makeStatement(
+                            sql: "INSERT INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))"
+                        ).executeBound { bind in
+                            bind.text(uuid)
+                            for value in arguments { bind.value(value) }
+                        }
                         try setLinks()
                     }
                 }
@@ -275,7 +280,9 @@ struct RecordsCommand: ParsableCommand {
             let container = try store.open()
             let (entity, uuid) = try RecordsCommand.parse(uri, in: container)
             let printed = try container.read { db -> Printed? in
-                guard let row = try Row.fetchOne(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid]) else { return nil }
+                // The cursor stays alive while its row is read.
+                let rows = try Row.fetchCursor(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [uuid])
+                guard let row = try rows.next() else { return nil }
                 return try RecordsCommand.printed(row, entity: entity, dataset: container.dataset) { try RecordsCommand.links(of: $0, entity: entity, in: container.schema, db) }
             }
             guard let printed else { throw CLIError("no record \(uri)") }
@@ -293,9 +300,13 @@ struct RecordsCommand: ParsableCommand {
             let container = try store.open()
             let entity = try RecordsCommand.entity(entity, in: container)
             let printed = try container.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) ORDER BY \"#id\" LIMIT ?", arguments: [limit]).map { row in
-                    try RecordsCommand.printed(row, entity: entity, dataset: container.dataset) { try RecordsCommand.links(of: $0, entity: entity, in: container.schema, db) }
+                let rows = try Row.fetchCursor(db, sql: "SELECT * FROM \(SQLName.quote(entity.name)) ORDER BY \"#id\" LIMIT ?", arguments: [limit])
+                var printed: [Printed] = []
+                while let row = try rows.next() {
+                    printed.append(
+                        try RecordsCommand.printed(row, entity: entity, dataset: container.dataset) { try RecordsCommand.links(of: $0, entity: entity, in: container.schema, db) })
                 }
+                return printed
             }
             try printJSON(printed)
         }

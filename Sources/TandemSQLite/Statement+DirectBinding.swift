@@ -60,6 +60,17 @@ extension Statement {
             }
         }
 
+        /// A GRDB value, its text whole (GRDB's own binding stops text at a NUL).
+        public mutating func value(_ value: DatabaseValue) {
+            switch value.storage {
+            case .null: next(sqlite3_bind_null(statement, index))
+            case .int64(let integer): next(sqlite3_bind_int64(statement, index, integer))
+            case .double(let real): next(sqlite3_bind_double(statement, index, real))
+            case .string(let text): self.text(text)
+            case .blob(let data): data.withUnsafeBytes { blob($0) }
+            }
+        }
+
         private mutating func next(_ code: Int32) {
             if failure == SQLITE_OK && code != SQLITE_OK { failure = code }
             index += 1

@@ -100,8 +100,10 @@ extension ChangeApplier {
             if updateWinsOverDelete.contains(change.entity) {
                 // The edit wins: the record comes back as a new local insert, pushed next.
                 let columns = Array(known.keys).sorted()
-                if let row = try Row.fetchOne(db, sql: "SELECT \(columns.map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?", arguments: [uuid]) {
-                    let values = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($0.element, WireValue(row[$0.offset] as DatabaseValue)) })
+                if let row = try Row.fetchWireValues(
+                    db.makeStatement(sql: "SELECT \(columns.map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"), arguments: [uuid])
+                {
+                    let values = Dictionary(uniqueKeysWithValues: zip(columns, row))
                     outcome.resolutions.append(Resolution(entity: change.entity, uuid: uuid, values: values, reinsert: true))
                 }
                 try conflict(change.record, "*", local: nil, localStamp: edited, remote: nil, remoteStamp: delete, winner: .local, rule: ConflictRule.updateWinsOverDelete.rawValue, db, &outcome)
@@ -244,15 +246,15 @@ extension ChangeApplier {
         // The local values are read only when a column needs them: a change this store
         // already has (its own push coming back) costs one lookup of the stamps.
         let sortedColumns = values.keys.sorted()
-        var current: Row??
+        var current: [WireValue]??
         func readLocal(at index: Int) throws -> WireValue {
             if current == nil {
                 current = .some(
-                    try Row.fetchOne(
+                    try Row.fetchWireValues(
                         db.cachedStatement(sql: "SELECT \(sortedColumns.map(q).joined(separator: ", ")) FROM \(table) WHERE \(Self.idColumn) = ?"),
                         arguments: [uuid]))
             }
-            return WireValue(current??[index] as DatabaseValue? ?? .null)
+            return current??[index] ?? .null
         }
         for (index, column) in sortedColumns.enumerated() {
             guard let remote = remoteStamp(column) else { continue }

@@ -553,13 +553,14 @@ struct ChangeApplier {
     func rowState(_ entity: String, _ id: String, _ db: Database) throws -> RowState? {
         let names = sql[entity]?.columns ?? []
         guard
-            let row = try Row.fetchOne(
-                db, sql: "SELECT \(Self.stampColumn)\(names.map { ", " + q($0) }.joined()) FROM \(q(entity)) WHERE \(Self.idColumn) = ?",
+            let row = try Row.fetchWireValues(
+                db.makeStatement(sql: "SELECT \(Self.stampColumn)\(names.map { ", " + q($0) }.joined()) FROM \(q(entity)) WHERE \(Self.idColumn) = ?"),
                 arguments: [id])
         else { return nil }
         var values: [String: WireValue] = [:]
-        for (index, name) in names.enumerated() { values[name] = WireValue(row[index + 1] as DatabaseValue) }
-        return RowState(values: values, stamps: (row[0] as String?).flatMap(Self.stamps) ?? [:])
+        for (index, name) in names.enumerated() { values[name] = row[index + 1] }
+        guard case .text(let stamps) = row[0] else { return RowState(values: values, stamps: [:]) }
+        return RowState(values: values, stamps: Self.stamps(stamps) ?? [:])
     }
 
     /// Follows the server's merge of record `loser` into `survivor` (both held a unique
@@ -700,12 +701,13 @@ struct ChangeApplier {
             let columns = attribute.columns.map(\.name)
             guard columns.allSatisfy({ values[$0] != nil }) else { continue }
             let condition = columns.map { SQLName.quote($0) + " IS ?" }.joined(separator: " AND ")
-            if let holder = try String.fetchOne(
-                db, sql: "SELECT \(idColumn) FROM \(SQLName.quote(entityName)) WHERE \(condition) AND \(idColumn) != ? LIMIT 1",
-                arguments: StatementArguments(columns.map { values[$0]!.databaseValue } + [uuid.databaseValue]))
-            {
-                return holder
-            }
+            // Bound straight to SQLite: a text value with a NUL inside is compared whole.
+            let holder = try db.makeStatement(sql: "SELECT \(idColumn) FROM \(SQLName.quote(entityName)) WHERE \(condition) AND \(idColumn) != ? LIMIT 1")
+                .fetchFirstText { bind in
+                    for column in columns { bind.value(values[column]!) }
+                    bind.text(uuid)
+                }
+            if let holder = holder ?? nil { return holder }
         }
         return nil
     }

@@ -1,6 +1,7 @@
 import GRDB
 import Tandem
 import TandemSchema
+import TandemSQLite
 import TandemWire
 
 /// A server's value that won over a pushed one (last writer wins), taken into the local row
@@ -63,8 +64,10 @@ struct ServerWinner: Sendable {
         if let destination, case .text(let target) = value, let survivor = try SyncStore.survivor(entity: destination, id: target, db) {
             value = .text(survivor)
         }
-        try db.execute(
-            sql: "UPDATE OR IGNORE \(table) SET \(SQLName.quote(column)) = ?, \(stampColumn) = ? WHERE \(id) = ?",
-            arguments: [value.databaseValue, ChangeApplier.json(stamps.mapValues(\.description)), self.id])
+        try db.makeStatement(sql: "UPDATE OR IGNORE \(table) SET \(SQLName.quote(column)) = ?, \(stampColumn) = ? WHERE \(id) = ?").executeBound { bind in
+            bind.value(value)  // text whole, a NUL inside included
+            bind.text(ChangeApplier.json(stamps.mapValues(\.description)))
+            bind.text(self.id)
+        }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Tandem
 import TandemSchema
+import TandemSQLite
 import TandemWire
 
 extension SyncEngine {
@@ -142,15 +143,19 @@ extension SyncEngine {
                 for resolution in resolutions {
                     let table = SQLName.quote(resolution.entity)
                     let names = resolution.values.keys.sorted()
-                    let arguments = names.map { resolution.values[$0]!.databaseValue }
+                    let arguments = names.map { resolution.values[$0]! }
                     // One at a time: a value carried over by a merge may collide with a third
                     // record's unique value; that one is skipped (and said), not the others.
                     do {
                         try db.inSavepoint {
                             if resolution.reinsert {
-                                try db.execute(
-                                    sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))",
-                                    arguments: StatementArguments([resolution.uuid.databaseValue] + arguments))
+                                // Bound straight to SQLite: text whole, a NUL inside included.
+                                try db.makeStatement(
+                                    sql: "INSERT OR IGNORE INTO \(table) (\"#id\"\(names.map { ", " + SQLName.quote($0) }.joined())) VALUES (?\(String(repeating: ", ?", count: names.count)))"
+                                ).executeBound { bind in
+                                    bind.text(resolution.uuid)
+                                    for value in arguments { bind.value(value) }
+                                }
                             } else if let stamps = resolution.stamps {
                                 // The values' own stamps, written with them (the journal keeps
                                 // them, so the push carries them), and only over older ones: a
@@ -160,15 +165,19 @@ extension SyncEngine {
                                 let newer = names.filter { name in stamps[name].map { $0 > (merged[name] ?? merged["*"] ?? .zero) } ?? false }
                                 guard !newer.isEmpty else { return .commit }
                                 for name in newer { merged[name] = stamps[name] }
-                                try db.execute(
-                                    sql: "UPDATE \(table) SET \(newer.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")), \"#hlc\" = ? WHERE \"#id\" = ?",
-                                    arguments: StatementArguments(
-                                        newer.map { resolution.values[$0]!.databaseValue }
-                                            + [ChangeApplier.json(merged.mapValues(\.description)).databaseValue, resolution.uuid.databaseValue]))
+                                try db.makeStatement(
+                                    sql: "UPDATE \(table) SET \(newer.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")), \"#hlc\" = ? WHERE \"#id\" = ?"
+                                ).executeBound { bind in
+                                    for name in newer { bind.value(resolution.values[name]!) }
+                                    bind.text(ChangeApplier.json(merged.mapValues(\.description)))
+                                    bind.text(resolution.uuid)
+                                }
                             } else {
-                                try db.execute(
-                                    sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?",
-                                    arguments: StatementArguments(arguments + [resolution.uuid.databaseValue]))
+                                try db.makeStatement(sql: "UPDATE \(table) SET \(names.map { SQLName.quote($0) + " = ?" }.joined(separator: ", ")) WHERE \"#id\" = ?")
+                                    .executeBound { bind in
+                                        for value in arguments { bind.value(value) }
+                                        bind.text(resolution.uuid)
+                                    }
                             }
                             return .commit
                         }

@@ -357,22 +357,25 @@ extension SyncEngine {
             while true {
                 let (changes, lastID): ([WireChange], String?) = try read { db in
                     let rows = try SyncJournal.rowsWithoutJournaledInsert(entity: entity.name, columns: columns, after: after, limit: slice, db)
-                    return (
-                        rows.map { row in
-                            let id: String = row[0]
-                            let stamps = (row[1] as String?).flatMap(ChangeApplier.stamps) ?? [:]
-                            var values: [String: WireValue] = [:]
-                            var columnStamps: [String: String] = [:]
-                            for (index, column) in columns.enumerated() {
-                                values[column] = WireValue(row[index + 2] as DatabaseValue)
-                                columnStamps[column] = (stamps[column] ?? stamps["*"] ?? .zero).description
-                            }
-                            return WireChange(
+                    var changes: [WireChange] = []
+                    var lastID: String?
+                    while let row = try rows.next() {
+                        let id: String = row[0]
+                        let stamps = (row[1] as String?).flatMap(ChangeApplier.stamps) ?? [:]
+                        var values: [String: WireValue] = [:]
+                        var columnStamps: [String: String] = [:]
+                        for (index, column) in columns.enumerated() {
+                            values[column] = row.wireValue(at: index + 2)
+                            columnStamps[column] = (stamps[column] ?? stamps["*"] ?? .zero).description
+                        }
+                        changes.append(
+                            WireChange(
                                 record: "tandem://\(container.dataset)/\(entity.name)/\(id)", entity: entity.name, kind: .insert,
                                 values: values, stamps: columnStamps
-                            ).compacted()
-                        }, rows.last.map { $0[0] as String }
-                    )
+                            ).compacted())
+                        lastID = id
+                    }
+                    return (changes, lastID)
                 }
                 guard let lastID else { break }
                 after = lastID  // the stored id, whatever its case: the next slice starts after it

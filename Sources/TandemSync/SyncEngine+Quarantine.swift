@@ -160,11 +160,11 @@ extension SyncEngine {
         // later edit replaced go with it as the row holds them, with their stamps.
         if change.kind == .insert, !replaced.isEmpty {
             replaced.sort()
-            let row = try Row.fetchOne(
-                db, sql: "SELECT \(replaced.map(SQLName.quote).joined(separator: ", ")) FROM \(SQLName.quote(uri.entity)) WHERE \(ChangeApplier.idColumn) = ?",
+            let row = try Row.fetchWireValues(
+                db.makeStatement(sql: "SELECT \(replaced.map(SQLName.quote).joined(separator: ", ")) FROM \(SQLName.quote(uri.entity)) WHERE \(ChangeApplier.idColumn) = ?"),
                 arguments: [uri.id])
             for (index, column) in replaced.enumerated() {
-                kept.values[column] = WireValue(row?[index] as DatabaseValue? ?? .null)
+                kept.values[column] = row?[index] ?? .null
                 kept.stamps[column] = (current[column] ?? current["*"])?.description
             }
             if kept.stamps[WireChange.deleteStampKey] == nil, let created = current["*"] { kept.stamps[WireChange.deleteStampKey] = created.description }

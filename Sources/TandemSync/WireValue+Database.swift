@@ -50,3 +50,32 @@ extension WireJSON {
         return copy.text
     }
 }
+
+extension Row {
+    /// The wire form of column `index`, its text whole. GRDB reads text up to its first NUL
+    /// (U+0000), which the store keeps: text is read again from its bytes when SQLite holds
+    /// more of them. Whole only on a cursor's current row (a copied row, from `fetchOne` or
+    /// `fetchAll`, holds the text as GRDB read it).
+    ///
+    /// ```swift
+    /// let rows = try Row.fetchCursor(db, sql: "SELECT title FROM Todo")
+    /// while let row = try rows.next() { print(row.wireValue(at: 0)) }
+    /// ```
+    package func wireValue(at index: Int) -> WireValue {
+        let value = self[index] as DatabaseValue
+        guard case .string(let text) = value.storage else { return WireValue(value) }
+        let whole = try? withUnsafeData(atIndex: index) { data -> String? in
+            guard let data, data.count != text.utf8.count else { return nil }
+            return String(decoding: data, as: UTF8.self)
+        }
+        return .text((whole ?? nil) ?? text)
+    }
+
+    /// The columns of the first row `statement` gives (text whole, see ``wireValue(at:)``);
+    /// `nil` when it gives none.
+    package static func fetchWireValues(_ statement: Statement, arguments: StatementArguments) throws -> [WireValue]? {
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        guard let row = try rows.next() else { return nil }
+        return (0..<row.count).map(row.wireValue(at:))
+    }
+}

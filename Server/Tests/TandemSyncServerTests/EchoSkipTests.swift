@@ -196,6 +196,67 @@ struct PulledValueTests {
         }
     }
 
+    /// Each title's bytes, in hex: GRDB's `String` would stop at a NUL.
+    static func titles(_ store: ModelContainer) throws -> [String] {
+        try store.read { db in try String.fetchAll(db, sql: "SELECT hex(title) FROM Todo ORDER BY \"#id\"") }
+    }
+
+    /// Text with U+0000 inside reaches every replica whole, through inserts, updates and a
+    /// conflict (the store keeps it whole; GRDB alone would read it cut at the NUL).
+    @Test func textWithANulInsideArrivesWhole() async throws {
+        try await ConflictTableTests.world(schema: Self.schema) { w in
+            try w.a.write(author: "app") { db in
+                // Written in SQL: GRDB's binding stops text at a NUL.
+                try db.execute(sql: "INSERT INTO Todo (\"#id\", title) VALUES (?, 'before' || char(0) || 'after')", arguments: [SyncFixtures.id(21)])
+                try db.execute(sql: "INSERT INTO Todo (\"#id\", title) VALUES (?, ?)", arguments: [SyncFixtures.id(22), "two"])
+            }
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            let hex = "before\u{0}after".utf8.map { String(format: "%02X", $0) }.joined()
+            #expect(try Self.titles(w.a).suffix(2) == [hex, "74776F"], "the store holds it whole")
+            #expect(try Self.titles(w.b) == Self.titles(w.a))
+            // A conflict over a NUL-holding value: B's later edit wins on both, A's is logged whole.
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: "UPDATE Todo SET title = 'a' || char(0) || 'side' WHERE \"#id\" = ?", arguments: [SyncFixtures.id(22)])
+            }
+            try await Task.sleep(for: .milliseconds(5))
+            try w.b.write(author: "app") { db in
+                try db.execute(sql: "UPDATE Todo SET title = 'b' || char(0) || 'side' WHERE \"#id\" = ?", arguments: [SyncFixtures.id(22)])
+            }
+            _ = try await w.syncB.sync()
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()
+            #expect(try Self.titles(w.a) == Self.titles(w.b))
+            #expect(try Self.titles(w.a).last == "b\u{0}side".utf8.map { String(format: "%02X", $0) }.joined())
+            let conflicts = try SyncStatus.conflicts(of: w.a)
+            #expect(conflicts.contains { $0.localValue == #""a\u0000side""# && $0.remoteValue == #""b\u0000side""# }, "\(conflicts)")
+
+            // An edit newer than a delete brings the record back, its values read from the row.
+            try w.b.write(author: "app") { db in try db.execute(sql: "DELETE FROM Todo WHERE \"#id\" = ?", arguments: [SyncFixtures.id(22)]) }
+            _ = try await w.syncB.sync()
+            try await Task.sleep(for: .milliseconds(5))
+            try w.a.write(author: "app") { db in
+                try db.execute(sql: "UPDATE Todo SET title = 'c' || char(0) || 'back', rank = 3 WHERE \"#id\" = ?", arguments: [SyncFixtures.id(22)])
+            }
+            var wins = SyncConfiguration(token: { w.token })
+            wins.updateWinsOverDelete = ["Todo"]
+            _ = try await SyncEngine(container: w.a, transport: w.transport, configuration: wins).sync()
+            _ = try await w.syncB.sync()
+            #expect(try Self.titles(w.a).last == "c\u{0}back".utf8.map { String(format: "%02X", $0) }.joined())
+            #expect(try Self.titles(w.b) == Self.titles(w.a))
+
+            // Rows whose history was deleted are pushed from the rows themselves.
+            let c = try SyncFixtures.memoryStore("todos", schema: Self.schema)
+            try c.write(author: "app") { db in
+                try db.execute(sql: "INSERT INTO Todo (\"#id\", title) VALUES (?, 'd' || char(0) || 'snapshot')", arguments: [SyncFixtures.id(23)])
+            }
+            _ = try c.deleteHistory(before: HistoryToken(rawValue: try c.currentHistoryToken().rawValue + 1))
+            _ = try await SyncEngine(container: c, transport: w.transport, configuration: SyncConfiguration(token: { w.token })).sync()
+            _ = try await w.syncA.sync()
+            #expect(try Self.titles(w.a).last == "d\u{0}snapshot".utf8.map { String(format: "%02X", $0) }.joined())
+        }
+    }
+
     @Test func everyKindOfValueArrivesAsWritten() async throws {
         try await ConflictTableTests.world(schema: Self.schema) { w in
             try w.a.write(author: "app") { db in

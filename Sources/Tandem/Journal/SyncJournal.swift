@@ -42,14 +42,15 @@ package enum SyncJournal {
     }
 
     /// Up to `limit` rows of `entity` after id `after`, in id order, that the journal holds
-    /// no insert for (history deleted): `"#id"`, `"#hlc"`, then `columns`.
+    /// no insert for (history deleted): `"#id"`, `"#hlc"`, then `columns`. A cursor: a row's
+    /// text is whole only while it is the current row (a copied row's text stops at a NUL).
     ///
     /// - Throws: the database's error.
     package static func rowsWithoutJournaledInsert(
         entity: String, columns: [String], after: String, limit: Int,
         _ db: Database
-    ) throws -> [Row] {
-        try Row.fetchAll(
+    ) throws -> RowCursor {
+        try Row.fetchCursor(
             db,
             sql: """
                 SELECT \(idColumn), \(stampColumn)\(columns.map { ", " + SQLName.quote($0) }.joined()) FROM \(SQLName.quote(entity))
