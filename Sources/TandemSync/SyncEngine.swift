@@ -230,6 +230,11 @@ public actor SyncEngine {
         let detail = try? JSONDecoder().decode(WireErrorBody.self, from: response.body).error
         let message = detail.map { "\($0.code): \($0.message)" } ?? String(decoding: response.body.prefix(300), as: UTF8.self)
         let what = "\(method) \(path.split(separator: "?").first ?? "") answered \(response.status): \(message)"
+        if detail?.code == "quota_exceeded" {
+            return SyncError(
+                .quotaExceeded, what + ". Local changes stay pending until the server's operator raises the quota", status: response.status,
+                serverCode: detail?.code)
+        }
         switch response.status {
         case 401, 403: return SyncError(.unauthorized, what + ". Check the token (tandem-server tokens create NAME)", status: response.status)
         case 429, 500...: return SyncError(.serverUnavailable, what, status: response.status, retryAfter: response.headers["retry-after"].flatMap(Double.init))

@@ -16,6 +16,10 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unreachable = Code(rawValue: "unreachable")
         /// The token was refused (401/403).
         public static let unauthorized = Code(rawValue: "unauthorized")
+        /// A quota of the user's on the server is used up (403 `quota_exceeded`): datasets,
+        /// schema versions or stored bytes. Local changes stay pending; the sync succeeds
+        /// once the server's operator raises the quota (`tandem-server users quota`).
+        public static let quotaExceeded = Code(rawValue: "quotaExceeded")
         /// The store's schema breaks sync with a version the dataset has; the message names
         /// the rules.
         public static let schemaIncompatible = Code(rawValue: "schemaIncompatible")

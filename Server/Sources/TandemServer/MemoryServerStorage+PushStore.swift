@@ -8,6 +8,7 @@ extension MemoryServerStorage {
         var dataset: Dataset
         var log: [LogEntry]
         var lost: [LostWrite] = []
+        var loggedBytes: Int64 = 0
 
         func lastLogPosition() -> Int64 { log.last?.position ?? 0 }
 
@@ -52,6 +53,7 @@ extension MemoryServerStorage {
                 nextLog.append(LogEntry(position: entry.position, change: change, schemaVersion: entry.schemaVersion))
             }
             lost += writes.lost
+            loggedBytes += writes.log.reduce(0) { $0 + Int64($1.json.count) }
             dataset = next
             log = nextLog
             return refused

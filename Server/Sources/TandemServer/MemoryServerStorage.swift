@@ -20,6 +20,8 @@ public actor MemoryServerStorage: ServerStorage {
         /// Member record → the link fields that have named it.
         var linkOwners: [String: Set<LinkOwner>] = [:]
         var idempotent: [String: (hash: String, response: Data, at: Int64)] = [:]
+        /// The bytes of its log entries (as the SQLite storage keeps them).
+        var storedBytes: Int64 = 0
     }
 
     struct State {
@@ -60,6 +62,15 @@ public actor MemoryServerStorage: ServerStorage {
     public func token(id: String) -> (user: ServerUser, secretHash: String)? {
         guard let token = state.tokens[id], !token.revoked, let user = state.users.first(where: { $0.id == token.user }) else { return nil }
         return (user, token.hash)
+    }
+
+    public func setQuota(user: Int64, _ quota: UserQuota) throws {
+        guard let index = state.users.firstIndex(where: { $0.id == user }) else { throw StorageError.notFound("no user with id \(user)") }
+        state.users[index].quota = quota
+    }
+
+    public func storedBytes(owner: Int64) -> Int64 {
+        state.datasets.values.filter { $0.owner == owner }.reduce(0) { $0 + $1.storedBytes }
     }
 
     public func createDataset(owner: Int64, name: String, now: Int64, limit: Int) throws -> (DatasetInfo, created: Bool) {
@@ -103,6 +114,7 @@ public actor MemoryServerStorage: ServerStorage {
         var store = PushStore(dataset: stored, log: state.logs[dataset] ?? [])
         let response = try PushWorkspace.perform(job, on: &store)
         store.dataset.idempotent[key] = (requestHash, response, now)
+        store.dataset.storedBytes += store.loggedBytes
         state.datasets[dataset] = store.dataset
         state.logs[dataset] = store.log
         state.lost += store.lost.map { (dataset, $0.record, $0.lost, $0.position, $0.at) }

@@ -139,8 +139,9 @@ struct Routes: Sendable {
 
     func createDataset(_ context: TandemRequestContext) async throws -> Response {
         let name = try datasetName(context)
+        let user = try context.requireUser()
         let (info, created) = try await storage.createDataset(
-            owner: try context.requireUser().id, name: name, now: dependencies.now(), limit: configuration.maxDatasetsPerUser)
+            owner: user.id, name: name, now: dependencies.now(), limit: user.quota.limits(configuration).datasets)
         return try Self.json(info, status: created ? .created : .ok)
     }
 
@@ -166,12 +167,14 @@ struct Routes: Sendable {
         // Checked against the history outside any transaction, then committed in a short one
         // that holds only if no other version came meanwhile (else checked again).
         var history = try await storage.schemaHistory(dataset: dataset.id)
+        let limit = try context.requireUser().quota.limits(configuration).schemaVersions
         for _ in 0..<8 {
             if history.last?.schema == canonical { return try Self.json(SchemaRegistration(version: history.count, created: false)) }
-            guard history.count < configuration.maxSchemaVersions else {
+            guard history.count < limit else {
                 throw APIError(
                     .forbidden, "quota_exceeded",
-                    "'\(dataset.name)' has \(history.count) schema versions, the most this server allows (tandem-server serve --max-schema-versions)")
+                    "'\(dataset.name)' has \(history.count) schema versions, the most this server allows its owner (the operator sets it with tandem-server users quota NAME --schema-versions N, or serve --max-schema-versions)"
+                )
             }
             let checked = history
             try await checks.run { try Self.checkCompatible(schema, with: checked) }
@@ -229,6 +232,7 @@ struct Routes: Sendable {
         guard let key = request.headers[HTTPField.Name("Idempotency-Key")!], (1...200).contains(key.count) else {
             throw APIError.badRequest("missing_idempotency_key", "a push needs an Idempotency-Key header (1–200 characters) that stays the same on retry")
         }
+        try await checkStoredBytes(context)
         let data = try await body(request)
         let push: PushRequest
         do {
@@ -304,6 +308,20 @@ struct Routes: Sendable {
         }
         metrics.pushDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(stored.response)
+    }
+
+    /// Refuses a push (403 `quota_exceeded`) when the user's logs hold their byte quota
+    /// already: a push that starts under it is taken whole.
+    func checkStoredBytes(_ context: TandemRequestContext) async throws {
+        let user = try context.requireUser()
+        let limit = user.quota.limits(configuration).bytes
+        let stored = try await storage.storedBytes(owner: user.id)
+        guard stored < limit else {
+            throw APIError(
+                .forbidden, "quota_exceeded",
+                "this user's datasets hold \(stored) bytes of changes, the most this server allows them (\(limit)); the changes stay pending on the client until the operator raises it (tandem-server users quota NAME --bytes N, or serve --max-bytes-per-user)"
+            )
+        }
     }
 
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {

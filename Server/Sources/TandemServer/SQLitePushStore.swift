@@ -12,6 +12,8 @@ import TandemWire
 struct SQLitePushStore: PushStore {
     let db: Database
     let dataset: Int64
+    /// The bytes of the log entries written (they count in the owner's stored bytes).
+    var loggedBytes: Int64 = 0
 
     func lastLogPosition() throws -> Int64 {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?"), arguments: [dataset]) ?? 0
@@ -62,7 +64,7 @@ struct SQLitePushStore: PushStore {
         return reads
     }
 
-    func write(_ writes: PushWrites) throws -> PushKeys {
+    mutating func write(_ writes: PushWrites) throws -> PushKeys {
         var refused = PushKeys()
         try db.inSavepoint {
             try writeRecords(writes.records, refused: &refused)
@@ -80,6 +82,7 @@ struct SQLitePushStore: PushStore {
             }
             return .commit
         }
+        if refused.isEmpty { loggedBytes += writes.log.reduce(0) { $0 + Int64($1.json.count) } }
         return refused
     }
 

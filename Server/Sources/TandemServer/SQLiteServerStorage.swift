@@ -12,16 +12,17 @@ public import TandemWire
 /// let storage = try SQLiteServerStorage(path: "tandem-data/tandem.sqlite")
 /// ```
 public final class SQLiteServerStorage: ServerStorage {
-    /// The version of the database layout, kept in `PRAGMA user_version`: 8. Until the
+    /// The version of the database layout, kept in `PRAGMA user_version`: 9. Until the
     /// first release a database of another format is refused, not upgraded (the operator
-    /// starts a new data directory). The layout: users, tokens, datasets, schema versions;
+    /// starts a new data directory). The layout: users (with their own quotas, `NULL` for the
+    /// server's default), tokens, datasets (with the bytes their logs hold), schema versions;
     /// per dataset its records (each a ``RecordState`` in its binary form), its log (keyed by
     /// dataset and position, entries as pushed: see `WireChange.compacted()`), the values
     /// that lost, the idempotency keys of its pushes, which live record holds each unique
     /// value (`unique_values`), the records merged into another (`merged_records`, with
     /// `remade` when a merged-away id was made again by a newer insert), and which records'
     /// link fields have named each member (`link_members`).
-    public static let formatVersion = 8
+    public static let formatVersion = 9
 
     private let pool: DatabasePool
     public let cursorKey: [UInt8]
@@ -101,11 +102,12 @@ public final class SQLiteServerStorage: ServerStorage {
         }
         try db.execute(
             sql: """
-                CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
+                CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL,
+                                   max_datasets INTEGER, max_schema_versions INTEGER, max_bytes INTEGER);
                 CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
                                     created_at INTEGER NOT NULL, revoked_at INTEGER);
                 CREATE TABLE datasets(id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
-                                      created_at INTEGER NOT NULL, UNIQUE(owner_id, name));
+                                      created_at INTEGER NOT NULL, stored_bytes INTEGER NOT NULL DEFAULT 0, UNIQUE(owner_id, name));
                 CREATE TABLE schema_versions(dataset_id INTEGER NOT NULL REFERENCES datasets(id), version INTEGER NOT NULL,
                                              schema TEXT NOT NULL, registered_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, version));
                 CREATE TABLE records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, state BLOB NOT NULL, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
@@ -137,9 +139,31 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
+    /// The columns of a user, as ``user(_:)`` reads them.
+    private static let userColumns = "u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes"
+
+    private static func user(_ row: Row) -> ServerUser {
+        ServerUser(id: row[0], name: row[1], quota: UserQuota(datasets: row[2], schemaVersions: row[3], bytes: row[4]))
+    }
+
     public func user(named name: String) async throws -> ServerUser? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, name FROM users WHERE name = ?", arguments: [name]).map { ServerUser(id: $0[0], name: $0[1]) }
+            try Row.fetchOne(db, sql: "SELECT \(Self.userColumns) FROM users u WHERE u.name = ?", arguments: [name]).map(Self.user)
+        }
+    }
+
+    public func setQuota(user: Int64, _ quota: UserQuota) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE users SET max_datasets = ?, max_schema_versions = ?, max_bytes = ? WHERE id = ?",
+                arguments: [quota.datasets, quota.schemaVersions, quota.bytes, user])
+            guard db.changesCount == 1 else { throw StorageError.notFound("no user with id \(user)") }
+        }
+    }
+
+    public func storedBytes(owner: Int64) async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(stored_bytes), 0) FROM datasets WHERE owner_id = ?", arguments: [owner]) ?? 0
         }
     }
 
@@ -163,10 +187,10 @@ public final class SQLiteServerStorage: ServerStorage {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT u.id, u.name, t.secret_hash FROM tokens t JOIN users u ON u.id = t.user_id
+                    SELECT \(Self.userColumns), t.secret_hash FROM tokens t JOIN users u ON u.id = t.user_id
                     WHERE t.id = ? AND t.revoked_at IS NULL
                     """, arguments: [id]
-            ).map { (ServerUser(id: $0[0], name: $0[1]), $0[2]) }
+            ).map { (Self.user($0), $0[5]) }
         }
     }
 
@@ -240,6 +264,10 @@ public final class SQLiteServerStorage: ServerStorage {
         }
         var store = SQLitePushStore(db: db, dataset: push.dataset)
         let response = try PushWorkspace.perform(push.job, on: &store)
+        if store.loggedBytes > 0 {
+            try db.cachedStatement(sql: "UPDATE datasets SET stored_bytes = stored_bytes + ? WHERE id = ?")
+                .execute(arguments: [store.loggedBytes, push.dataset])
+        }
         try db.cachedStatement(sql: "INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)")
             .execute(arguments: [push.dataset, push.key, push.requestHash, response, push.now])
         return StoredPush(response: response, requestHash: push.requestHash, replayed: false)

@@ -23,14 +23,20 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxSchemaEntities = 2_000
     public var maxSchemaMembers = 50_000
     /// Datasets a user may create, and schema versions a dataset may register: past them,
-    /// 403 `quota_exceeded`.
+    /// 403 `quota_exceeded`. `tandem-server users quota` sets other limits for one user.
     public var maxDatasetsPerUser = 1_000
     public var maxSchemaVersions = 1_000
+    /// Bytes of changes a user's datasets may hold in their logs (10 GiB); past them, pushes
+    /// get 403 `quota_exceeded` (checked before each push: one push may end past it).
+    public var maxBytesPerUser: Int64 = 10 << 30
     /// How long a connection may go without a complete request head: from its opening or
     /// the end of its last answer (a half-sent request, an idle keep-alive connection).
     public var idleTimeout: Duration = .seconds(30)
     /// How long a request's body may take to arrive in full after its head.
     public var bodyTimeout: Duration = .seconds(60)
+    /// How long `tandem-server serve` waits after SIGTERM or SIGINT for requests in flight
+    /// (a half-sent body included) before it cancels them and exits: below systemd's 30 s.
+    public var shutdownTimeout: Duration = .seconds(15)
     /// Connections open at once; one past it is closed as it opens. `tandem-server serve`
     /// raises its descriptor limit to the system's hard limit and keeps this below it.
     public var maxConnections = 4_096

@@ -6,9 +6,13 @@ public import TandemWire
 public struct ServerUser: Sendable, Hashable, Codable {
     public var id: Int64
     public var name: String
-    public init(id: Int64, name: String) {
+    /// The limits the operator set for this user (read with the user, so a request needs no
+    /// second lookup).
+    public var quota: UserQuota
+    public init(id: Int64, name: String, quota: UserQuota = UserQuota()) {
         self.id = id
         self.name = name
+        self.quota = quota
     }
 }
 
@@ -37,6 +41,11 @@ public protocol ServerStorage: Sendable {
     func revokeToken(id: String) async throws -> Bool
     /// The owner and secret hash of a live (not revoked) token.
     func token(id: String) async throws -> (user: ServerUser, secretHash: String)?
+    /// Sets the user's own limits (`nil` limits: the server's defaults).
+    func setQuota(user: Int64, _ quota: UserQuota) async throws
+    /// The bytes of changes the user's datasets hold in their logs (what
+    /// ``UserQuota/bytes`` limits).
+    func storedBytes(owner: Int64) async throws -> Int64
 
     /// Creates `owner`'s dataset `name` (or answers the one that exists), unless `owner` has
     /// `limit` datasets already (``StorageError/quota(_:)``), checked in the same transaction.
@@ -54,7 +63,8 @@ public protocol ServerStorage: Sendable {
 
     /// Runs a push in one transaction: the stored answer when `key` was seen, else `job`
     /// (all or nothing, ``PushWorkspace/perform(_:on:)`` on the storage's ``PushStore``) and
-    /// its answer stored under `key`. `changes` is how many changes it holds (a storage may
+    /// its answer stored under `key`; the bytes it logs count in the owner's
+    /// ``storedBytes(owner:)``. `changes` is how many changes it holds (a storage may
     /// group pushes up to a number of changes).
     func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush
 

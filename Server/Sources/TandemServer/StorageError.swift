@@ -9,7 +9,9 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
 
     /// A user with `limit` datasets asked for one more.
     static func datasetQuota(_ limit: Int) -> StorageError {
-        .quota("this user has \(limit) datasets, the most this server allows (tandem-server serve --max-datasets-per-user)")
+        .quota(
+            "this user has \(limit) datasets, the most this server allows them (the operator sets it with tandem-server users quota NAME --datasets N, or serve --max-datasets-per-user)"
+        )
     }
 
     public var description: String {

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import Metrics
 import Prometheus
+import ServiceLifecycle
 import TandemServer
 
 /// `tandem-server`: the Tandem sync server.
@@ -50,10 +51,14 @@ struct Serve: AsyncParsableCommand {
     var idleTimeout = Int(ServerConfiguration().idleTimeout.components.seconds)
     @Option(help: "Seconds a request's body may take to arrive after its head.")
     var bodyTimeout = Int(ServerConfiguration().bodyTimeout.components.seconds)
+    @Option(help: "Seconds to wait on SIGTERM/SIGINT for requests in flight before cancelling them and exiting.")
+    var shutdownTimeout = Int(ServerConfiguration().shutdownTimeout.components.seconds)
     @Option(help: "Connections open at once (kept below the descriptor limit, which the server raises to the system's hard limit).")
     var maxConnections = ServerConfiguration().maxConnections
     @Option(help: "Datasets a user may create.") var maxDatasetsPerUser = ServerConfiguration().maxDatasetsPerUser
     @Option(help: "Schema versions a dataset may register.") var maxSchemaVersions = ServerConfiguration().maxSchemaVersions
+    @Option(help: "Bytes of changes a user's datasets may hold in their logs (users quota NAME --bytes sets one user's).")
+    var maxBytesPerUser = ServerConfiguration().maxBytesPerUser
     @Option(help: "The largest schema a dataset registers, in bytes of JSON.") var maxSchemaBytes = ServerConfiguration().maxSchemaBytes
     @Option(help: "The most entities in a schema.") var maxSchemaEntities = ServerConfiguration().maxSchemaEntities
     @Option(help: "The most attributes and relationships in a schema, over all its entities.")
@@ -74,7 +79,8 @@ struct Serve: AsyncParsableCommand {
             ("--max-page-bytes", Int64(maxPageBytes)), ("--max-schema-bytes", Int64(maxSchemaBytes)),
             ("--max-schema-entities", Int64(maxSchemaEntities)), ("--max-schema-members", Int64(maxSchemaMembers)),
             ("--max-datasets-per-user", Int64(maxDatasetsPerUser)), ("--max-schema-versions", Int64(maxSchemaVersions)),
-            ("--idle-timeout", Int64(idleTimeout)), ("--body-timeout", Int64(bodyTimeout)), ("--max-connections", Int64(maxConnections)),
+            ("--max-bytes-per-user", maxBytesPerUser),
+            ("--idle-timeout", Int64(idleTimeout)), ("--body-timeout", Int64(bodyTimeout)), ("--shutdown-timeout", Int64(shutdownTimeout)), ("--max-connections", Int64(maxConnections)),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1 (got \(value))")
         }
@@ -99,6 +105,7 @@ struct Serve: AsyncParsableCommand {
         configuration.maxSchemaMembers = maxSchemaMembers
         configuration.maxDatasetsPerUser = maxDatasetsPerUser
         configuration.maxSchemaVersions = maxSchemaVersions
+        configuration.maxBytesPerUser = maxBytesPerUser
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.bodyTimeout = .seconds(bodyTimeout)
         // Every connection holds a descriptor: past the limit, accept fails for everyone
@@ -120,12 +127,18 @@ struct Serve: AsyncParsableCommand {
         let app = buildApplication(
             ServerDependencies(storage: try data.storage(), configuration: configuration, metrics: metrics),
             host: host, port: port, logger: logger)
-        try await app.runService()
+        // SIGTERM or SIGINT: stop accepting, let requests in flight finish, and past the
+        // shutdown timeout cancel them (a cancelled push rolls back; SQLite's locks go with
+        // the process), so a replacement server never finds the database locked.
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
+        group.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: group).run()
     }
 }
 
 struct Users: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self])
+    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, Quota.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user.")

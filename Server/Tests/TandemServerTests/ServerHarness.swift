@@ -161,6 +161,8 @@ extension ForwardingStorage {
     func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
     func revokeToken(id: String) async throws -> Bool { await base.revokeToken(id: id) }
     func token(id: String) async throws -> (user: ServerUser, secretHash: String)? { await base.token(id: id) }
+    func setQuota(user: Int64, _ quota: UserQuota) async throws { try await base.setQuota(user: user, quota) }
+    func storedBytes(owner: Int64) async throws -> Int64 { await base.storedBytes(owner: owner) }
     func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
         try await base.createDataset(owner: owner, name: name, now: now, limit: limit)
     }

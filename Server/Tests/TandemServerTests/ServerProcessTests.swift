@@ -124,6 +124,26 @@ struct ServerProcessTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path(percentEncoded: false)), "nothing made")
     }
 
+    /// `users quota`: shows the limits in force, sets a user's own (with size suffixes),
+    /// goes back to the default, and refuses what it cannot take with a message.
+    @Test func usersQuotaSetsShowsAndRefusesBadLimits() throws {
+        let executable = try #require(Self.serverURL).path(percentEncoded: false)
+        let dataDir = try Self.temporaryDirectory()
+        _ = try Self.setUp(dataDir)
+        let shown = try Self.run(executable, ["users", "quota", "ann", "--datasets", "5", "--bytes", "2G", "--data-dir", dataDir])
+        #expect(shown.status == 0)
+        #expect(shown.output.contains("datasets:        0 of 5 (own limit)") && shown.output.contains("bytes:           0 of 2147483648 (own limit)"), "\(shown.output)")
+        #expect(shown.output.contains("schema versions: at most 1000 (server default"), "\(shown.output)")
+        let reset = try Self.run(executable, ["users", "quota", "ann", "--bytes", "default", "--data-dir", dataDir])
+        #expect(reset.output.contains("0 of 5 (own limit)") && reset.output.contains("0 of 10737418240 (server default"), "\(reset.output)")
+        for bad in [["--bytes", "0"], ["--bytes", "12Q"], ["--datasets", "-3"], ["--bytes", "99999999999T"]] {
+            let refused = try Self.run("/bin/sh", ["-c", "\"$0\" \"$@\" 2>&1", executable, "users", "quota", "ann", "--data-dir", dataDir] + bad)
+            #expect(refused.status != 0 && refused.output.contains("--"), "\(bad): \(refused.output)")
+        }
+        let unknown = try Self.run("/bin/sh", ["-c", "\"$0\" \"$@\" 2>&1", executable, "users", "quota", "nobody", "--data-dir", dataDir])
+        #expect(unknown.status != 0 && unknown.output.contains("no user 'nobody'"), "\(unknown.output)")
+    }
+
     @Test func theServerServesOnLoopbackAndStopsGracefullyOnSIGTERM() throws {
         let dataDir = try Self.temporaryDirectory()
         let token = try Self.setUp(dataDir)

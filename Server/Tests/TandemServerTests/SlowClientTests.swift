@@ -74,6 +74,41 @@ struct SlowClientTests {
         #expect(closed == 1_100, "\(closed) of 1 100 closed")
     }
 
+    /// SIGTERM while a push's body is still arriving (its body timeout far off): the server
+    /// exits within its shutdown timeout, not the body's, and a replacement on the same data
+    /// takes pushes at once (nothing left locked).
+    @Test func sigtermWithARequestInFlightExitsWithinTheShutdownTimeout() async throws {
+        let dataDir = try ServerProcessTests.temporaryDirectory()
+        let token = try ServerProcessTests.setUp(dataDir)
+        let server = try ServerProcessTests.startServer(dataDir, ["--body-timeout", "120", "--shutdown-timeout", "2", "--log-level", "critical"])
+        #expect(try ServerProcessTests.curl("PUT", server.base + "/v1/datasets/todos", token: token).status == 201)
+        #expect(try ServerProcessTests.curl("PUT", server.base + "/v1/datasets/todos/schema", token: token, body: try ServerHarness.schema.canonicalJSON()).status == 201)
+        let fd = Self.halfRequest(
+            port: server.port,
+            "POST /v1/datasets/todos/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nIdempotency-Key: k\r\nContent-Length: 5000\r\n\r\n{\"schemaVersion\":1,")
+        #expect(fd >= 0)
+        defer { close(fd) }
+        try await Task.sleep(for: .milliseconds(300))
+        let signalled = ContinuousClock.now
+        server.process.terminate()  // SIGTERM
+        while server.process.isRunning, ContinuousClock.now - signalled < .seconds(30) { try await Task.sleep(for: .milliseconds(50)) }
+        let exited = !server.process.isRunning
+        let waited = ContinuousClock.now - signalled
+        #expect(exited && waited < .seconds(10), "exited: \(exited) after \(waited)")
+        if !exited { server.kill9() }
+
+        let again = try ServerProcessTests.startServer(dataDir)
+        defer {
+            again.process.terminate()
+            again.process.waitUntilExit()
+        }
+        let now = ServerHarness.stamp(UInt64(Date().timeIntervalSince1970 * 1000))
+        let push = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, at: now)])
+        let reply = try ServerProcessTests.curl(
+            "POST", again.base + "/v1/datasets/todos/push", token: token, body: try JSONEncoder().encode(push), key: "after-restart")
+        #expect(reply.status == 200, "\(reply.body)")
+    }
+
     @Test func aBodyThatStopsArrivingClosesItsConnectionAfterTheBodyTimeout() async throws {
         let dataDir = try ServerProcessTests.temporaryDirectory()
         let token = try ServerProcessTests.setUp(dataDir)

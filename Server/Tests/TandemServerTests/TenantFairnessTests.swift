@@ -134,6 +134,66 @@ struct TenantFairnessTests {
         }
     }
 
+    /// The operator's limits for one user hold from that user's next request, both ways,
+    /// and leave other users on the server's default.
+    @Test(arguments: StorageKind.allCases)
+    func aUsersOwnQuotaReplacesTheServersDefault(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.maxDatasetsPerUser = 1 }
+        let ann = try #require(try await harness.storage.user(named: "ann"))
+        try await harness.storage.setQuota(user: ann.id, UserQuota(datasets: 3, schemaVersions: 1))
+        #expect(try await harness.storage.user(named: "ann")?.quota == UserQuota(datasets: 3, schemaVersions: 1))
+        try await harness.run { client in
+            for name in ["a", "b", "c"] {
+                #expect(try await client.send(.put, "/v1/datasets/\(name)", token: harness.ann).status == .created)
+            }
+            let fourth = try await client.send(.put, "/v1/datasets/d", token: harness.ann)
+            #expect(fourth.status == .forbidden && fourth.errorCode == "quota_exceeded")
+            #expect(try fourth.decode(WireErrorBody.self).error.message.contains("users quota NAME --datasets"))
+            #expect(try await client.send(.put, "/v1/datasets/a", token: harness.bob).status == .created)
+            #expect(try await client.send(.put, "/v1/datasets/b", token: harness.bob).errorCode == "quota_exceeded")
+            // One schema version for ann's datasets: a second is refused, until the override goes.
+            let v1 = try Schema(entities: [Self.entity("Note", attributes: ["title"])]).canonicalJSON()
+            let v2 = try Schema(entities: [Self.entity("Note", attributes: ["title", "body"])]).canonicalJSON()
+            #expect(try await client.send(.put, "/v1/datasets/a/schema", token: harness.ann, body: v1).status == .created)
+            #expect(try await client.send(.put, "/v1/datasets/a/schema", token: harness.ann, body: v2).errorCode == "quota_exceeded")
+            try await harness.storage.setQuota(user: ann.id, UserQuota(datasets: 3))
+            #expect(try await client.send(.put, "/v1/datasets/a/schema", token: harness.ann, body: v2).status == .created)
+        }
+    }
+
+    /// Past the byte quota a push is refused whole and stores nothing; the bytes counted are
+    /// those the log holds; raising the quota lets the same push in.
+    @Test(arguments: StorageKind.allCases)
+    func pushesPastTheStoredBytesQuotaAreRefusedAndStoreNothing(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.maxBytesPerUser = 1_000 }
+        let ann = try #require(try await harness.storage.user(named: "ann"))
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            try await client.setUp("todos", token: harness.bob)
+            // Under the limit when it starts: taken whole, though it ends past it.
+            let first = (1...10).map { ServerHarness.insert("todos", $0) }
+            #expect(try await client.push("todos", token: harness.ann, key: "1", PushRequest(schemaVersion: 1, changes: first)).status == .ok)
+            let logged = try await client.pullAll("todos", token: harness.ann, limit: 100)
+            #expect(logged.count == 10)
+            let stored = try await harness.storage.storedBytes(owner: ann.id)
+            #expect(stored > 1_000 && stored < 10 * 400, "stored \(stored)")
+
+            let second = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 11)])
+            let refused = try await client.push("todos", token: harness.ann, key: "2", second)
+            #expect(refused.status == .forbidden && refused.errorCode == "quota_exceeded")
+            #expect(try refused.decode(WireErrorBody.self).error.message.contains("--bytes"))
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 100).count == 10)
+            #expect(try await harness.storage.storedBytes(owner: ann.id) == stored)
+            // Another user is not held by ann's use; ann's pulls still answer.
+            #expect(try await client.push("todos", token: harness.bob, key: "1", second).status == .ok)
+
+            try await harness.storage.setQuota(user: ann.id, UserQuota(bytes: 1 << 20))
+            #expect(try await client.push("todos", token: harness.ann, key: "2", second).status == .ok)
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 100).count == 11)
+            #expect(try await harness.storage.storedBytes(owner: ann.id) > stored)
+        }
+    }
+
     @Test func theBearerSchemeIsMatchedWhateverItsCase() async throws {
         let harness = try await ServerHarness.make(.memory)
         try await harness.run { client in

@@ -116,6 +116,36 @@ struct EndToEndSyncTests {
         await #expect { try await bad.sync() } throws: { ($0 as? SyncError)?.code == .unauthorized && ($0 as? SyncError)?.isTransient == false }
     }
 
+    /// A user past their byte quota: the sync fails naming the quota, and the changes wait
+    /// pending (not quarantined) until the operator raises it with `users quota`, against
+    /// the running server.
+    @Test func aStorePastItsByteQuotaKeepsItsChangesPendingUntilTheOperatorRaisesIt() async throws {
+        let server = try SyncServerProcess()
+        let executable = try #require(SyncServerProcess.executable)
+        let dir = server.dataDir.path(percentEncoded: false)
+        #expect(try SyncServerProcess.run(executable, ["users", "quota", "ann", "--bytes", "1", "--data-dir", dir]).contains("0 of 1 (own limit)"))
+        let store = try SyncFixtures.store()
+        let engine = try Self.engine(store, server)
+        for n in 1...3 { try SyncFixtures.insert(store, n, title: "todo \(n)", rank: n) }
+        #expect(try await engine.sync().pushed == 3, "under the quota when it starts: taken whole")
+        for n in 4...5 { try SyncFixtures.insert(store, n, title: "todo \(n)", rank: n) }
+        await #expect { try await engine.sync() } throws: { error in
+            guard let error = error as? SyncError else { return false }
+            return error.code == .quotaExceeded && !error.isTransient && error.message.contains("quota_exceeded") && error.message.contains("pending")
+        }
+        #expect(try SyncStatus(of: store).pendingChanges == 2)
+        #expect(try SyncStatus(of: store).quarantined == 0)
+
+        let shown = try SyncServerProcess.run(executable, ["users", "quota", "ann", "--bytes", "1M", "--data-dir", dir])
+        #expect(shown.contains("of 1048576 (own limit)"), "\(shown)")
+        let summary = try await engine.sync()
+        #expect(summary.pushed == 2)
+        #expect(try SyncStatus(of: store).pendingChanges == 0)
+        let other = try SyncFixtures.store()
+        _ = try await Self.engine(other, server).sync()
+        #expect(try SyncFixtures.rows(other) == SyncFixtures.rows(store))
+    }
+
     /// The answer to a push is lost after the server committed it: the retry sends the same
     /// idempotency key and nothing is applied twice.
     @Test func aPushWhoseAnswerIsLostIsRetriedWithTheSameKeyAndAppliedOnce() async throws {
