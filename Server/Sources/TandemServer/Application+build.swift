@@ -43,7 +43,9 @@ public func buildApplication(
     let connections = ConnectionGuard.Counter()
     let http = HTTP1Channel.Configuration(
         additionalChannelHandlers: [
-            ConnectionGuard(counter: connections, maxConnections: limits.maxConnections, bodyTimeout: TimeAmount(limits.bodyTimeout))
+            ConnectionGuard(
+                counter: connections, maxConnections: limits.maxConnections, headerTimeout: TimeAmount(limits.headerTimeout),
+                bodyTimeout: TimeAmount(limits.bodyTimeout))
         ],
         idleTimeout: TimeAmount(limits.idleTimeout))
     return Application(

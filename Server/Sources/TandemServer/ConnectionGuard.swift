@@ -4,15 +4,18 @@ import Synchronization
 
 /// What one connection may hold: a place among at most `maxConnections` open at once (a
 /// connection past them is closed as soon as it opens, before it costs more than its
-/// descriptor), and a request body that arrives in full within `bodyTimeout` of its head
-/// (else the connection is closed). The time until a request's head is complete (a
-/// half-sent request, an idle keep-alive connection) is Hummingbird's idle timeout; a
-/// request being answered holds no timer, so a long wait on purpose is never cut.
+/// descriptor); a complete request head within `headerTimeout` of its opening or of its
+/// previous answer, however slowly its bytes trickle in (Hummingbird's idle timeout
+/// restarts with every byte read); and a request body in full within `bodyTimeout` of its
+/// head. Else the connection is closed. A request being answered holds no timer, so a long
+/// wait on purpose is never cut.
 ///
 /// ```swift
 /// let connections = ConnectionGuard.Counter()
 /// HTTP1Channel.Configuration(
-///     additionalChannelHandlers: [ConnectionGuard(counter: connections, maxConnections: 4_096, bodyTimeout: .seconds(60))],
+///     additionalChannelHandlers: [
+///         ConnectionGuard(counter: connections, maxConnections: 4_096, headerTimeout: .seconds(30), bodyTimeout: .seconds(60))
+///     ],
 ///     idleTimeout: .seconds(30))
 /// ```
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -29,20 +32,32 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let counter: Counter
     private let maxConnections: Int
+    private let headerTimeout: TimeAmount
     private let bodyTimeout: TimeAmount
     private var counted = false
+    /// When the connection is closed unless the awaited part arrives first: the next
+    /// request's head, or the end of the current one's body.
     private var deadline: Scheduled<Void>?
 
-    init(counter: Counter, maxConnections: Int, bodyTimeout: TimeAmount) {
+    init(counter: Counter, maxConnections: Int, headerTimeout: TimeAmount, bodyTimeout: TimeAmount) {
         self.counter = counter
         self.maxConnections = maxConnections
+        self.headerTimeout = headerTimeout
         self.bodyTimeout = bodyTimeout
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let now = counter.open.wrappingAdd(1, ordering: .relaxed).newValue
         counted = true
-        if now > maxConnections { context.close(promise: nil) }
+        if now > maxConnections { return context.close(promise: nil) }
+        close(context, after: headerTimeout)
+    }
+
+    /// Closes the connection after `timeout` unless another deadline replaces this one.
+    private func close(_ context: ChannelHandlerContext, after timeout: TimeAmount) {
+        deadline?.cancel()
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: timeout) { bound.value.close(promise: nil) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -56,16 +71,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head:
-            deadline?.cancel()
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            deadline = context.eventLoop.scheduleTask(in: bodyTimeout) { bound.value.close(promise: nil) }
+        case .head: close(context, after: bodyTimeout)
         case .body: break
         case .end:
             deadline?.cancel()
             deadline = nil
         }
         context.fireChannelRead(data)
+    }
+
+    /// The end of an answer starts the wait for the next request's head.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { close(context, after: headerTimeout) }
+        context.write(data, promise: promise)
     }
 }
 

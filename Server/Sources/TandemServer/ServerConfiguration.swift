@@ -29,9 +29,13 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// Bytes of changes a user's datasets may hold in their logs (10 GiB); past them, pushes
     /// get 403 `quota_exceeded` (checked before each push: one push may end past it).
     public var maxBytesPerUser: Int64 = 10 << 30
-    /// How long a connection may go without a complete request head: from its opening or
-    /// the end of its last answer (a half-sent request, an idle keep-alive connection).
+    /// How long a connection may go without reading anything while it waits for a request
+    /// (an idle keep-alive connection, a stalled half-sent request).
     public var idleTimeout: Duration = .seconds(30)
+    /// How long a connection may take to send a complete request head, from its opening or
+    /// the end of its last answer, however slowly its bytes trickle in (a slowloris client
+    /// sending a byte every few seconds is never idle).
+    public var headerTimeout: Duration = .seconds(30)
     /// How long a request's body may take to arrive in full after its head.
     public var bodyTimeout: Duration = .seconds(60)
     /// How long `tandem-server serve` waits after SIGTERM or SIGINT for requests in flight

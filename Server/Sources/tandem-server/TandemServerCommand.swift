@@ -47,8 +47,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The largest pull page.") var maxPageSize = ServerConfiguration().maxPageSize
     @Option(help: "Bytes after which a pull page ends (a larger entry still goes out alone).")
     var maxPageBytes = ServerConfiguration().maxPageBytes
-    @Option(help: "Seconds a connection may go without a complete request head (idle, or a half-sent request).")
+    @Option(help: "Seconds a connection waiting for a request may go without sending anything (idle keep-alive, a stalled request).")
     var idleTimeout = Int(ServerConfiguration().idleTimeout.components.seconds)
+    @Option(help: "Seconds a connection may take to send a whole request head, from its opening or its last answer, however slowly.")
+    var headerTimeout = Int(ServerConfiguration().headerTimeout.components.seconds)
     @Option(help: "Seconds a request's body may take to arrive after its head.")
     var bodyTimeout = Int(ServerConfiguration().bodyTimeout.components.seconds)
     @Option(help: "Seconds to wait on SIGTERM/SIGINT for requests in flight before cancelling them and exiting.")
@@ -80,7 +82,7 @@ struct Serve: AsyncParsableCommand {
             ("--max-schema-entities", Int64(maxSchemaEntities)), ("--max-schema-members", Int64(maxSchemaMembers)),
             ("--max-datasets-per-user", Int64(maxDatasetsPerUser)), ("--max-schema-versions", Int64(maxSchemaVersions)),
             ("--max-bytes-per-user", maxBytesPerUser),
-            ("--idle-timeout", Int64(idleTimeout)), ("--body-timeout", Int64(bodyTimeout)), ("--shutdown-timeout", Int64(shutdownTimeout)), ("--max-connections", Int64(maxConnections)),
+            ("--idle-timeout", Int64(idleTimeout)), ("--header-timeout", Int64(headerTimeout)), ("--body-timeout", Int64(bodyTimeout)), ("--shutdown-timeout", Int64(shutdownTimeout)), ("--max-connections", Int64(maxConnections)),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1 (got \(value))")
         }
@@ -107,6 +109,7 @@ struct Serve: AsyncParsableCommand {
         configuration.maxSchemaVersions = maxSchemaVersions
         configuration.maxBytesPerUser = maxBytesPerUser
         configuration.idleTimeout = .seconds(idleTimeout)
+        configuration.headerTimeout = .seconds(headerTimeout)
         configuration.bodyTimeout = .seconds(bodyTimeout)
         // Every connection holds a descriptor: past the limit, accept fails for everyone
         // (answers included, as the database's files need descriptors too).

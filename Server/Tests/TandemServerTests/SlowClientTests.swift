@@ -109,6 +109,41 @@ struct SlowClientTests {
         #expect(reply.status == 200, "\(reply.body)")
     }
 
+    /// A head trickled a byte at a time is never idle: the header timeout closes it anyway,
+    /// while a client that sends whole requests keeps its connection across them.
+    @Test func aHeadTrickledByteByByteIsClosedAfterTheHeaderTimeout() async throws {
+        let dataDir = try ServerProcessTests.temporaryDirectory()
+        _ = try ServerProcessTests.setUp(dataDir)
+        let server = try ServerProcessTests.startServer(dataDir, ["--header-timeout", "2", "--idle-timeout", "30", "--log-level", "critical"])
+        defer {
+            server.process.terminate()
+            server.process.waitUntilExit()
+        }
+        let fd = Self.halfRequest(port: server.port, "GET /health HTTP/1.1\r\nHost: x\r\n")
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let started = ContinuousClock.now
+        var closed = false
+        while !closed, ContinuousClock.now - started < .seconds(8) {
+            _ = "X-Slow: a\r\n".withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            try await Task.sleep(for: .milliseconds(300))
+            closed = Self.closedByServer(fd)
+        }
+        let waited = ContinuousClock.now - started
+        #expect(closed && waited >= .seconds(1.5) && waited < .seconds(5), "closed: \(closed) after \(waited)")
+        // Whole requests on one keep-alive connection, 3.6 s in all (past the header
+        // timeout), are each answered: the timer starts again after each answer.
+        let alive = Self.halfRequest(port: server.port, "")
+        defer { close(alive) }
+        for round in 0..<3 {
+            _ = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n".withCString { send(alive, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            try await Task.sleep(for: .milliseconds(1_200))
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            let read = recv(alive, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            #expect(read > 0 && String(decoding: buffer.prefix(max(read, 0)), as: UTF8.self).hasPrefix("HTTP/1.1 200"), "round \(round): \(read)")
+        }
+    }
+
     @Test func aBodyThatStopsArrivingClosesItsConnectionAfterTheBodyTimeout() async throws {
         let dataDir = try ServerProcessTests.temporaryDirectory()
         let token = try ServerProcessTests.setUp(dataDir)
