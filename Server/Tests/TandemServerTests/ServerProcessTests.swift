@@ -34,11 +34,21 @@ struct ServerProcessTests {
     }
 
     /// One HTTP request with curl: the status and the body.
-    static func curl(_ method: String, _ url: String, token: String? = nil, body: Data? = nil, key: String? = nil) throws -> (status: Int, body: String) {
-        var arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", method, "--max-time", "10", url]
+    /// The body goes through a file: a command-line argument holds at most 128 KiB.
+    static func curl(
+        _ method: String, _ url: String, token: String? = nil, body: Data? = nil, key: String? = nil, maxTime: Int = 10
+    ) throws -> (status: Int, body: String) {
+        var arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", method, "--max-time", String(maxTime), url]
         if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
         if let key { arguments += ["-H", "Idempotency-Key: \(key)"] }
-        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", String(decoding: body, as: UTF8.self)] }
+        var file: URL?
+        if let body {
+            let path = FileManager.default.temporaryDirectory.appending(path: "tandem-curl-\(UUID().uuidString)")
+            try body.write(to: path)
+            file = path
+            arguments += ["-H", "Content-Type: application/json", "--data-binary", "@" + path.path(percentEncoded: false)]
+        }
+        defer { if let file { try? FileManager.default.removeItem(at: file) } }
         let (_, output) = try run("/usr/bin/curl", arguments)
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
         return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
