@@ -11,8 +11,9 @@ import TandemWire
 struct Routes: Sendable {
     let dependencies: ServerDependencies
     let schemas = SchemaCache()
-    /// Compatibility checks run one at a time, outside any transaction: a tenant's large
-    /// schema takes one core for its turn, never the write lock.
+    /// Compatibility checks run one at a time, outside any transaction, and one per user at
+    /// most: a tenant's large schema takes one core for its turn, never the write lock, and
+    /// a tenant's many requests cannot queue ahead of the others.
     let checks = WorkLimiter(width: 1)
     var storage: any ServerStorage { dependencies.storage }
     var configuration: ServerConfiguration { dependencies.configuration }
@@ -177,7 +178,15 @@ struct Routes: Sendable {
                 )
             }
             let checked = history
-            try await checks.run { try Self.checkCompatible(schema, with: checked) }
+            do {
+                try await checks.run(for: try context.requireUser().id) { try Self.checkCompatible(schema, with: checked) }
+            } catch is WorkLimiter.Busy {
+                var error = APIError(
+                    .tooManyRequests, "schema_check_busy",
+                    "a schema check of this user's is running or waiting already (one at a time per user); send this one when it ends")
+                error.headers[.retryAfter] = "1"
+                throw error
+            }
             if let registration = try await storage.registerSchema(dataset: dataset.id, json: canonical, now: dependencies.now(), after: history.count) {
                 await schemas.forget(dataset: dataset.id)
                 dependencies.metrics.schemasRegistered.increment()

@@ -286,6 +286,33 @@ struct TenantFairnessTests {
         #expect(reloads.withLockedValue { $0 } == 1)
     }
 
+    /// One piece of work per owner: a second is refused at once while the first runs, and
+    /// another owner's waits its turn instead.
+    @Test func theWorkLimiterRefusesAnOwnersSecondWorkWhileItsFirstRuns() async throws {
+        let limiter = WorkLimiter(width: 1)
+        let state = NIOLockedValueBox((started: false, released: false, otherRan: false))
+        @Sendable func wait(for condition: @Sendable () -> Bool) {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !condition(), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        let first = Task {
+            try await limiter.run(for: 1) {
+                state.withLockedValue { $0.started = true }
+                wait { state.withLockedValue { $0.released } }
+            }
+        }
+        wait { state.withLockedValue { $0.started } }
+        await #expect(throws: WorkLimiter.Busy.self) { try await limiter.run(for: 1) {} }
+        let other = Task { try await limiter.run(for: 2) { state.withLockedValue { $0.otherRan = true } } }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!state.withLockedValue { $0.otherRan }, "the other owner waits its turn")
+        state.withLockedValue { $0.released = true }
+        try await first.value
+        try await other.value
+        #expect(state.withLockedValue { $0.otherRan })
+        try await limiter.run(for: 1) {}
+    }
+
     @Test func theWorkLimiterRunsAtMostItsWidthAtOnce() async throws {
         let limiter = WorkLimiter(width: 1)
         let state = NIOLockedValueBox((now: 0, most: 0))
