@@ -81,8 +81,8 @@ struct Serve: AsyncParsableCommand {
             ("--max-page-bytes", Int64(maxPageBytes)), ("--max-schema-bytes", Int64(maxSchemaBytes)),
             ("--max-schema-entities", Int64(maxSchemaEntities)), ("--max-schema-members", Int64(maxSchemaMembers)),
             ("--max-datasets-per-user", Int64(maxDatasetsPerUser)), ("--max-schema-versions", Int64(maxSchemaVersions)),
-            ("--max-bytes-per-user", maxBytesPerUser),
-            ("--idle-timeout", Int64(idleTimeout)), ("--header-timeout", Int64(headerTimeout)), ("--body-timeout", Int64(bodyTimeout)), ("--shutdown-timeout", Int64(shutdownTimeout)), ("--max-connections", Int64(maxConnections)),
+            ("--max-bytes-per-user", maxBytesPerUser), ("--idle-timeout", Int64(idleTimeout)), ("--header-timeout", Int64(headerTimeout)),
+            ("--body-timeout", Int64(bodyTimeout)), ("--shutdown-timeout", Int64(shutdownTimeout)), ("--max-connections", Int64(maxConnections)),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1 (got \(value))")
         }
