@@ -110,6 +110,10 @@ public actor SyncEngine {
     private var running: Task<SyncSummary, any Error>?
 
     private func syncOnce() async throws -> SyncSummary {
+        // One sync of the store at a time, across processes too.
+        let file = container.configurations.first
+        let lock = try await StoreSyncLock.acquire(for: file?.isStoredInMemoryOnly == false ? file?.url : nil, logger: logger)
+        defer { lock?.release() }
         try prepare()
         var summary = SyncSummary()
         summary.schemaVersion = try await handshake()

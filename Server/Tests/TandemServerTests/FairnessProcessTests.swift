@@ -22,12 +22,60 @@ struct FairnessProcessTests {
         ]).canonicalJSON()
     }
 
-    /// Runs blocking `body` (curl processes) on a thread of its own: the concurrency pool has
+    /// Runs blocking `body` (requests on sockets) on a thread of its own: the concurrency pool has
     /// as many threads as cores, and blocking them would stall B behind A's loops.
     static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
         }
+    }
+
+    /// One HTTP/1.1 request over a socket of its own (`Connection: close`), read to the end:
+    /// the load runs in this process, without spawning a curl per request (Foundation's
+    /// `Process.run` is not safe to call from many threads at once).
+    static func http(
+        _ method: String, port: Int, _ path: String, token: String, body: Data? = nil, key: String? = nil, timeout: Int = 60
+    ) -> (status: Int, body: String) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return (0, "socket failed") }
+        defer { close(fd) }
+        var wait = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return (0, "connect failed") }
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(token)\r\n"
+        if let key { head += "Idempotency-Key: \(key)\r\n" }
+        head += "Content-Length: \(body?.count ?? 0)\r\nContent-Type: application/json\r\n\r\n"
+        var request = Data(head.utf8)
+        if let body { request.append(body) }
+        let sent = request.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let n = send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                guard n > 0 else { return false }
+                offset += n
+            }
+            return true
+        }
+        guard sent else { return (0, "send failed") }
+        var answer = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { break }
+            answer += buffer[..<n]
+        }
+        let text = String(decoding: answer, as: UTF8.self)
+        let status = Int(text.split(separator: " ", maxSplits: 2).dropFirst().first ?? "") ?? 0
+        let bodyText = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
+        return (status, bodyText)
     }
 
     static func now() -> String { ServerHarness.stamp(UInt64(Date().timeIntervalSince1970 * 1000)) }
@@ -50,19 +98,19 @@ struct FairnessProcessTests {
             server.process.terminate()
             server.process.waitUntilExit()
         }
-        let base = server.base
+        let port = server.port
         for (token, dataset) in [(a, "huge"), (a, "wide"), (b, "todos")] {
-            #expect(try ServerProcessTests.curl("PUT", base + "/v1/datasets/\(dataset)", token: token).status == 201)
+            #expect(Self.http("PUT", port: port, "/v1/datasets/\(dataset)", token: token).status == 201)
         }
         for (token, dataset) in [(a, "huge"), (b, "todos")] {
-            #expect(try ServerProcessTests.curl("PUT", base + "/v1/datasets/\(dataset)/schema", token: token, body: try ServerHarness.schema.canonicalJSON()).status == 201)
+            #expect(Self.http("PUT", port: port, "/v1/datasets/\(dataset)/schema", token: token, body: try ServerHarness.schema.canonicalJSON()).status == 201)
         }
-        #expect(try ServerProcessTests.curl("PUT", base + "/v1/datasets/wide/schema", token: a, body: try Self.attributes(20_000), maxTime: 120).status == 201)
+        #expect(Self.http("PUT", port: port, "/v1/datasets/wide/schema", token: a, body: try Self.attributes(20_000), timeout: 120).status == 201)
         // Four entries of 8 MiB in A's log.
         let big = String(repeating: "x", count: 8_000_000)
         for n in 1...4 {
             let push = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("huge", n, title: big, at: Self.now())])
-            #expect(try ServerProcessTests.curl("POST", base + "/v1/datasets/huge/push", token: a, body: try JSONEncoder().encode(push), key: "big\(n)", maxTime: 60).status == 200)
+            #expect(Self.http("POST", port: port, "/v1/datasets/huge/push", token: a, body: try JSONEncoder().encode(push), key: "big\(n)").status == 200)
         }
         let baseline = Self.peakMiB(server.process.processIdentifier)
 
@@ -84,10 +132,9 @@ struct FairnessProcessTests {
                         while ContinuousClock.now < attackEnds {
                             switch attack {
                             case 0:
-                                _ = try ServerProcessTests.curl(
-                                    "PUT", base + "/v1/datasets/wide/schema", token: a, body: round % 2 == 0 ? breaking : compatible, maxTime: 120)
-                            case 1: _ = try ServerProcessTests.curl("GET", base + "/v1/datasets/huge/pull?limit=100", token: a, maxTime: 60)
-                            default: _ = try ServerProcessTests.curl("POST", base + "/v1/datasets/huge/push", token: a, body: unknownVersion, key: "u\(round)")
+                                _ = Self.http("PUT", port: port, "/v1/datasets/wide/schema", token: a, body: round % 2 == 0 ? breaking : compatible, timeout: 120)
+                            case 1: _ = Self.http("GET", port: port, "/v1/datasets/huge/pull?limit=100", token: a)
+                            default: _ = Self.http("POST", port: port, "/v1/datasets/huge/push", token: a, body: unknownVersion, key: "u\(round)")
                             }
                             round += 1
                             attacks.withLockedValue { $0 += 1 }
@@ -104,13 +151,12 @@ struct FairnessProcessTests {
                 while ContinuousClock.now < attackEnds {
                     let changes = (0..<20).map { ServerHarness.insert("todos", round * 20 + $0 + 1, title: "b\(round)", at: Self.now()) }
                     let started = ContinuousClock.now
-                    let push = try ServerProcessTests.curl(
-                        "POST", base + "/v1/datasets/todos/push", token: b, body: try JSONEncoder().encode(PushRequest(schemaVersion: 1, changes: changes)), key: "b\(round)",
-                        maxTime: 60)
+                    let push = Self.http(
+                        "POST", port: port, "/v1/datasets/todos/push", token: b, body: try JSONEncoder().encode(PushRequest(schemaVersion: 1, changes: changes)), key: "b\(round)")
                     latencies.append(ContinuousClock.now - started)
                     if push.status == 200 { pushed += 20 } else { failures.append("push \(push.status) \(push.body.prefix(200))") }
                     let pullStarted = ContinuousClock.now
-                    let pull = try ServerProcessTests.curl("GET", base + "/v1/datasets/todos/pull?limit=1", token: b, maxTime: 60)
+                    let pull = Self.http("GET", port: port, "/v1/datasets/todos/pull?limit=1", token: b)
                     latencies.append(ContinuousClock.now - pullStarted)
                     if pull.status != 200 { failures.append("pull \(pull.status)") }
                     round += 1
@@ -126,7 +172,7 @@ struct FairnessProcessTests {
             #expect(attacks.withLockedValue { $0 } >= 3, "the attack ran")
             #expect(sorted.last! < .seconds(5), "B's slowest request: \(sorted.last!), p99 \(p99), \(sorted.count) requests")
             // B's data is whole: everything it pushed, once, in order.
-            let logged = try ServerProcessTests.curl("GET", base + "/v1/datasets/todos/pull?limit=5000", token: b)
+            let logged = Self.http("GET", port: port, "/v1/datasets/todos/pull?limit=5000", token: b)
             let entries = try JSONDecoder().decode(PullResponse.self, from: Data(logged.body.utf8)).changes
             #expect(entries.count == bResults.pushed)
             #expect(entries.map(\.change.record) == (0..<bResults.pushed).map { ServerHarness.uri("todos", $0 + 1) })

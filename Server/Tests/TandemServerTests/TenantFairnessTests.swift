@@ -292,7 +292,7 @@ struct TenantFairnessTests {
         let limiter = WorkLimiter(width: 1)
         let state = NIOLockedValueBox((started: false, released: false, otherRan: false))
         @Sendable func wait(for condition: @Sendable () -> Bool) {
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = ContinuousClock.now + .seconds(10)
             while !condition(), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
         }
         let first = Task {
@@ -301,7 +301,10 @@ struct TenantFairnessTests {
                 wait { state.withLockedValue { $0.released } }
             }
         }
-        wait { state.withLockedValue { $0.started } }
+        // Waited for without blocking a thread: the first work holds one already.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !state.withLockedValue({ $0.started }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        try #require(state.withLockedValue { $0.started })
         await #expect(throws: WorkLimiter.Busy.self) { try await limiter.run(for: 1) {} }
         let other = Task { try await limiter.run(for: 2) { state.withLockedValue { $0.otherRan = true } } }
         try await Task.sleep(for: .milliseconds(50))

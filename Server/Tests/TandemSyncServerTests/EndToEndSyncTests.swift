@@ -116,6 +116,23 @@ struct EndToEndSyncTests {
         await #expect { try await bad.sync() } throws: { ($0 as? SyncError)?.code == .unauthorized && ($0 as? SyncError)?.isTransient == false }
     }
 
+    /// Two syncs of one store file at once (a daemon and `tandem sync`, say): each change is
+    /// reported pushed once, by one of them; the other waits for it and finds nothing left.
+    @Test func twoSyncsOfOneStoreAtOnceReportEachChangePushedOnce() async throws {
+        let server = try SyncServerProcess()
+        let name = UUID().uuidString
+        let one = try SyncFixtures.store(name), other = try SyncFixtures.store(name)
+        for n in 1...300 { try SyncFixtures.insert(one, n, title: "todo \(n)") }
+        let first = try Self.engine(one, server), second = try Self.engine(other, server)
+        async let a = first.sync()
+        async let b = second.sync()
+        let (x, y) = try await (a, b)
+        #expect(x.pushed + y.pushed == 300, "\(x.pushed) + \(y.pushed)")
+        #expect(try SyncStatus(of: one).pendingChanges == 0)
+        let fresh = try SyncFixtures.store()
+        #expect(try await Self.engine(fresh, server).sync().pulled == 300)
+    }
+
     /// A user past their byte quota: the sync fails naming the quota, and the changes wait
     /// pending (not quarantined) until the operator raises it with `users quota`, against
     /// the running server.
