@@ -14,6 +14,8 @@ public struct ServerDependencies: Sendable {
     public var now: @Sendable () -> Int64
     /// The counters and timers `GET /metrics` serves.
     public var metrics: ServerMetrics
+    /// Where schema compatibility checks wait their turn: one at a time, one per user.
+    var schemaChecks = WorkLimiter(width: 1)
 
     public init(
         storage: any ServerStorage, configuration: ServerConfiguration = ServerConfiguration(),

@@ -38,6 +38,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// When the connection is closed unless the awaited part arrives first: the next
     /// request's head, or the end of the current one's body.
     private var deadline: Scheduled<Void>?
+    /// Requests whose head arrived and whose answer has not ended: the next head is awaited
+    /// only when there is none (a pipelined request being answered holds no timer).
+    private var unanswered = 0
 
     init(counter: Counter, maxConnections: Int, headerTimeout: TimeAmount, bodyTimeout: TimeAmount) {
         self.counter = counter
@@ -71,7 +74,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head: close(context, after: bodyTimeout)
+        case .head:
+            unanswered += 1
+            close(context, after: bodyTimeout)
         case .body: break
         case .end:
             deadline?.cancel()
@@ -80,9 +85,21 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
+    /// A client that stops sending has gone (HTTP/1.1 clients do not half-close): the
+    /// connection is closed, so work still running for it is cancelled.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            context.close(promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     /// The end of an answer starts the wait for the next request's head.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { close(context, after: headerTimeout) }
+        if case .end = unwrapOutboundIn(data) {
+            unanswered = max(0, unanswered - 1)
+            if unanswered == 0 { close(context, after: headerTimeout) }
+        }
         context.write(data, promise: promise)
     }
 }

@@ -54,6 +54,7 @@ extension MemoryServerStorage {
             }
             lost += writes.lost
             loggedBytes += writes.log.reduce(0) { $0 + Int64($1.json.count) }
+            loggedBytes += writes.lost.reduce(0) { total, lost in total + Int64(WireJSON.data { $0.append(lost.lost) }.count) }
             dataset = next
             log = nextLog
             return refused

@@ -20,7 +20,8 @@ public actor MemoryServerStorage: ServerStorage {
         /// Member record → the link fields that have named it.
         var linkOwners: [String: Set<LinkOwner>] = [:]
         var idempotent: [String: (hash: String, response: Data, at: Int64)] = [:]
-        /// The bytes of its log entries (as the SQLite storage keeps them).
+        /// The bytes of its log entries, lost values and schema versions (as the SQLite
+        /// storage counts them).
         var storedBytes: Int64 = 0
     }
 
@@ -102,6 +103,7 @@ public actor MemoryServerStorage: ServerStorage {
         let version = versions + 1
         stored.schemas.append(SchemaVersionInfo(version: version, registeredAt: now, schema: json))
         stored.info.schemaVersion = version
+        stored.storedBytes += Int64(json.utf8.count)
         state.datasets[dataset] = stored
         return SchemaRegistration(version: version, created: true)
     }
@@ -110,6 +112,10 @@ public actor MemoryServerStorage: ServerStorage {
         guard let stored = state.datasets[dataset] else { throw StorageError.notFound("dataset") }
         if let previous = stored.idempotent[key] {
             return StoredPush(response: previous.response, requestHash: previous.hash, replayed: true)
+        }
+        if let limit = job.byteLimit {
+            let used = storedBytes(owner: stored.owner)
+            guard used < limit else { throw StorageError.byteQuota(stored: used, limit: limit) }
         }
         var store = PushStore(dataset: stored, log: state.logs[dataset] ?? [])
         let response = try PushWorkspace.perform(job, on: &store)

@@ -2,6 +2,7 @@ import Foundation
 import Metrics
 import NIOConcurrencyHelpers
 import Hummingbird
+import NIOCore
 import HTTPTypes
 import TandemGzip
 import TandemSchema
@@ -14,7 +15,7 @@ struct Routes: Sendable {
     /// Compatibility checks run one at a time, outside any transaction, and one per user at
     /// most: a tenant's large schema takes one core for its turn, never the write lock, and
     /// a tenant's many requests cannot queue ahead of the others.
-    let checks = WorkLimiter(width: 1)
+    var checks: WorkLimiter { dependencies.schemaChecks }
     var storage: any ServerStorage { dependencies.storage }
     var configuration: ServerConfiguration { dependencies.configuration }
 
@@ -153,7 +154,43 @@ struct Routes: Sendable {
 
     func registerSchema(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let dataset = try await dataset(context)
+        let user = try context.requireUser()
+        // One registration per user at a time, refused before its body is read or parsed.
+        do {
+            try await checks.reserve(user.id)
+        } catch is WorkLimiter.Busy {
+            var error = APIError(
+                .tooManyRequests, "schema_check_busy",
+                "a schema registration of this user's is running or waiting already (one at a time per user); send this one when it ends")
+            error.headers[.retryAfter] = "1"
+            throw error
+        }
+        do {
+            let response = try await registerSchema(request, context, dataset: dataset, user: user)
+            await checks.release(user.id)
+            return response
+        } catch {
+            await checks.release(user.id)
+            throw error
+        }
+    }
+
+    private func registerSchema(
+        _ request: Request, _ context: TandemRequestContext, dataset: (name: String, id: Int64), user: ServerUser
+    ) async throws -> Response {
+        let limits = user.quota.limits(configuration)
+        let stored = try await storage.storedBytes(owner: user.id)
+        guard stored < limits.bytes else { throw StorageError.byteQuota(stored: stored, limit: limits.bytes) }
+        let maxBytes = configuration.maxSchemaBytes
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBytes {
+            throw APIError(
+                .contentTooLarge, "schema_too_large", "the schema has \(length) bytes; this server takes at most \(maxBytes) (tandem-server serve --max-schema-bytes)")
+        }
         let data = try await body(request)
+        guard data.count <= maxBytes else {
+            throw APIError(
+                .contentTooLarge, "schema_too_large", "the schema has \(data.count) bytes; this server takes at most \(maxBytes) (tandem-server serve --max-schema-bytes)")
+        }
         let schema: Schema
         do {
             schema = try Schema(canonicalJSON: data)
@@ -168,7 +205,7 @@ struct Routes: Sendable {
         // Checked against the history outside any transaction, then committed in a short one
         // that holds only if no other version came meanwhile (else checked again).
         var history = try await storage.schemaHistory(dataset: dataset.id)
-        let limit = try context.requireUser().quota.limits(configuration).schemaVersions
+        let limit = limits.schemaVersions
         for _ in 0..<8 {
             if history.last?.schema == canonical { return try Self.json(SchemaRegistration(version: history.count, created: false)) }
             guard history.count < limit else {
@@ -179,13 +216,14 @@ struct Routes: Sendable {
             }
             let checked = history
             do {
-                try await checks.run(for: try context.requireUser().id) { try Self.checkCompatible(schema, with: checked) }
-            } catch is WorkLimiter.Busy {
-                var error = APIError(
-                    .tooManyRequests, "schema_check_busy",
-                    "a schema check of this user's is running or waiting already (one at a time per user); send this one when it ends")
-                error.headers[.retryAfter] = "1"
-                throw error
+                // Dropped when the client goes away: while it waits its turn, or between
+                // versions of the history.
+                try await Self.cancellingWhenClosed(context.connectionClosed) {
+                    try await checks.run { try Self.checkCompatible(schema, with: checked) }
+                }
+            } catch is CancellationError {
+                dependencies.metrics.schemaChecksCancelled.increment()
+                throw APIError(.serviceUnavailable, "cancelled", "the client went away; the schema was not checked")
             }
             if let registration = try await storage.registerSchema(dataset: dataset.id, json: canonical, now: dependencies.now(), after: history.count) {
                 await schemas.forget(dataset: dataset.id)
@@ -195,6 +233,18 @@ struct Routes: Sendable {
             history = try await storage.schemaHistory(dataset: dataset.id)
         }
         throw APIError(.conflict, "schema_contended", "other schema versions of '\(dataset.name)' kept arriving during the check; send it again")
+    }
+
+    /// Runs `body` in a task that is cancelled when `closed` completes (the client's
+    /// connection closed) or the caller is cancelled.
+    static func cancellingWhenClosed<T: Sendable>(_ closed: EventLoopFuture<Void>, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = Task { try await body() }
+        closed.whenComplete { _ in task.cancel() }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     /// Refuses a schema past the configured limits (413 `schema_too_large`, naming the limit).
@@ -241,7 +291,6 @@ struct Routes: Sendable {
         guard let key = request.headers[HTTPField.Name("Idempotency-Key")!], (1...200).contains(key.count) else {
             throw APIError.badRequest("missing_idempotency_key", "a push needs an Idempotency-Key header (1–200 characters) that stays the same on retry")
         }
-        try await checkStoredBytes(context)
         let data = try await body(request)
         let push: PushRequest
         do {
@@ -292,7 +341,8 @@ struct Routes: Sendable {
             spans: zip(spans, unchanged).map { (span: WireJSON.ChangeSpan, same: Bool) -> WireJSON.ChangeSpan? in same ? span : nil })
         let plan = PushPlan(schema: schema, datasetName: dataset.name)
         let counts = NIOLockedValueBox((applied: 0, lost: 0))
-        let job = PushJob(reads: plan.reads(for: changes), changes: changes.count) { workspace in
+        let byteLimit = try context.requireUser().quota.limits(configuration).bytes
+        let job = PushJob(reads: plan.reads(for: changes), changes: changes.count, byteLimit: byteLimit) { workspace in
             let result = try processor.apply(changes, stamps: stamps, plan: plan, canonical: text, outcomes: push.outcomes, to: &workspace)
             counts.withLockedValue { $0 = (result.applied, result.lost) }
             return WireJSON.data { $0.append(result.response) }
@@ -317,20 +367,6 @@ struct Routes: Sendable {
         }
         metrics.pushDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(stored.response)
-    }
-
-    /// Refuses a push (403 `quota_exceeded`) when the user's logs hold their byte quota
-    /// already: a push that starts under it is taken whole.
-    func checkStoredBytes(_ context: TandemRequestContext) async throws {
-        let user = try context.requireUser()
-        let limit = user.quota.limits(configuration).bytes
-        let stored = try await storage.storedBytes(owner: user.id)
-        guard stored < limit else {
-            throw APIError(
-                .forbidden, "quota_exceeded",
-                "this user's datasets hold \(stored) bytes of changes, the most this server allows them (\(limit)); the changes stay pending on the client until the operator raises it (tandem-server users quota NAME --bytes N, or serve --max-bytes-per-user)"
-            )
-        }
     }
 
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {

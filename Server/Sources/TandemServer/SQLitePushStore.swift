@@ -12,7 +12,8 @@ import TandemWire
 struct SQLitePushStore: PushStore {
     let db: Database
     let dataset: Int64
-    /// The bytes of the log entries written (they count in the owner's stored bytes).
+    /// The bytes of the log entries and lost values written (they count in the owner's
+    /// stored bytes).
     var loggedBytes: Int64 = 0
 
     func lastLogPosition() throws -> Int64 {
@@ -66,6 +67,7 @@ struct SQLitePushStore: PushStore {
 
     mutating func write(_ writes: PushWrites) throws -> PushKeys {
         var refused = PushKeys()
+        var lostBytes: Int64 = 0
         try db.inSavepoint {
             try writeRecords(writes.records, refused: &refused)
             try writeUnique(writes.unique, refused: &refused)
@@ -77,12 +79,14 @@ struct SQLitePushStore: PushStore {
             }
             try writeLog(writes.log)
             for lost in writes.lost {
+                let data = WireJSON.data { $0.append(lost.lost) }
+                lostBytes += Int64(data.count)
                 try db.cachedStatement(sql: "INSERT INTO lost_values(dataset_id, uri, position, lost, at) VALUES (?, ?, ?, ?, ?)")
-                    .execute(arguments: [dataset, lost.record, lost.position, WireJSON.data { $0.append(lost.lost) }, lost.at])
+                    .execute(arguments: [dataset, lost.record, lost.position, data, lost.at])
             }
             return .commit
         }
-        if refused.isEmpty { loggedBytes += writes.log.reduce(0) { $0 + Int64($1.json.count) } }
+        if refused.isEmpty { loggedBytes += writes.log.reduce(lostBytes) { $0 + Int64($1.json.count) } }
         return refused
     }
 

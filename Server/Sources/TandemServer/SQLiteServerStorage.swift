@@ -246,6 +246,7 @@ public final class SQLiteServerStorage: ServerStorage {
             try db.execute(
                 sql: "INSERT INTO schema_versions(dataset_id, version, schema, registered_at) VALUES (?, ?, ?, ?)",
                 arguments: [dataset, version, json, now])
+            try db.execute(sql: "UPDATE datasets SET stored_bytes = stored_bytes + ? WHERE id = ?", arguments: [json.utf8.count, dataset])
             return SchemaRegistration(version: version, created: true)
         }
     }
@@ -261,6 +262,14 @@ public final class SQLiteServerStorage: ServerStorage {
             arguments: [push.dataset, push.key])
         {
             return StoredPush(response: row[1], requestHash: row[0], replayed: true)
+        }
+        if let limit = push.job.byteLimit {
+            let stored =
+                try Int64.fetchOne(
+                    db.cachedStatement(
+                        sql: "SELECT COALESCE(SUM(stored_bytes), 0) FROM datasets WHERE owner_id = (SELECT owner_id FROM datasets WHERE id = ?)"),
+                    arguments: [push.dataset]) ?? 0
+            guard stored < limit else { throw StorageError.byteQuota(stored: stored, limit: limit) }
         }
         var store = SQLitePushStore(db: db, dataset: push.dataset)
         let response = try PushWorkspace.perform(push.job, on: &store)

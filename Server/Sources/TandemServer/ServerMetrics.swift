@@ -29,6 +29,8 @@ public struct ServerMetrics: Sendable {
     let valuesLost: Counter
     let changesPulled: Counter
     let schemasRegistered: Counter
+    /// Schema checks dropped because their client went away before or during them.
+    let schemaChecksCancelled: Counter
     let pushDuration: Timer
     let pullDuration: Timer
 
@@ -48,6 +50,7 @@ public struct ServerMetrics: Sendable {
         valuesLost = Counter(label: "tandem_values_lost_total", factory: factory)
         changesPulled = Counter(label: "tandem_changes_pulled_total", factory: factory)
         schemasRegistered = Counter(label: "tandem_schema_versions_registered_total", factory: factory)
+        schemaChecksCancelled = Counter(label: "tandem_schema_checks_cancelled_total", factory: factory)
         pushDuration = Timer(label: "tandem_push_duration_seconds", factory: factory)
         pullDuration = Timer(label: "tandem_pull_duration_seconds", factory: factory)
     }

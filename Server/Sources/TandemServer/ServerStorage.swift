@@ -43,8 +43,8 @@ public protocol ServerStorage: Sendable {
     func token(id: String) async throws -> (user: ServerUser, secretHash: String)?
     /// Sets the user's own limits (`nil` limits: the server's defaults).
     func setQuota(user: Int64, _ quota: UserQuota) async throws
-    /// The bytes of changes the user's datasets hold in their logs (what
-    /// ``UserQuota/bytes`` limits).
+    /// The bytes the user's datasets hold: log entries, lost values and schema versions
+    /// (what ``UserQuota/bytes`` limits).
     func storedBytes(owner: Int64) async throws -> Int64
 
     /// Creates `owner`'s dataset `name` (or answers the one that exists), unless `owner` has

@@ -1,4 +1,5 @@
 public import Hummingbird
+public import NIOCore
 
 /// The request context of the server's routes: Hummingbird's core storage plus the user the
 /// bearer token authenticated.
@@ -6,9 +7,12 @@ public struct TandemRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by ``Authenticator`` on every `/v1` route.
     public var user: ServerUser?
+    /// Completed when the client's connection closes: long work for it stops then.
+    public let connectionClosed: EventLoopFuture<Void>
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
+        self.connectionClosed = source.channel.closeFuture
     }
 
     /// The authenticated user (``Authenticator`` guarantees one on `/v1` routes).

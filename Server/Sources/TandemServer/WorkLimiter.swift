@@ -39,10 +39,22 @@ actor WorkLimiter {
         }
     }
 
+    /// Takes `owner`'s one place ahead of its work (held until ``release(_:)``), so what comes
+    /// before the work (reading a body, parsing it) is refused too while the owner has work
+    /// running or waiting.
+    ///
+    /// - Throws: ``Busy`` when `owner` has work running or waiting.
+    func reserve(_ owner: Int64) throws {
+        guard owners.insert(owner).inserted else { throw Busy() }
+    }
+
+    /// Gives back the place ``reserve(_:)`` took.
+    func release(_ owner: Int64) {
+        owners.remove(owner)
+    }
+
     private func enter(_ owner: Int64?) async throws {
-        if let owner {
-            guard owners.insert(owner).inserted else { throw Busy() }
-        }
+        if let owner { try reserve(owner) }
         if running < width {
             running += 1
             return

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc  // sockets, for a pipelined request
+#endif
 import Foundation
 import GRDB
 import Hummingbird
@@ -161,22 +164,112 @@ struct TenantFairnessTests {
         }
     }
 
+    /// Pushes racing past the byte quota: checked in each push's transaction, so once one
+    /// has taken the user past it the others are refused (none slips through on a check made
+    /// before the first committed); a retry of the one taken is answered as stored.
+    @Test(arguments: StorageKind.allCases)
+    func pushesRacingPastTheByteQuotaAreTakenOneByOne(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.maxBytesPerUser = 1 }
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let replies = try await withThrowingTaskGroup(of: (Int, Reply).self) { group in
+                for n in 0..<10 {
+                    group.addTask {
+                        let push = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", n + 1)])
+                        return (n, try await client.push("todos", token: harness.ann, key: "k\(n)", push))
+                    }
+                }
+                return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+            // The schema registered first counts: every push sees the user at or past 1 byte.
+            #expect(replies.values.allSatisfy { $0.status == .forbidden && $0.errorCode == "quota_exceeded" })
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 100).isEmpty)
+        }
+        let roomy = try await ServerHarness.make(kind) { $0.maxBytesPerUser = 2_000 }
+        try await roomy.run { client in
+            try await client.setUp("todos", token: roomy.ann)
+            let replies = try await withThrowingTaskGroup(of: (Int, Reply).self) { group in
+                for n in 0..<10 {
+                    group.addTask {
+                        let changes = (0..<5).map { ServerHarness.insert("todos", n * 5 + $0 + 1) }
+                        return (n, try await client.push("todos", token: roomy.ann, key: "k\(n)", PushRequest(schemaVersion: 1, changes: changes)))
+                    }
+                }
+                return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+            let taken = replies.filter { $0.value.status == .ok }.map(\.key)
+            #expect(!taken.isEmpty && taken.count < 10, "\(replies.mapValues(\.status))")
+            #expect(try await client.pullAll("todos", token: roomy.ann, limit: 100).count == taken.count * 5)
+            // A retry of a push that was taken replays its answer, over the quota or not.
+            let retry = try await client.push(
+                "todos", token: roomy.ann, key: "k\(taken[0])",
+                PushRequest(schemaVersion: 1, changes: (0..<5).map { ServerHarness.insert("todos", taken[0] * 5 + $0 + 1) }))
+            #expect(retry.status == .ok)
+        }
+    }
+
+    /// Lost values and schema versions count in the stored bytes, not the log alone.
+    @Test(arguments: StorageKind.allCases)
+    func lostValuesAndSchemaVersionsCountInTheStoredBytes(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        let ann = try #require(try await harness.storage.user(named: "ann"))
+        try await harness.run { client in
+            _ = try await client.send(.put, "/v1/datasets/todos", token: harness.ann)
+            #expect(try await harness.storage.storedBytes(owner: ann.id) == 0)
+            try await client.setUp("todos", token: harness.ann)
+            let schemaBytes = try await harness.storage.storedBytes(owner: ann.id)
+            #expect(schemaBytes > 100)
+            let newer = ServerHarness.stamp(1_800_000_000_000, counter: 5)
+            #expect(try await client.push("todos", token: harness.ann, key: "1", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, at: newer)])).status == .ok)
+            let afterInsert = try await harness.storage.storedBytes(owner: ann.id)
+            // An older edit of the title loses: nothing is logged, its value is kept as lost.
+            let older = ServerHarness.stamp(1_799_999_000_000)
+            let losing = WireChange(
+                record: ServerHarness.uri("todos", 1), entity: "Todo", kind: .update, values: ["title": .text(String(repeating: "x", count: 5_000))],
+                stamps: ["title": older])
+            #expect(try await client.push("todos", token: harness.ann, key: "2", PushRequest(schemaVersion: 1, changes: [losing])).status == .ok)
+            #expect(try await client.pullAll("todos", token: harness.ann, limit: 100).count == 1, "nothing logged")
+            #expect(try await harness.storage.storedBytes(owner: ann.id) >= afterInsert + 5_000)
+        }
+    }
+
+    /// A user's second schema registration while one of theirs runs is refused before its
+    /// body is read (429 with Retry-After); another user's goes on.
+    @Test func aSecondRegistrationOfOneUserIsRefusedBeforeItsBodyIsRead() async throws {
+        let harness = try await ServerHarness.make(.memory)
+        let ann = try #require(try await harness.storage.user(named: "ann"))
+        try await harness.dependencies.schemaChecks.reserve(ann.id)
+        try await harness.run { client in
+            _ = try await client.send(.put, "/v1/datasets/d", token: harness.ann)
+            _ = try await client.send(.put, "/v1/datasets/d", token: harness.bob)
+            let schema = try ServerHarness.schema.canonicalJSON()
+            let refused = try await client.send(.put, "/v1/datasets/d/schema", token: harness.ann, body: schema)
+            #expect(refused.status == .tooManyRequests && refused.errorCode == "schema_check_busy" && refused.headers[.retryAfter] == "1")
+            #expect(try await client.send(.put, "/v1/datasets/d/schema", token: harness.bob, body: schema).status == .created)
+            await harness.dependencies.schemaChecks.release(ann.id)
+            #expect(try await client.send(.put, "/v1/datasets/d/schema", token: harness.ann, body: schema).status == .created)
+        }
+    }
+
     /// Past the byte quota a push is refused whole and stores nothing; the bytes counted are
     /// those the log holds; raising the quota lets the same push in.
     @Test(arguments: StorageKind.allCases)
     func pushesPastTheStoredBytesQuotaAreRefusedAndStoreNothing(_ kind: StorageKind) async throws {
-        let harness = try await ServerHarness.make(kind) { $0.maxBytesPerUser = 1_000 }
+        let harness = try await ServerHarness.make(kind)
         let ann = try #require(try await harness.storage.user(named: "ann"))
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann)
             try await client.setUp("todos", token: harness.bob)
+            // 1 000 bytes past what the schema takes.
+            let base = try await harness.storage.storedBytes(owner: ann.id)
+            try await harness.storage.setQuota(user: ann.id, UserQuota(bytes: base + 1_000))
             // Under the limit when it starts: taken whole, though it ends past it.
             let first = (1...10).map { ServerHarness.insert("todos", $0) }
             #expect(try await client.push("todos", token: harness.ann, key: "1", PushRequest(schemaVersion: 1, changes: first)).status == .ok)
             let logged = try await client.pullAll("todos", token: harness.ann, limit: 100)
             #expect(logged.count == 10)
             let stored = try await harness.storage.storedBytes(owner: ann.id)
-            #expect(stored > 1_000 && stored < 10 * 400, "stored \(stored)")
+            #expect(stored - base > 1_000 && stored - base < 10 * 400, "stored \(stored - base)")
 
             let second = PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 11)])
             let refused = try await client.push("todos", token: harness.ann, key: "2", second)
@@ -316,6 +409,91 @@ struct TenantFairnessTests {
         try await limiter.run(for: 1) {}
     }
 
+    /// A schema check whose client went away while it waited its turn is dropped, not run:
+    /// counted cancelled, nothing registered. (The checks' queue is held by the test.)
+    @Test func aSchemaCheckWhoseClientLeftWhileItWaitedIsDropped() async throws {
+        let harness = try await ServerHarness.make(.sqlite)
+        let state = NIOLockedValueBox((started: false, released: false))
+        // Held from a thread of its own: a pool thread blocked for long starves the server.
+        let holder = Task(executorPreference: ThreadPerJobExecutor()) {
+            try await harness.dependencies.schemaChecks.run(for: 999) {
+                state.withLockedValue { $0.started = true }
+                let deadline = ContinuousClock.now + .seconds(20)
+                while !state.withLockedValue({ $0.released }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            }
+        }
+        while !state.withLockedValue({ $0.started }) { try await Task.sleep(for: .milliseconds(5)) }
+        // The application as served (its connection guard included), on a free port.
+        let app = buildApplication(harness.dependencies, port: 0, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            #expect(FairnessProcessTests.http("PUT", port: port, "/v1/datasets/todos", token: harness.ann).status == 201)
+            let schema = try ServerHarness.schema.canonicalJSON()
+            let gaveUp = try await FairnessProcessTests.onThread {
+                FairnessProcessTests.http("PUT", port: port, "/v1/datasets/todos/schema", token: harness.ann, body: schema, timeoutMilliseconds: 500)
+            }
+            #expect(gaveUp.status == 0, "no answer while the check waits")
+            state.withLockedValue { $0.released = true }
+            try await holder.value
+            var counted = false
+            for _ in 0..<200 where !counted {
+                counted = String(decoding: harness.dependencies.metrics.registry.emitToBuffer(), as: UTF8.self).contains("tandem_schema_checks_cancelled_total 1")
+                if !counted { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(counted, "counted cancelled")
+            let ann = try #require(try await harness.storage.user(named: "ann"))
+            let id = try #require(try await harness.storage.datasetID(owner: ann.id, name: "todos"))
+            #expect(try await harness.storage.schemaHistory(dataset: id).isEmpty)
+        }
+    }
+
+    /// A pipelined request still being answered holds no header timer: the end of the
+    /// first answer does not start the wait for a head that has arrived already.
+    @Test func aPipelinedRequestBeingAnsweredIsNotCutByTheHeaderTimeout() async throws {
+        let harness = try await ServerHarness.make(.memory) { $0.headerTimeout = .seconds(1) }
+        let state = NIOLockedValueBox((started: false, released: false))
+        let holder = Task(executorPreference: ThreadPerJobExecutor()) {
+            try await harness.dependencies.schemaChecks.run(for: 999) {
+                state.withLockedValue { $0.started = true }
+                let deadline = ContinuousClock.now + .seconds(20)
+                while !state.withLockedValue({ $0.released }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            }
+        }
+        while !state.withLockedValue({ $0.started }) { try await Task.sleep(for: .milliseconds(5)) }
+        let app = buildApplication(harness.dependencies, port: 0, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            #expect(FairnessProcessTests.http("PUT", port: port, "/v1/datasets/d", token: harness.ann).status == 201)
+            let schema = String(decoding: try ServerHarness.schema.canonicalJSON(), as: UTF8.self)
+            let auth = "Authorization: Bearer \(harness.ann)\r\n"
+            let both =
+                "GET /v1/capabilities HTTP/1.1\r\nHost: x\r\n\(auth)\r\n"
+                + "PUT /v1/datasets/d/schema HTTP/1.1\r\nHost: x\r\n\(auth)Connection: close\r\nContent-Length: \(schema.utf8.count)\r\n\r\n\(schema)"
+            let fd = SlowClientTests.halfRequest(port: port, both)
+            #expect(fd >= 0)
+            defer { close(fd) }
+            // The second waits for the checks' queue past the header timeout.
+            try await Task.sleep(for: .milliseconds(1_800))
+            state.withLockedValue { $0.released = true }
+            try await holder.value
+            let answers = try await FairnessProcessTests.onThread { () -> String in
+                var all = [UInt8]()
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < deadline {
+                    var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    guard poll(&ready, 1, 200) > 0 else { continue }
+                    let n = recv(fd, &buffer, buffer.count, 0)
+                    guard n > 0 else { break }
+                    all += buffer[..<n]
+                }
+                return String(decoding: all, as: UTF8.self)
+            }
+            #expect(answers.components(separatedBy: "HTTP/1.1 ").count == 3, "two answers: \(answers.prefix(300))")
+            #expect(answers.contains("HTTP/1.1 201"), "the schema was registered and answered")
+        }
+    }
+
     @Test func theWorkLimiterRunsAtMostItsWidthAtOnce() async throws {
         let limiter = WorkLimiter(width: 1)
         let state = NIOLockedValueBox((now: 0, most: 0))
@@ -351,5 +529,15 @@ struct InterleavingStorage: ForwardingStorage {
             _ = try await base.registerSchema(dataset: dataset, json: meanwhile, now: now, after: versions)
         }
         return try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
+    }
+}
+
+/// Runs each job on a new thread: work that blocks on purpose (a test holding a queue) keeps
+/// off the concurrency pool, whose few threads the server in the same process needs.
+final class ThreadPerJobExecutor: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        Thread.detachNewThread { job.runSynchronously(on: executor) }
     }
 }
