@@ -22,7 +22,13 @@ struct DataOptions: ParsableArguments {
     @Option(help: "The data directory (created if missing); everything lives in one SQLite file in it.")
     var dataDir = "tandem-data"
 
-    func storage() throws -> SQLiteServerStorage {
+    /// The server's database; `creating` makes it when missing (`serve`, `users add`), else a
+    /// missing one is an error (a mistyped `--data-dir` must not start an empty database).
+    func storage(creating: Bool = false) throws -> SQLiteServerStorage {
+        let file = (dataDir as NSString).appendingPathComponent("tandem.sqlite")
+        guard creating || FileManager.default.fileExists(atPath: file) else {
+            throw ValidationError("no tandem-server database at \(file): pass the --data-dir the server uses (tandem-server users add NAME makes one)")
+        }
         do {
             try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         } catch {
@@ -59,8 +65,8 @@ struct Serve: AsyncParsableCommand {
     var maxConnections = ServerConfiguration().maxConnections
     @Option(help: "Datasets a user may create.") var maxDatasetsPerUser = ServerConfiguration().maxDatasetsPerUser
     @Option(help: "Schema versions a dataset may register.") var maxSchemaVersions = ServerConfiguration().maxSchemaVersions
-    @Option(help: "Bytes of changes a user's datasets may hold in their logs (users quota NAME --bytes sets one user's).")
-    var maxBytesPerUser = ServerConfiguration().maxBytesPerUser
+    @Option(help: "Bytes a user's datasets may hold (logs, lost values, schemas), e.g. 500M or 20G (users quota NAME --bytes sets one user's).")
+    var maxBytesPerUser = ByteCount(ServerConfiguration().maxBytesPerUser)
     @Option(help: "The largest schema a dataset registers, in bytes of JSON.") var maxSchemaBytes = ServerConfiguration().maxSchemaBytes
     @Option(help: "The most entities in a schema.") var maxSchemaEntities = ServerConfiguration().maxSchemaEntities
     @Option(help: "The most attributes and relationships in a schema, over all its entities.")
@@ -81,7 +87,7 @@ struct Serve: AsyncParsableCommand {
             ("--max-page-bytes", Int64(maxPageBytes)), ("--max-schema-bytes", Int64(maxSchemaBytes)),
             ("--max-schema-entities", Int64(maxSchemaEntities)), ("--max-schema-members", Int64(maxSchemaMembers)),
             ("--max-datasets-per-user", Int64(maxDatasetsPerUser)), ("--max-schema-versions", Int64(maxSchemaVersions)),
-            ("--max-bytes-per-user", maxBytesPerUser), ("--idle-timeout", Int64(idleTimeout)), ("--header-timeout", Int64(headerTimeout)),
+            ("--max-bytes-per-user", maxBytesPerUser.value), ("--idle-timeout", Int64(idleTimeout)), ("--header-timeout", Int64(headerTimeout)),
             ("--body-timeout", Int64(bodyTimeout)), ("--shutdown-timeout", Int64(shutdownTimeout)), ("--max-connections", Int64(maxConnections)),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1 (got \(value))")
@@ -107,7 +113,7 @@ struct Serve: AsyncParsableCommand {
         configuration.maxSchemaMembers = maxSchemaMembers
         configuration.maxDatasetsPerUser = maxDatasetsPerUser
         configuration.maxSchemaVersions = maxSchemaVersions
-        configuration.maxBytesPerUser = maxBytesPerUser
+        configuration.maxBytesPerUser = maxBytesPerUser.value
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerTimeout = .seconds(headerTimeout)
         configuration.bodyTimeout = .seconds(bodyTimeout)
@@ -128,7 +134,7 @@ struct Serve: AsyncParsableCommand {
         let metrics = ServerMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
         let app = buildApplication(
-            ServerDependencies(storage: try data.storage(), configuration: configuration, metrics: metrics),
+            ServerDependencies(storage: try data.storage(creating: true), configuration: configuration, metrics: metrics),
             host: host, port: port, logger: logger)
         // SIGTERM or SIGINT: stop accepting, let requests in flight finish, and past the
         // shutdown timeout cancel them (a cancelled push rolls back; SQLite's locks go with
@@ -150,7 +156,7 @@ struct Users: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                let user = try await data.storage().addUser(name: name, now: Int64(Date().timeIntervalSince1970 * 1000))
+                let user = try await data.storage(creating: true).addUser(name: name, now: Int64(Date().timeIntervalSince1970 * 1000))
                 print("user \(user.name) added")
             } catch let error as StorageError {
                 throw ValidationError(error.description)

@@ -51,28 +51,18 @@ extension Users {
         }
     }
 
-    /// A limit on the command line: a whole number (with K, M, G or T for powers of 1024),
-    /// or `default` (`value` is `nil`: the server's default).
+    /// A limit on the command line: a ``ByteCount`` (a whole number, with K, M, G or T for
+    /// powers of 1024), or `default` (`value` is `nil`: the server's default).
     struct Limit: ExpressibleByArgument {
         var value: Int64?
 
         init?(argument: String) {
-            let text = argument.trimmingCharacters(in: .whitespaces).uppercased()
-            if text == "DEFAULT" {
+            if argument.trimmingCharacters(in: .whitespaces).lowercased() == "default" {
                 value = nil
                 return
             }
-            let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
-            var digits = Substring(text)
-            var unit: Int64 = 1
-            if let last = digits.last, let scale = units[last] {
-                unit = scale
-                digits = digits.dropLast()
-            }
-            guard let number = Int64(digits), number >= 1 else { return nil }
-            let (product, overflow) = number.multipliedReportingOverflow(by: unit)
-            guard !overflow else { return nil }
-            value = product
+            guard let count = ByteCount(argument: argument) else { return nil }
+            value = count.value
         }
 
         static var defaultValueDescription: String { "N" }

@@ -152,6 +152,15 @@ struct ServerProcessTests {
         }
         let unknown = try Self.run("/bin/sh", ["-c", "\"$0\" \"$@\" 2>&1", executable, "users", "quota", "nobody", "--data-dir", dataDir])
         #expect(unknown.status != 0 && unknown.output.contains("no user 'nobody'"), "\(unknown.output)")
+        // A mistyped data directory is said, not made into an empty database.
+        let typo = dataDir + "-typo"
+        let missing = try Self.run("/bin/sh", ["-c", "\"$0\" \"$@\" 2>&1", executable, "users", "quota", "ann", "--data-dir", typo])
+        #expect(missing.status != 0 && missing.output.contains("no tandem-server database at"), "\(missing.output)")
+        #expect(!FileManager.default.fileExists(atPath: typo))
+        // serve takes sizes too.
+        let server = try Self.startServer(dataDir, ["--max-bytes-per-user", "2G"])
+        server.process.terminate()
+        server.process.waitUntilExit()
     }
 
     @Test func theServerServesOnLoopbackAndStopsGracefullyOnSIGTERM() throws {
