@@ -181,23 +181,17 @@ struct Routes: Sendable {
         let limits = user.quota.limits(configuration)
         let stored = try await storage.storedBytes(owner: user.id)
         guard stored < limits.bytes else { throw StorageError.byteQuota(stored: stored, limit: limits.bytes) }
-        let maxBytes = configuration.maxSchemaBytes
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBytes {
-            throw APIError(
-                .contentTooLarge, "schema_too_large", "the schema has \(length) bytes; this server takes at most \(maxBytes) (tandem-server serve --max-schema-bytes)")
-        }
+        // Too many bytes is refused before they are read, or parsed.
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }) { try checkSize(bytes: length) }
         let data = try await body(request)
-        guard data.count <= maxBytes else {
-            throw APIError(
-                .contentTooLarge, "schema_too_large", "the schema has \(data.count) bytes; this server takes at most \(maxBytes) (tandem-server serve --max-schema-bytes)")
-        }
+        try checkSize(bytes: data.count)
         let schema: Schema
         do {
             schema = try Schema(canonicalJSON: data)
         } catch let error as SchemaError {
             throw APIError.badRequest(error.code == .unsupportedFormatVersion ? "unsupported_schema_format" : "invalid_schema", error.message)
         }
-        try checkSize(of: schema, bytes: data.count)
+        try checkSize(of: schema)
         if let problem = Self.structuralProblem(schema) {
             throw APIError.invalid("invalid_schema", problem)
         }
@@ -247,19 +241,23 @@ struct Routes: Sendable {
         }
     }
 
-    /// Refuses a schema past the configured limits (413 `schema_too_large`, naming the limit).
-    func checkSize(of schema: Schema, bytes: Int) throws {
+    /// Refuses a schema of more bytes than the configured limit (413 `schema_too_large`).
+    func checkSize(bytes: Int) throws {
+        try refuseSchema(bytes, over: configuration.maxSchemaBytes, "bytes", "--max-schema-bytes")
+    }
+
+    /// Refuses a schema of more entities, or attributes and relationships, than the
+    /// configured limits (413 `schema_too_large`, naming the limit).
+    func checkSize(of schema: Schema) throws {
         let members = schema.entities.reduce(0) { $0 + $1.attributes.count + $1.relationships.count }
-        let limits = [
-            (bytes, configuration.maxSchemaBytes, "bytes", "--max-schema-bytes"),
-            (schema.entities.count, configuration.maxSchemaEntities, "entities", "--max-schema-entities"),
-            (members, configuration.maxSchemaMembers, "attributes and relationships", "--max-schema-members"),
-        ]
-        for (size, limit, what, option) in limits where size > limit {
-            throw APIError(
-                .contentTooLarge, "schema_too_large",
-                "the schema has \(size) \(what); this server takes at most \(limit) (tandem-server serve \(option))")
-        }
+        try refuseSchema(schema.entities.count, over: configuration.maxSchemaEntities, "entities", "--max-schema-entities")
+        try refuseSchema(members, over: configuration.maxSchemaMembers, "attributes and relationships", "--max-schema-members")
+    }
+
+    private func refuseSchema(_ size: Int, over limit: Int, _ what: String, _ option: String) throws {
+        guard size > limit else { return }
+        throw APIError(
+            .contentTooLarge, "schema_too_large", "the schema has \(size) \(what); this server takes at most \(limit) (tandem-server serve \(option))")
     }
 
     /// Refuses `schema` (409 `schema_incompatible`, with the findings) when it breaks sync

@@ -37,20 +37,9 @@ struct FairnessProcessTests {
         _ method: String, port: Int, _ path: String, token: String, body: Data? = nil, key: String? = nil, timeout: Int = 60,
         timeoutMilliseconds: Int? = nil
     ) -> (status: Int, body: String) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return (0, "socket failed") }
+        let fd = SlowClientTests.connectLoopback(port: port)
+        guard fd >= 0 else { return (0, "connect failed") }
         defer { close(fd) }
-        var wait = timeoutMilliseconds.map { timeval(tv_sec: $0 / 1000, tv_usec: ($0 % 1000) * 1000) } ?? timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return (0, "connect failed") }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(token)\r\n"
         if let key { head += "Idempotency-Key: \(key)\r\n" }
         head += "Content-Length: \(body?.count ?? 0)\r\nContent-Type: application/json\r\n\r\n"

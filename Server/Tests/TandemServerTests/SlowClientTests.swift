@@ -10,8 +10,8 @@ import TandemWire
 /// answering others, and are closed once the idle timeout passes.
 @Suite("Slow clients (the process)", .serialized)
 struct SlowClientTests {
-    /// Opens a TCP connection to 127.0.0.1:`port` and sends `text`; the descriptor, or -1.
-    static func halfRequest(port: Int, _ text: String) -> Int32 {
+    /// A TCP connection to 127.0.0.1:`port`; its descriptor, or -1.
+    static func connectLoopback(port: Int) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return -1 }
         var address = sockaddr_in()
@@ -25,6 +25,13 @@ struct SlowClientTests {
             close(fd)
             return -1
         }
+        return fd
+    }
+
+    /// Opens a TCP connection to 127.0.0.1:`port` and sends `text`; the descriptor, or -1.
+    static func halfRequest(port: Int, _ text: String) -> Int32 {
+        let fd = connectLoopback(port: port)
+        guard fd >= 0 else { return -1 }
         _ = text.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         return fd
     }

@@ -413,16 +413,7 @@ struct TenantFairnessTests {
     /// counted cancelled, nothing registered. (The checks' queue is held by the test.)
     @Test func aSchemaCheckWhoseClientLeftWhileItWaitedIsDropped() async throws {
         let harness = try await ServerHarness.make(.sqlite)
-        let state = NIOLockedValueBox((started: false, released: false))
-        // Held from a thread of its own: a pool thread blocked for long starves the server.
-        let holder = Task(executorPreference: ThreadPerJobExecutor()) {
-            try await harness.dependencies.schemaChecks.run(for: 999) {
-                state.withLockedValue { $0.started = true }
-                let deadline = ContinuousClock.now + .seconds(20)
-                while !state.withLockedValue({ $0.released }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
-            }
-        }
-        while !state.withLockedValue({ $0.started }) { try await Task.sleep(for: .milliseconds(5)) }
+        let held = try await HeldQueue.hold(harness.dependencies.schemaChecks)
         // The application as served (its connection guard included), on a free port.
         let app = buildApplication(harness.dependencies, port: 0, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await app.test(.live) { client in
@@ -433,8 +424,7 @@ struct TenantFairnessTests {
                 FairnessProcessTests.http("PUT", port: port, "/v1/datasets/todos/schema", token: harness.ann, body: schema, timeoutMilliseconds: 500)
             }
             #expect(gaveUp.status == 0, "no answer while the check waits")
-            state.withLockedValue { $0.released = true }
-            try await holder.value
+            try await held.release()
             var counted = false
             for _ in 0..<200 where !counted {
                 counted = String(decoding: harness.dependencies.metrics.registry.emitToBuffer(), as: UTF8.self).contains("tandem_schema_checks_cancelled_total 1")
@@ -451,15 +441,7 @@ struct TenantFairnessTests {
     /// first answer does not start the wait for a head that has arrived already.
     @Test func aPipelinedRequestBeingAnsweredIsNotCutByTheHeaderTimeout() async throws {
         let harness = try await ServerHarness.make(.memory) { $0.headerTimeout = .seconds(1) }
-        let state = NIOLockedValueBox((started: false, released: false))
-        let holder = Task(executorPreference: ThreadPerJobExecutor()) {
-            try await harness.dependencies.schemaChecks.run(for: 999) {
-                state.withLockedValue { $0.started = true }
-                let deadline = ContinuousClock.now + .seconds(20)
-                while !state.withLockedValue({ $0.released }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
-            }
-        }
-        while !state.withLockedValue({ $0.started }) { try await Task.sleep(for: .milliseconds(5)) }
+        let held = try await HeldQueue.hold(harness.dependencies.schemaChecks)
         let app = buildApplication(harness.dependencies, port: 0, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await app.test(.live) { client in
             let port = try #require(client.port)
@@ -474,8 +456,7 @@ struct TenantFairnessTests {
             defer { close(fd) }
             // The second waits for the checks' queue past the header timeout.
             try await Task.sleep(for: .milliseconds(1_800))
-            state.withLockedValue { $0.released = true }
-            try await holder.value
+            try await held.release()
             let answers = try await FairnessProcessTests.onThread { () -> String in
                 var all = [UInt8]()
                 var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -529,6 +510,33 @@ struct InterleavingStorage: ForwardingStorage {
             _ = try await base.registerSchema(dataset: dataset, json: meanwhile, now: now, after: versions)
         }
         return try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
+    }
+}
+
+/// The schema checks' queue held by a test until ``release()``: work of another owner stands
+/// in the way of every check, from a thread of its own (a pool thread blocked for long
+/// starves the server in the same process).
+struct HeldQueue {
+    let state: NIOLockedValueBox<(started: Bool, released: Bool)>
+    let holder: Task<Void, any Error>
+
+    static func hold(_ queue: WorkLimiter) async throws -> HeldQueue {
+        let state = NIOLockedValueBox((started: false, released: false))
+        let holder = Task(executorPreference: ThreadPerJobExecutor()) {
+            try await queue.run(for: 999) {
+                state.withLockedValue { $0.started = true }
+                let deadline = ContinuousClock.now + .seconds(20)
+                while !state.withLockedValue({ $0.released }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            }
+        }
+        while !state.withLockedValue({ $0.started }) { try await Task.sleep(for: .milliseconds(5)) }
+        return HeldQueue(state: state, holder: holder)
+    }
+
+    /// Lets the queue go, once its holder has ended.
+    func release() async throws {
+        state.withLockedValue { $0.released = true }
+        try await holder.value
     }
 }
 
