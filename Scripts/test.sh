@@ -7,6 +7,8 @@
 # lint reports. Usage: Scripts/test.sh [swift test args, given to both packages]
 # Soaks: TANDEM_CRASH_ROUNDS=200 (journal kill -9 rounds), TANDEM_SERVER_CRASH_ROUNDS=50
 # (server kill -9 rounds), TANDEM_FUZZ_EXAMPLES=500 (schemathesis cases per operation).
+# The server's storage suite runs on SQLite, the in-memory twin and PostgreSQL: a throwaway
+# cluster (Scripts/postgres.sh) is started for the run and removed after it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
@@ -16,5 +18,9 @@ swift build --build-tests
 # holding CI for its whole budget; each package's tests take 20 s to 3 min here.
 timeout 1200 swift test --skip-build "$@"
 swift build --package-path Server --build-tests
+source Scripts/postgres.sh
+start_postgres
+trap stop_postgres EXIT
+export TANDEM_TEST_POSTGRES_URL="$pg_url" TANDEM_TEST_REQUIRE_POSTGRES=1
 timeout 1800 swift test --package-path Server --skip-build "$@"
 Scripts/fuzz-server.sh "${TANDEM_FUZZ_EXAMPLES:-40}"

@@ -36,6 +36,10 @@ let package = Package(
         // SHA-256 for tokens and push keys (already in the graph through Hummingbird's NIO
         // extras); 3.x or 4.x, whichever the rest of the graph resolves.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // The PostgreSQL storage: its connection pool, and TLS to PostgreSQL (NIOSSL, already
+        // in postgres-nio's graph) when the URL asks for it.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Handlers, the storage protocol with SQLite and in-memory twins, the push's steps.
@@ -63,10 +67,27 @@ let package = Package(
             ],
             resources: [.copy("Resources/openapi.yaml")],
             swiftSettings: strict),
+        // ServerStorage on PostgreSQL (postgres-nio): the only target that talks to it, so the
+        // handlers and the push's steps build and test without it.
+        .target(
+            name: "TandemServerPostgres",
+            dependencies: [
+                "TandemServer",
+                .product(name: "TandemWire", package: "Tandem"),
+                .product(name: "TandemSchema", package: "Tandem"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                // ConnectionPoolError: what the pool throws when PostgreSQL cannot be reached.
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .executableTarget(
             name: "tandem-server",
             dependencies: [
                 "TandemServer",
+                "TandemServerPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -79,6 +100,9 @@ let package = Package(
             name: "TandemServerTests",
             dependencies: [
                 "TandemServer",
+                "TandemServerPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "TandemWire", package: "Tandem"),
                 .product(name: "TandemGzip", package: "Tandem"),
                 .product(name: "TandemSchemaExtract", package: "Tandem"),

@@ -14,7 +14,7 @@ import Foundation
 /// let text = Cursor(tag: tag, position: 42).text      // "c2.…"
 /// Cursor(text)?.position                              // 42
 /// ```
-struct Cursor: Equatable {
+public struct Cursor: Equatable {
     var tag: UInt64
     var position: Int64
 
@@ -48,7 +48,7 @@ struct Cursor: Equatable {
     }
 
     /// A new cursor key: 32 random bytes, made once with a server's data.
-    static func newKey() -> [UInt8] {
+    public static func newKey() -> [UInt8] {
         SymmetricKey(size: .bits256).withUnsafeBytes { [UInt8]($0) }
     }
 

@@ -21,3 +21,21 @@ public protocol PushStore {
     /// values); an empty ``PushKeys`` when everything was written.
     mutating func write(_ writes: PushWrites) throws -> PushKeys
 }
+
+/// ``PushStore`` for a storage behind a network, inside the push's transaction, which already
+/// holds the dataset's log head (read as it locked the dataset): each ``read(_:)`` and
+/// ``write(_:)`` is a few queries, one per kind of key. ``PushWorkspace/perform(_:onAsync:)``
+/// drives it.
+///
+/// ```swift
+/// var store = PostgresPushStore(connection: connection, dataset: id, lastPosition: head)
+/// let answer = try await PushWorkspace.perform(job, onAsync: &store)
+/// ```
+public protocol AsyncPushStore {
+    /// The position of the dataset's last log entry when the push began (0: empty log).
+    var lastLogPosition: Int64 { get }
+    /// What `keys` name, as stored.
+    mutating func read(_ keys: PushKeys) async throws -> PushReads
+    /// Writes `writes`, all or nothing, as ``PushStore/write(_:)`` does.
+    mutating func write(_ writes: PushWrites) async throws -> PushKeys
+}

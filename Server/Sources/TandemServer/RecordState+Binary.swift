@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import TandemSchema
 import TandemWire
 
@@ -19,7 +19,7 @@ import TandemWire
 extension RecordState {
     static let binaryFormat: UInt8 = 1
 
-    func binaryBytes() -> [UInt8] {
+    public func binaryBytes() -> [UInt8] {
         var bytes = Self.header(entity: entity, created: created, deleted: deleted, fieldCount: fields.count)
         for (name, field) in fields { Self.append(name, field.stamp, field.value, to: &bytes) }
         return bytes
@@ -74,7 +74,7 @@ extension RecordState {
     ///
     /// - Throws: ``StorageError/unavailable(_:)`` when the bytes are not a state of this
     ///   format (a damaged database): the push fails and nothing is written.
-    init(stored data: Data) throws {
+    public init(stored data: Data) throws {
         self = try data.withUnsafeBytes { try RecordState(stored: $0) }
     }
 

@@ -119,9 +119,12 @@ struct Routes: Sendable {
             try await storage.checkHealth()
             return try Self.json(["status": "ok"])
         } catch {
-            return try Self.json(
+            // A load balancer takes the node out until the database answers again.
+            var response = try Self.json(
                 WireErrorBody(error: .init(code: "unavailable", message: "the database cannot be read; see the server's log")),
                 status: .serviceUnavailable)
+            response.headers[.retryAfter] = "1"
+            return response
         }
     }
 

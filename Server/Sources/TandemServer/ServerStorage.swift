@@ -23,6 +23,12 @@ public struct StoredPush: Sendable {
     public var requestHash: String
     /// `true` when this answer was stored by an earlier request with the same key.
     public var replayed: Bool
+
+    public init(response: Data, requestHash: String, replayed: Bool) {
+        self.response = response
+        self.requestHash = requestHash
+        self.replayed = replayed
+    }
 }
 
 /// Everything the server keeps: users, tokens, datasets, schema versions, records, the log,

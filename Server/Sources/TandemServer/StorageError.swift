@@ -8,14 +8,14 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     case unavailable(String)
 
     /// A user with `limit` datasets asked for one more.
-    static func datasetQuota(_ limit: Int) -> StorageError {
+    public static func datasetQuota(_ limit: Int) -> StorageError {
         .quota(
             "this user has \(limit) datasets or more, the most this server allows them (the operator sets it with tandem-server users quota NAME --datasets N, or serve --max-datasets-per-user)"
         )
     }
 
     /// A push to a dataset whose owner stores `stored` bytes, `limit` at most.
-    static func byteQuota(stored: Int64, limit: Int64) -> StorageError {
+    public static func byteQuota(stored: Int64, limit: Int64) -> StorageError {
         .quota(
             "this user's datasets hold \(stored) bytes, the most this server allows them (\(limit)); the changes stay pending on the client until the operator raises it (tandem-server users quota NAME --bytes N, or serve --max-bytes-per-user)"
         )

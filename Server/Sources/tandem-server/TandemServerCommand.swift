@@ -6,6 +6,7 @@ import Metrics
 import Prometheus
 import ServiceLifecycle
 import TandemServer
+import TandemServerPostgres
 
 /// `tandem-server`: the Tandem sync server.
 @main
@@ -17,14 +18,41 @@ struct TandemServerCommand: AsyncParsableCommand {
         defaultSubcommand: Serve.self)
 }
 
-/// Where the server keeps its database.
+/// Where the server keeps its database: SQLite under `--data-dir` (the default), or
+/// PostgreSQL (`--database URL` or `TANDEM_DATABASE_URL`).
 struct DataOptions: ParsableArguments {
-    @Option(help: "The data directory (created if missing); everything lives in one SQLite file in it.")
-    var dataDir = "tandem-data"
+    @Option(help: "The data directory (created if missing) of the SQLite storage, the default: everything in one file, tandem.sqlite. [default: tandem-data]")
+    var dataDir: String?
 
-    /// The server's database; `creating` makes it when missing (`serve`, `users add`), else a
-    /// missing one is an error (a mistyped `--data-dir` must not start an empty database).
-    func storage(creating: Bool = false) throws -> SQLiteServerStorage {
+    @Option(
+        help: ArgumentHelp(
+            "PostgreSQL instead of SQLite: postgres://USER:PASSWORD@HOST:PORT/DATABASE[?sslmode=disable|prefer|require|verify-full] (or TANDEM_DATABASE_URL).",
+            discussion: "Any number of servers may share one database; the first of a new version migrates its tables."))
+    var database: String?
+
+    /// The PostgreSQL URL, from `--database` or `TANDEM_DATABASE_URL`.
+    var databaseURL: String? {
+        database ?? ProcessInfo.processInfo.environment["TANDEM_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    func validate() throws {
+        if dataDir != nil && databaseURL != nil {
+            throw ValidationError("pass either --data-dir (SQLite) or --database / TANDEM_DATABASE_URL (PostgreSQL), not both")
+        }
+    }
+
+    /// The server's storage; `creating` makes a SQLite database when missing (`serve`,
+    /// `users add`), else a missing one is an error (a mistyped `--data-dir` must not start an
+    /// empty database). A PostgreSQL database gets its tables whatever the command.
+    func storage(creating: Bool = false, logger: Logger = Logger(label: "tandem-server")) async throws -> any ServerStorage {
+        if let databaseURL {
+            do {
+                return try await PostgresServerStorage(url: PostgresURL(databaseURL), logger: logger)
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+        let dataDir = dataDir ?? "tandem-data"
         let file = (dataDir as NSString).appendingPathComponent("tandem.sqlite")
         guard creating || FileManager.default.fileExists(atPath: file) else {
             throw ValidationError("no tandem-server database at \(file): pass the --data-dir the server uses (tandem-server users add NAME makes one)")
@@ -35,7 +63,7 @@ struct DataOptions: ParsableArguments {
             throw ValidationError("cannot create the data directory \(dataDir): \(error.localizedDescription)")
         }
         do {
-            return try SQLiteServerStorage(path: (dataDir as NSString).appendingPathComponent("tandem.sqlite"))
+            return try SQLiteServerStorage(path: file)
         } catch {
             throw ValidationError("\(error)")
         }
@@ -133,8 +161,9 @@ struct Serve: AsyncParsableCommand {
         // One registry for the server's own metrics and those of the libraries it runs on.
         let metrics = ServerMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
+        let storage = try await data.storage(creating: true, logger: logger)
         let app = buildApplication(
-            ServerDependencies(storage: try data.storage(creating: true), configuration: configuration, metrics: metrics),
+            ServerDependencies(storage: storage, configuration: configuration, metrics: metrics),
             host: host, port: port, logger: logger)
         // SIGTERM or SIGINT: stop accepting, let requests in flight finish, and past the
         // shutdown timeout cancel them (a cancelled push rolls back; SQLite's locks go with
@@ -174,7 +203,7 @@ struct Tokens: AsyncParsableCommand {
         @Argument(help: "The user name.") var name: String
 
         func run() async throws {
-            let storage = try data.storage()
+            let storage = try await data.storage()
             guard let user = try await storage.user(named: name) else {
                 throw ValidationError("no user '\(name)': add it with tandem-server users add \(name)")
             }

@@ -23,7 +23,7 @@ extension Users {
         @Option(help: "Bytes of changes the user's datasets may hold, e.g. 500M or 20G (or 'default').") var bytes: Limit?
 
         func run() async throws {
-            let storage = try data.storage()
+            let storage = try await data.storage()
             guard var user = try await storage.user(named: name) else {
                 throw ValidationError("no user '\(name)': add it with tandem-server users add \(name)")
             }

@@ -5,19 +5,27 @@ import HummingbirdTesting
 import Logging
 import TandemSchema
 @testable import TandemServer
+import TandemServerPostgres
 import TandemWire
 
-/// Which storage a test runs on: the in-memory twin and the real SQLite file.
+/// Which storage a test runs on: the in-memory twin, the real SQLite file, and a new database
+/// in the PostgreSQL cluster `Scripts/test.sh` starts (`TANDEM_TEST_POSTGRES_URL`; without
+/// it, as under a bare `swift test`, the PostgreSQL cases are left out, and
+/// `TANDEM_TEST_REQUIRE_POSTGRES=1` makes that an error: see `postgresIsThereWhenRequired`).
 enum StorageKind: String, CaseIterable, Sendable {
-    case memory, sqlite
+    case memory, sqlite, postgres
 
-    func make() throws -> any ServerStorage {
+    static var allCases: [StorageKind] { PostgresTestCluster.url == nil ? [.memory, .sqlite] : [.memory, .sqlite, .postgres] }
+
+    func make() async throws -> any ServerStorage {
         switch self {
         case .memory: return MemoryServerStorage()
         case .sqlite:
             let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-server-tests-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             return try SQLiteServerStorage(path: directory.appending(path: "tandem.sqlite").path(percentEncoded: false))
+        case .postgres:
+            return try await PostgresServerStorage(url: PostgresTestCluster.newDatabase(), maxConnections: 4, logger: Logger(label: "test"))
         }
     }
 }
@@ -43,7 +51,7 @@ struct ServerHarness: Sendable {
         _ kind: StorageKind, configure: (inout ServerConfiguration) -> Void = { _ in },
         now: @escaping @Sendable () -> Int64 = { 1_800_000_000_000 }
     ) async throws -> ServerHarness {
-        let storage = try kind.make()
+        let storage = try await kind.make()
         var configuration = ServerConfiguration()
         configure(&configuration)
         let ann = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)

@@ -1,0 +1,226 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import TandemSchema
+import TandemServer
+import TandemWire
+
+/// ``AsyncPushStore`` on a PostgreSQL connection inside the push's transaction, which holds
+/// the dataset's row lock: each kind of key is read with one query (`= ANY($2)`), and each
+/// kind of write is one multi-row statement over arrays (`unnest`), so a push costs a few
+/// round trips whatever its size.
+///
+/// Writes resting on what was not read (a new record, a claimed unique value) are checked by
+/// reading first, then written: no other transaction writes the dataset's records or unique
+/// values while this one holds the dataset's lock, so the check still holds when the write
+/// runs, and a refused write has written nothing.
+///
+/// ```swift
+/// var store = PostgresPushStore(connection: connection, logger: logger, dataset: id, lastLogPosition: head)
+/// let answer = try await PushWorkspace.perform(job, onAsync: &store)
+/// ```
+struct PostgresPushStore: AsyncPushStore {
+    let connection: PostgresConnection
+    let logger: Logger
+    let dataset: Int64
+    let lastLogPosition: Int64
+    /// The position of the last log entry written (``lastLogPosition`` until one is).
+    private(set) var head: Int64
+    /// The bytes of the log entries and lost values written (they count in the owner's
+    /// stored bytes).
+    private(set) var loggedBytes: Int64 = 0
+
+    init(connection: PostgresConnection, logger: Logger, dataset: Int64, lastLogPosition: Int64) {
+        self.connection = connection
+        self.logger = logger
+        self.dataset = dataset
+        self.lastLogPosition = lastLogPosition
+        head = lastLogPosition
+    }
+
+    private func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await connection.query(query, logger: logger).collect()
+    }
+
+    func read(_ keys: PushKeys) async throws -> PushReads {
+        var reads = PushReads()
+        if !keys.records.isEmpty {
+            for row in try await rows("SELECT uri, state FROM records WHERE dataset_id = \(dataset) AND uri = ANY(\(Array(keys.records)))") {
+                let (uri, state) = try row.decode((String, ByteBuffer).self)
+                reads.records[uri] = try RecordState(stored: Data(state.readableBytesView))
+            }
+        }
+        if !keys.merged.isEmpty {
+            for row in try await rows(
+                "SELECT uri, survivor, stamp, state, remade FROM merged_records WHERE dataset_id = \(dataset) AND uri = ANY(\(Array(keys.merged)))")
+            {
+                let (uri, survivor, stamp, state, remade) = try row.decode((String, String, String, ByteBuffer?, String?).self)
+                guard let stamp = HLCTimestamp(stamp) else { continue }
+                reads.merged[uri] = MergedRecord(
+                    survivor: survivor, stamp: stamp, state: try state.map { try RecordState(stored: Data($0.readableBytesView)) },
+                    remade: remade.flatMap(HLCTimestamp.init))
+            }
+        }
+        if !keys.linkOwners.isEmpty {
+            // With the owners' records: a delete of their member reads them next.
+            for row in try await rows(
+                """
+                SELECT l.member, l.owner, l.field, r.state FROM link_members l
+                LEFT JOIN records r ON r.dataset_id = l.dataset_id AND r.uri = l.owner
+                WHERE l.dataset_id = \(dataset) AND l.member = ANY(\(Array(keys.linkOwners)))
+                """)
+            {
+                let (member, owner, field, state) = try row.decode((String, String, String, ByteBuffer?).self)
+                reads.linkOwners[member, default: []].append(LinkOwner(owner: owner, field: field))
+                if let state { reads.records[owner] = try RecordState(stored: Data(state.readableBytesView)) }
+            }
+            // In Swift's order (the database's collation may sort text otherwise).
+            for member in reads.linkOwners.keys { reads.linkOwners[member]?.sort() }
+        }
+        if !keys.unique.isEmpty {
+            reads.unique = try await holders(of: keys.unique)
+        }
+        return reads
+    }
+
+    /// The record holding each of `slots` (absent: free).
+    private func holders(of slots: some Collection<UniqueSlot>) async throws -> [UniqueSlot: String] {
+        var holders: [UniqueSlot: String] = [:]
+        for row in try await rows(
+            """
+            SELECT v.entity, v.key, v.uri FROM unique_values v
+            JOIN unnest(\(slots.map(\.entity))::text[], \(slots.map(\.key))::text[]) AS s(entity, key) ON s.entity = v.entity AND s.key = v.key
+            WHERE v.dataset_id = \(dataset)
+            """)
+        {
+            let (entity, key, uri) = try row.decode((String, String, String).self)
+            holders[UniqueSlot(entity: entity, key: key)] = uri
+        }
+        return holders
+    }
+
+    mutating func write(_ writes: PushWrites) async throws -> PushKeys {
+        // Checks first (see the type's comment), then writes.
+        var refused = PushKeys()
+        let new = writes.records.filter(\.isNew).map(\.uri)
+        if !new.isEmpty {
+            for row in try await rows("SELECT uri FROM records WHERE dataset_id = \(dataset) AND uri = ANY(\(new))") {
+                refused.records.insert(try row.decode(String.self))
+            }
+        }
+        let unique = try await settleUnique(writes.unique, refused: &refused)
+        guard refused.isEmpty else { return refused }
+
+        try await writeRecords(writes.records)
+        try await writeUnique(unique)
+        try await writeMerges(writes.merged)
+        if !writes.linkOwners.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO link_members(dataset_id, member, owner, field)
+                SELECT \(dataset), * FROM unnest(\(writes.linkOwners.map(\.member))::text[], \(writes.linkOwners.map(\.owner.owner))::text[],
+                                                \(writes.linkOwners.map(\.owner.field))::text[])
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+        try await writeLog(writes.log)
+        try await writeLost(writes.lost)
+        return refused
+    }
+
+    /// Plays the claims and releases in order over the values' holders as stored: each
+    /// value's holder afterwards (`nil`: free), only for the values that change; a claim of a
+    /// value another record holds is refused.
+    private func settleUnique(_ writes: [UniqueWrite], refused: inout PushKeys) async throws -> [UniqueSlot: String?] {
+        guard !writes.isEmpty else { return [:] }
+        let stored = try await holders(of: Set(writes.map(\.slot)))
+        var holders: [UniqueSlot: String?] = [:]
+        for write in writes {
+            let holder = holders[write.slot] ?? stored[write.slot]
+            if write.claim {
+                if holder == nil || holder == write.record {
+                    holders[write.slot] = .some(write.record)
+                } else {
+                    refused.unique.insert(write.slot)
+                }
+            } else if holder == write.record {
+                holders[write.slot] = .some(nil)
+            }
+        }
+        return holders.filter { $0.value != stored[$0.key] }
+    }
+
+    private func writeRecords(_ records: [RecordWrite]) async throws {
+        guard !records.isEmpty else { return }
+        try await connection.query(
+            """
+            INSERT INTO records(dataset_id, uri, state)
+            SELECT \(dataset), * FROM unnest(\(records.map(\.uri))::text[], \(records.map { ByteBuffer(bytes: $0.state) })::bytea[])
+            ON CONFLICT (dataset_id, uri) DO UPDATE SET state = EXCLUDED.state
+            """, logger: logger)
+    }
+
+    private func writeUnique(_ holders: [UniqueSlot: String?]) async throws {
+        let freed = holders.filter { $0.value == nil }.map(\.key)
+        if !freed.isEmpty {
+            try await connection.query(
+                """
+                DELETE FROM unique_values v USING unnest(\(freed.map(\.entity))::text[], \(freed.map(\.key))::text[]) AS s(entity, key)
+                WHERE v.dataset_id = \(dataset) AND v.entity = s.entity AND v.key = s.key
+                """, logger: logger)
+        }
+        let held = holders.compactMap { slot, holder in holder.map { (slot, $0) } }
+        if !held.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO unique_values(dataset_id, entity, key, uri)
+                SELECT \(dataset), * FROM unnest(\(held.map(\.0.entity))::text[], \(held.map(\.0.key))::text[], \(held.map(\.1))::text[])
+                ON CONFLICT (dataset_id, entity, key) DO UPDATE SET uri = EXCLUDED.uri
+                """, logger: logger)
+        }
+    }
+
+    /// One statement per merge: merges are rare (two records holding one unique value).
+    private func writeMerges(_ merges: [(uri: String, merged: MergedRecord?)]) async throws {
+        for (loser, merged) in merges {
+            if let merged {
+                try await connection.query(
+                    """
+                    INSERT INTO merged_records(dataset_id, uri, survivor, stamp, state, remade)
+                    VALUES (\(dataset), \(loser), \(merged.survivor), \(merged.stamp.description),
+                            \(merged.state.map { ByteBuffer(bytes: $0.binaryBytes()) }), \(merged.remade?.description))
+                    ON CONFLICT (dataset_id, uri) DO UPDATE
+                    SET survivor = EXCLUDED.survivor, stamp = EXCLUDED.stamp, state = EXCLUDED.state, remade = EXCLUDED.remade
+                    """, logger: logger)
+            } else {
+                try await connection.query("DELETE FROM merged_records WHERE dataset_id = \(dataset) AND uri = \(loser)", logger: logger)
+            }
+        }
+    }
+
+    private mutating func writeLog(_ log: [LogWrite]) async throws {
+        guard let last = log.last else { return }
+        try await connection.query(
+            """
+            INSERT INTO log(dataset_id, position, schema_version, change)
+            SELECT \(dataset), * FROM unnest(\(log.map(\.position))::bigint[], \(log.map { Int64($0.schemaVersion) })::bigint[],
+                                            \(log.map { ByteBuffer(bytes: $0.json) })::bytea[])
+            """, logger: logger)
+        head = last.position
+        loggedBytes += log.reduce(0) { $0 + Int64($1.json.count) }
+    }
+
+    private mutating func writeLost(_ lost: [LostWrite]) async throws {
+        guard !lost.isEmpty else { return }
+        let values = lost.map { write in ByteBuffer(data: WireJSON.data { $0.append(write.lost) }) }
+        // Positions start at 1: 0 stands for none (arrays of this driver hold no NULL).
+        try await connection.query(
+            """
+            INSERT INTO lost_values(dataset_id, uri, position, lost, at)
+            SELECT \(dataset), u, NULLIF(p, 0), l, a FROM unnest(\(lost.map(\.record))::text[], \(lost.map { $0.position ?? 0 })::bigint[],
+                                                              \(values)::bytea[], \(lost.map(\.at))::bigint[]) AS t(u, p, l, a)
+            """, logger: logger)
+        loggedBytes += values.reduce(0) { $0 + Int64($1.readableBytes) }
+    }
+}

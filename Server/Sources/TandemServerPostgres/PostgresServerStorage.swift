@@ -1,0 +1,314 @@
+public import Foundation
+public import Logging
+import NIOCore
+import _ConnectionPoolModule
+public import PostgresNIO
+public import TandemServer
+public import TandemWire
+
+/// ``ServerStorage`` on PostgreSQL (postgres-nio's connection pool): any number of
+/// `tandem-server` nodes share one database and answer every client as one server would.
+/// Every method is one transaction; the layout is made and migrated by the server itself
+/// (`tandem_migrations`, under an advisory lock, by the first node of a new version).
+///
+/// **The log's order across nodes.** A push first locks its dataset's row
+/// (`SELECT … FOR UPDATE`), reads the dataset's `log_head` there, writes its entries after
+/// it and moves `log_head` in the same transaction. Pushes to one dataset therefore commit
+/// one after another, whatever node runs them, and each takes the positions after the last
+/// committed one: the log has no gaps (a rolled-back push moved nothing) and its positions
+/// commit in order. PostgreSQL makes a transaction visible before it releases its locks, so a
+/// reader that sees position *n* sees every position before it: a pull never passes a
+/// position whose push has not committed. The idempotency key is looked up after the lock,
+/// in a statement of its own (READ COMMITTED takes a new snapshot per statement), so a retry
+/// on another node waits for the first push and replays its answer. Pushes to different
+/// datasets run in parallel, one pool connection each.
+///
+/// ```swift
+/// let storage = try await PostgresServerStorage(url: PostgresURL("postgres://tandem@localhost/tandem"), logger: logger)
+/// defer { storage.close() }
+/// ```
+public final class PostgresServerStorage: ServerStorage {
+    public let cursorKey: [UInt8]
+    private let client: PostgresClient
+    private let runner: Task<Void, Never>
+    private let logger: Logger
+    /// The URL without its password.
+    public let location: String
+
+    /// Connects to the database `url` names (the pool runs until ``close()``), makes or
+    /// migrates its layout, and reads the cursor key.
+    ///
+    /// - Throws: ``StorageError/unavailable(_:)`` when PostgreSQL cannot be reached or the
+    ///   database is not one this server can use.
+    public init(url: PostgresURL, maxConnections: Int = 20, logger: Logger) async throws {
+        var configuration = url.configuration
+        configuration.options.maximumConnections = maxConnections
+        configuration.options.connectTimeout = .seconds(5)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        location = url.description
+        runner = Task { await client.run() }
+        do {
+            cursorKey = try await Self.transaction(on: client, logger: logger, at: url.description) { connection in
+                try await Self.migrate(connection, logger: logger)
+                let key = try await connection.query("SELECT key FROM server_keys WHERE name = 'cursor'", logger: logger).collect()
+                    .first?.decode(ByteBuffer.self)
+                guard let key, key.readableBytes == 32 else {
+                    throw StorageError.unavailable("the PostgreSQL database has no cursor key; it is damaged")
+                }
+                return [UInt8](key.readableBytesView)
+            }
+        } catch {
+            runner.cancel()
+            throw error
+        }
+    }
+
+    /// Closes the pool's connections.
+    public func close() { runner.cancel() }
+
+    deinit { runner.cancel() }
+
+    // MARK: Errors
+
+    /// Runs `body`, turning PostgreSQL's failures into ``StorageError``s: a unique key taken
+    /// is a conflict, anything else (no connection, a server error) makes the storage
+    /// unavailable, with PostgreSQL's own message in the log.
+    static func mapErrors<T>(at location: String, _ body: () async throws -> sending T) async throws -> sending T {
+        do {
+            return try await body()
+        } catch let error as PSQLError {
+            if error.serverInfo?[.sqlState] == "23505" {
+                throw StorageError.conflict(error.serverInfo?[.message] ?? "a unique key is taken")
+            }
+            let detail = error.serverInfo.map { "\($0[.sqlState] ?? "") \($0[.message] ?? "")" } ?? "\(error.code)"
+            throw StorageError.unavailable("PostgreSQL at \(location): \(detail)")
+        } catch let error as PostgresDecodingError {
+            throw StorageError.unavailable("PostgreSQL at \(location) answered a column of an unexpected type (\(error.columnName)): the database is not this server's layout")
+        } catch let error as ConnectionPoolError {
+            throw StorageError.unavailable("PostgreSQL at \(location) cannot be reached: \(error)")
+        }
+    }
+
+    /// Runs `body` in a transaction on a connection of `client`'s pool (rolled back when it
+    /// throws), with ``mapErrors(at:_:)``.
+    private static func transaction<T: Sendable>(
+        on client: PostgresClient, logger: Logger, at location: String, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await mapErrors(at: location) {
+            do {
+                return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+            } catch let error as PostgresTransactionError {
+                // What the body threw (a refusal, a quota), else why BEGIN or COMMIT failed.
+                throw error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError ?? error
+            }
+        }
+    }
+
+    private func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await Self.transaction(on: client, logger: logger, at: location, body)
+    }
+
+    private func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await Self.mapErrors(at: location) { try await client.query(query, logger: logger).collect() }
+    }
+
+    // MARK: Users and tokens
+
+    public func addUser(name: String, now: Int64) async throws -> ServerUser {
+        let rows = try await rows("INSERT INTO users(name, created_at) VALUES (\(name), \(now)) ON CONFLICT (name) DO NOTHING RETURNING id")
+        guard let row = rows.first else { throw StorageError.conflict("user '\(name)' exists") }
+        return ServerUser(id: try row.decode(Int64.self), name: name)
+    }
+
+    private static func user(_ row: PostgresRow) throws -> ServerUser {
+        let (id, name, datasets, versions, bytes) = try row.decode((Int64, String, Int?, Int?, Int64?).self)
+        return ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes))
+    }
+
+    public func user(named name: String) async throws -> ServerUser? {
+        try await rows("SELECT id, name, max_datasets, max_schema_versions, max_bytes FROM users WHERE name = \(name)").first.map(Self.user)
+    }
+
+    public func setQuota(user: Int64, _ quota: UserQuota) async throws {
+        let rows = try await rows(
+            """
+            UPDATE users SET max_datasets = \(quota.datasets), max_schema_versions = \(quota.schemaVersions), max_bytes = \(quota.bytes)
+            WHERE id = \(user) RETURNING id
+            """)
+        guard !rows.isEmpty else { throw StorageError.notFound("no user with id \(user)") }
+    }
+
+    public func storedBytes(owner: Int64) async throws -> Int64 {
+        try await rows("SELECT COALESCE(SUM(stored_bytes), 0)::BIGINT FROM datasets WHERE owner_id = \(owner)").first?.decode(Int64.self) ?? 0
+    }
+
+    public func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws {
+        _ = try await rows("INSERT INTO tokens(id, user_id, secret_hash, created_at) VALUES (\(id), \(user), \(secretHash), \(now))")
+    }
+
+    public func revokeToken(id: String) async throws -> Bool {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        return try await !rows("UPDATE tokens SET revoked_at = \(now) WHERE id = \(id) AND revoked_at IS NULL RETURNING id").isEmpty
+    }
+
+    public func token(id: String) async throws -> (user: ServerUser, secretHash: String)? {
+        guard
+            let row = try await rows(
+                """
+                SELECT u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, t.secret_hash
+                FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.id = \(id) AND t.revoked_at IS NULL
+                """
+            ).first
+        else { return nil }
+        let (id, name, datasets, versions, bytes, hash) = try row.decode((Int64, String, Int?, Int?, Int64?, String).self)
+        return (ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes)), hash)
+    }
+
+    // MARK: Datasets and schemas
+
+    private static func info(_ row: PostgresRow) throws -> DatasetInfo {
+        let (name, created, version) = try row.decode((String, Int64, Int).self)
+        return DatasetInfo(name: name, createdAt: created, schemaVersion: version)
+    }
+
+    private static let infoColumns: PostgresQuery = """
+        SELECT d.name, d.created_at, COALESCE((SELECT MAX(version) FROM schema_versions s WHERE s.dataset_id = d.id), 0)::INT FROM datasets d
+        """
+
+    public func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
+        try await transaction { connection in
+            // The owner's row, locked: two nodes creating datasets for one user count one after the other.
+            try await connection.query("SELECT id FROM users WHERE id = \(owner) FOR UPDATE", logger: logger)
+            let existing = try await connection.query(
+                "SELECT d.name, d.created_at, COALESCE((SELECT MAX(version) FROM schema_versions s WHERE s.dataset_id = d.id), 0)::INT FROM datasets d WHERE d.owner_id = \(owner) AND d.name = \(name)",
+                logger: logger
+            ).collect()
+            if let row = existing.first { return (try Self.info(row), false) }
+            let count =
+                try await connection.query("SELECT COUNT(*)::BIGINT FROM datasets WHERE owner_id = \(owner)", logger: logger).collect()
+                .first?.decode(Int64.self) ?? 0
+            guard count < limit else { throw StorageError.datasetQuota(limit) }
+            try await connection.query("INSERT INTO datasets(owner_id, name, created_at) VALUES (\(owner), \(name), \(now))", logger: logger)
+            return (DatasetInfo(name: name, createdAt: now, schemaVersion: 0), true)
+        }
+    }
+
+    public func datasets(owner: Int64) async throws -> [DatasetInfo] {
+        // Names in byte order, as SQLite sorts them (the database's collation may not).
+        try await rows(
+            "SELECT d.name, d.created_at, COALESCE((SELECT MAX(version) FROM schema_versions s WHERE s.dataset_id = d.id), 0)::INT FROM datasets d WHERE d.owner_id = \(owner) ORDER BY d.name COLLATE \"C\""
+        ).map(Self.info)
+    }
+
+    public func datasetID(owner: Int64, name: String) async throws -> Int64? {
+        try await rows("SELECT id FROM datasets WHERE owner_id = \(owner) AND name = \(name)").first?.decode(Int64.self)
+    }
+
+    public func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] {
+        try await rows("SELECT version, registered_at, schema FROM schema_versions WHERE dataset_id = \(dataset) ORDER BY version").map { row in
+            let (version, at, schema) = try row.decode((Int, Int64, String).self)
+            return SchemaVersionInfo(version: version, registeredAt: at, schema: schema)
+        }
+    }
+
+    public func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
+        try await transaction { connection in
+            try await connection.query("SELECT id FROM datasets WHERE id = \(dataset) FOR UPDATE", logger: logger)
+            let count =
+                try await connection.query("SELECT COUNT(*)::BIGINT FROM schema_versions WHERE dataset_id = \(dataset)", logger: logger)
+                .collect().first?.decode(Int64.self) ?? 0
+            guard count == versions else { return nil }
+            try await connection.query(
+                """
+                WITH added AS (INSERT INTO schema_versions(dataset_id, version, schema, registered_at)
+                               VALUES (\(dataset), \(versions + 1), \(json), \(now)))
+                UPDATE datasets SET stored_bytes = stored_bytes + \(Int64(json.utf8.count)) WHERE id = \(dataset)
+                """, logger: logger)
+            return SchemaRegistration(version: versions + 1, created: true)
+        }
+    }
+
+    // MARK: Pushes and pulls
+
+    public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
+        try await transaction { connection in
+            // The ordering point (see the type's comment): held until the commit.
+            guard
+                let locked = try await connection.query("SELECT log_head, owner_id FROM datasets WHERE id = \(dataset) FOR UPDATE", logger: logger)
+                    .collect().first
+            else { throw StorageError.notFound("no dataset with id \(dataset)") }
+            let (head, owner) = try locked.decode((Int64, Int64).self)
+            // A statement of its own, after the lock: it sees what the push before committed.
+            let (stored, hash, response) = try await connection.query(
+                """
+                SELECT (SELECT COALESCE(SUM(stored_bytes), 0)::BIGINT FROM datasets WHERE owner_id = \(owner)), i.request_hash, i.response
+                FROM (SELECT 1) AS one LEFT JOIN idempotency i ON i.dataset_id = \(dataset) AND i.key = \(key)
+                """, logger: logger
+            ).collect()[0].decode((Int64, String?, ByteBuffer?).self)
+            if let hash, let response {
+                return StoredPush(response: Data(response.readableBytesView), requestHash: hash, replayed: true)
+            }
+            if let limit = job.byteLimit, stored >= limit { throw StorageError.byteQuota(stored: stored, limit: limit) }
+            var store = PostgresPushStore(connection: connection, logger: logger, dataset: dataset, lastLogPosition: head)
+            let answer = try await PushWorkspace.perform(job, onAsync: &store)
+            try await connection.query(
+                """
+                WITH moved AS (UPDATE datasets SET log_head = \(store.head), stored_bytes = stored_bytes + \(store.loggedBytes) WHERE id = \(dataset))
+                INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at)
+                VALUES (\(dataset), \(key), \(requestHash), \(ByteBuffer(data: answer)), \(now))
+                """, logger: logger)
+            return StoredPush(response: answer, requestHash: requestHash, replayed: false)
+        }
+    }
+
+    private static func logQuery(dataset: Int64, after position: Int64, limit: Int) -> PostgresQuery {
+        """
+        SELECT position, schema_version, change FROM log WHERE dataset_id = \(dataset) AND position > \(position)
+        ORDER BY position LIMIT \(Int64(limit) + 1)
+        """
+    }
+
+    public func pull(dataset: Int64, after position: Int64, limit: Int) async throws -> (entries: [LogEntry], hasMore: Bool) {
+        let rows = try await rows(Self.logQuery(dataset: dataset, after: position, limit: limit))
+        let entries = try rows.prefix(limit).map { row in
+            let (at, version, change) = try row.decode((Int64, Int, ByteBuffer).self)
+            return LogEntry(position: at, change: try WireJSONReader.change(Data(change.readableBytesView)), schemaVersion: version)
+        }
+        return (entries, rows.count > limit)
+    }
+
+    public func logHead(dataset: Int64) async throws -> Int64 {
+        try await rows("SELECT log_head FROM datasets WHERE id = \(dataset)").first?.decode(Int64.self) ?? 0
+    }
+
+    public func pullJSON(dataset: Int64, after position: Int64, limit: Int, maxBytes: Int) async throws -> PulledPage {
+        // Changes past the page's bytes come without their text (NULL): the page never holds
+        // more than `maxBytes` of changes plus one in memory, however large the entries.
+        let rows = try await rows(
+            """
+            SELECT position, schema_version, CASE WHEN before < \(Int64(maxBytes)) THEN change END FROM (
+                SELECT position, schema_version, change,
+                       SUM(octet_length(change)) OVER (ORDER BY position) - octet_length(change) AS before
+                FROM log WHERE dataset_id = \(dataset) AND position > \(position) ORDER BY position LIMIT \(Int64(limit) + 1)
+            ) AS page ORDER BY position
+            """)
+        var page = PageWriter(limit: limit, maxBytes: maxBytes)
+        for row in rows where page.hasRoom {
+            let (at, version, change) = try row.decode((Int64, Int, ByteBuffer?).self)
+            guard let change else { break }
+            // Log changes are stored as the JSON of a WireChange: spliced as they are.
+            page.add(position: at) { $0.logEntry(position: at, schemaVersion: version) { $0.rawJSON(change.readableBytesView) } }
+        }
+        return page.finish(hasMore: page.count < rows.count)
+    }
+
+    public func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int {
+        try await rows("DELETE FROM idempotency WHERE created_at < \(cutoff) RETURNING 1").count
+    }
+
+    public func checkHealth() async throws {
+        _ = try await rows("SELECT 1")
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+import TandemServerPostgres
+
+/// The PostgreSQL cluster `Scripts/test.sh` started for this run (`TANDEM_TEST_POSTGRES_URL`,
+/// a URL of its `postgres` database): each test gets a new database of its own.
+enum PostgresTestCluster {
+    static let url = ProcessInfo.processInfo.environment["TANDEM_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// One client for the `CREATE DATABASE`s, running for the whole test process.
+    private static let admin: PostgresClient? = {
+        guard let url, let parsed = try? PostgresURL(url) else { return nil }
+        var configuration = parsed.configuration
+        configuration.options.maximumConnections = 2
+        let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "test-postgres-admin"))
+        Task { await client.run() }
+        return client
+    }()
+
+    /// A new empty database, as a URL.
+    static func newDatabase() async throws -> PostgresURL {
+        guard let url, let admin else { throw StorageErrorForTests("TANDEM_TEST_POSTGRES_URL is not set") }
+        let name = "tandem_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+        try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+        var parts = URLComponents(string: url)!
+        parts.path = "/\(name)"
+        return try PostgresURL(parts.string!)
+    }
+}
+
+struct StorageErrorForTests: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+@Suite struct PostgresClusterTests {
+    /// `Scripts/test.sh` sets `TANDEM_TEST_REQUIRE_POSTGRES=1`: a run of the suite there
+    /// without the cluster would leave every PostgreSQL case out and still pass.
+    @Test func postgresIsThereWhenRequired() {
+        if ProcessInfo.processInfo.environment["TANDEM_TEST_REQUIRE_POSTGRES"] == "1" {
+            #expect(PostgresTestCluster.url != nil, "TANDEM_TEST_REQUIRE_POSTGRES=1 but TANDEM_TEST_POSTGRES_URL is not set")
+            #expect(StorageKind.allCases.contains(.postgres))
+        }
+    }
+}
