@@ -19,14 +19,17 @@ enum PostgresTestCluster {
         return client
     }()
 
-    /// A new empty database, as a URL.
-    static func newDatabase() async throws -> PostgresURL {
+    /// A new empty database.
+    static func newDatabase() async throws -> PostgresURL { try PostgresURL(try await newDatabaseURL()) }
+
+    /// A new empty database, as the URL text `tandem-server --database` takes.
+    static func newDatabaseURL() async throws -> String {
         guard let url, let admin else { throw StorageErrorForTests("TANDEM_TEST_POSTGRES_URL is not set") }
         let name = "tandem_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
         try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
         var parts = URLComponents(string: url)!
         parts.path = "/\(name)"
-        return try PostgresURL(parts.string!)
+        return parts.string!
     }
 }
 

@@ -62,7 +62,8 @@ struct ServerProcessTests {
 
         /// `descriptors`: the soft limit on open descriptors the server starts with (the
         /// usual 1 024 of a shell or a default unit), set by a shell that then runs it.
-        init(dataDir: String, extra: [String] = [], descriptors: Int? = nil) throws {
+        /// `storage`: `--data-dir DIR` or `--database URL`.
+        init(storage: [String], extra: [String] = [], descriptors: Int? = nil) throws {
             let executable = try #require(ServerProcessTests.serverURL, "tandem-server is not built: run `swift build --build-tests` (Scripts/test.sh does)")
             // A random port can be taken by another suite's server: the server then exits at
             // once, and another port is tried.
@@ -70,7 +71,7 @@ struct ServerProcessTests {
                 port = Int.random(in: 20_000..<60_000)
                 process = Process()
                 let arguments =
-                    ["serve", "--data-dir", dataDir, "--port", String(port), "--log-level", "error", "--requests-per-second", "0", "--max-page-size", "100000"] + extra
+                    ["serve"] + storage + ["--port", String(port), "--log-level", "error", "--requests-per-second", "0", "--max-page-size", "100000"] + extra
                 if let descriptors {
                     process.executableURL = URL(filePath: "/bin/sh")
                     process.arguments = ["-c", "ulimit -Sn \(descriptors) && exec \"$0\" \"$@\"", executable.path(percentEncoded: false)] + arguments
@@ -97,10 +98,13 @@ struct ServerProcessTests {
         }
     }
 
-    static func setUp(_ dataDir: String) throws -> String {
+    /// Adds user `ann` to the server's data (`--data-dir dataDir`, or `--database URL` with
+    /// `database`) and returns a token of hers.
+    static func setUp(_ dataDir: String, database: String? = nil) throws -> String {
         let executable = try #require(serverURL).path(percentEncoded: false)
-        #expect(try run(executable, ["users", "add", "ann", "--data-dir", dataDir]).status == 0)
-        let token = try run(executable, ["tokens", "create", "ann", "--data-dir", dataDir]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let storage = database.map { ["--database", $0] } ?? ["--data-dir", dataDir]
+        #expect(try run(executable, ["users", "add", "ann"] + storage).status == 0)
+        let token = try run(executable, ["tokens", "create", "ann"] + storage).output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(token.hasPrefix("tdm_"))
         return token
     }
@@ -118,9 +122,11 @@ struct ServerProcessTests {
         return (try? JSONDecoder().decode(PullResponse.self, from: Data(reply.body.utf8)).changes.isEmpty == false) ?? false
     }
 
-    static func startServer(_ dataDir: String, _ extra: [String] = [], descriptors: Int? = nil) throws -> Server {
-        for _ in 0..<5 { if let server = try? Server(dataDir: dataDir, extra: extra, descriptors: descriptors) { return server } }
-        return try Server(dataDir: dataDir, extra: extra, descriptors: descriptors)
+    /// A server on `dataDir` (SQLite), or on the PostgreSQL `database` when given.
+    static func startServer(_ dataDir: String, _ extra: [String] = [], descriptors: Int? = nil, database: String? = nil) throws -> Server {
+        let storage = database.map { ["--database", $0] } ?? ["--data-dir", dataDir]
+        for _ in 0..<5 { if let server = try? Server(storage: storage, extra: extra, descriptors: descriptors) { return server } }
+        return try Server(storage: storage, extra: extra, descriptors: descriptors)
     }
 
     /// A limit below 1 would refuse every push or answer pulls with empty pages a client
