@@ -9,6 +9,7 @@
 # (server kill -9 rounds), TANDEM_FUZZ_EXAMPLES=500 (schemathesis cases per operation).
 # The server's storage suite runs on SQLite, the in-memory twin and PostgreSQL: a throwaway
 # cluster (Scripts/postgres.sh) is started for the run and removed after it.
+# TANDEM_TEST_SERVER_LOGS=DIR keeps the log of every tandem-server process the tests start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh

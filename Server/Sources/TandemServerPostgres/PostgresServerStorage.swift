@@ -1,7 +1,6 @@
 public import Foundation
 public import Logging
 import NIOCore
-import _ConnectionPoolModule
 public import PostgresNIO
 public import TandemServer
 public import TandemWire
@@ -21,7 +20,8 @@ public import TandemWire
 /// position whose push has not committed. The idempotency key is looked up after the lock,
 /// in a statement of its own (READ COMMITTED takes a new snapshot per statement), so a retry
 /// on another node waits for the first push and replays its answer. Pushes to different
-/// datasets run in parallel, one pool connection each.
+/// datasets run in parallel, one pool connection each; pushes to one dataset queue on each
+/// node without holding a connection (``DatasetGate``).
 ///
 /// ```swift
 /// let storage = try await PostgresServerStorage(url: PostgresURL("postgres://tandem@localhost/tandem"), logger: logger)
@@ -29,28 +29,29 @@ public import TandemWire
 /// ```
 public final class PostgresServerStorage: ServerStorage {
     public let cursorKey: [UInt8]
-    private let client: PostgresClient
-    private let runner: Task<Void, Never>
+    private let pool: PostgresPool
     private let logger: Logger
+    private let gate = DatasetGate()
+    /// How long a push may wait for a connection, or for its turn at its dataset.
+    private let leaseDeadline: Duration
     /// The URL without its password.
-    public let location: String
+    public var location: String { pool.location }
 
     /// Connects to the database `url` names (the pool runs until ``close()``), makes or
-    /// migrates its layout, and reads the cursor key.
+    /// migrates its layout, and reads the cursor key. An operation waits at most
+    /// `leaseDeadline` for a connection (see ``PostgresPool``).
     ///
     /// - Throws: ``StorageError/unavailable(_:)`` when PostgreSQL cannot be reached or the
     ///   database is not one this server can use.
-    public init(url: PostgresURL, maxConnections: Int = 20, logger: Logger) async throws {
+    public init(url: PostgresURL, maxConnections: Int = 20, leaseDeadline: Duration = .seconds(5), logger: Logger) async throws {
         var configuration = url.configuration
         configuration.options.maximumConnections = maxConnections
         configuration.options.connectTimeout = .seconds(5)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.client = client
+        pool = PostgresPool(configuration: configuration, location: url.description, logger: logger, leaseDeadline: leaseDeadline)
+        self.leaseDeadline = leaseDeadline
         self.logger = logger
-        location = url.description
-        runner = Task { await client.run() }
         do {
-            cursorKey = try await Self.transaction(on: client, logger: logger, at: url.description) { connection in
+            cursorKey = try await pool.withTransaction { connection in
                 try await Self.migrate(connection, logger: logger)
                 let key = try await connection.query("SELECT key FROM server_keys WHERE name = 'cursor'", logger: logger).collect()
                     .first?.decode(ByteBuffer.self)
@@ -60,58 +61,27 @@ public final class PostgresServerStorage: ServerStorage {
                 return [UInt8](key.readableBytesView)
             }
         } catch {
-            runner.cancel()
+            pool.close()
             throw error
+        }
+        if let setting = try? await rows("SELECT current_setting('synchronous_commit')").first?.decode(String.self), setting == "off" {
+            logger.warning(
+                "PostgreSQL runs with synchronous_commit = off: a crash of PostgreSQL loses pushes the server already acknowledged, and clients never send them again; set it to on for Tandem's database (ALTER DATABASE … SET synchronous_commit = on)",
+                metadata: ["database": "\(url.description)"])
         }
     }
 
     /// Closes the pool's connections.
-    public func close() { runner.cancel() }
+    public func close() { pool.close() }
 
-    deinit { runner.cancel() }
+    deinit { pool.close() }
 
-    // MARK: Errors
-
-    /// Runs `body`, turning PostgreSQL's failures into ``StorageError``s: a unique key taken
-    /// is a conflict, anything else (no connection, a server error) makes the storage
-    /// unavailable, with PostgreSQL's own message in the log.
-    static func mapErrors<T>(at location: String, _ body: () async throws -> sending T) async throws -> sending T {
-        do {
-            return try await body()
-        } catch let error as PSQLError {
-            if error.serverInfo?[.sqlState] == "23505" {
-                throw StorageError.conflict(error.serverInfo?[.message] ?? "a unique key is taken")
-            }
-            let detail = error.serverInfo.map { "\($0[.sqlState] ?? "") \($0[.message] ?? "")" } ?? "\(error.code)"
-            throw StorageError.unavailable("PostgreSQL at \(location): \(detail)")
-        } catch let error as PostgresDecodingError {
-            throw StorageError.unavailable("PostgreSQL at \(location) answered a column of an unexpected type (\(error.columnName)): the database is not this server's layout")
-        } catch let error as ConnectionPoolError {
-            throw StorageError.unavailable("PostgreSQL at \(location) cannot be reached: \(error)")
-        }
-    }
-
-    /// Runs `body` in a transaction on a connection of `client`'s pool (rolled back when it
-    /// throws), with ``mapErrors(at:_:)``.
-    private static func transaction<T: Sendable>(
-        on client: PostgresClient, logger: Logger, at location: String, _ body: (PostgresConnection) async throws -> T
-    ) async throws -> T {
-        try await mapErrors(at: location) {
-            do {
-                return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
-            } catch let error as PostgresTransactionError {
-                // What the body threw (a refusal, a quota), else why BEGIN or COMMIT failed.
-                throw error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError ?? error
-            }
-        }
-    }
-
-    private func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await Self.transaction(on: client, logger: logger, at: location, body)
+    private func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await pool.withTransaction(body)
     }
 
     private func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await Self.mapErrors(at: location) { try await client.query(query, logger: logger).collect() }
+        try await pool.withConnection { [logger] connection in try await connection.query(query, logger: logger).collect() }
     }
 
     // MARK: Users and tokens
@@ -178,7 +148,7 @@ public final class PostgresServerStorage: ServerStorage {
         """
 
     public func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
-        try await transaction { connection in
+        try await transaction { [logger] connection in
             // The owner's row, locked: two nodes creating datasets for one user count one after the other.
             try await connection.query("SELECT id FROM users WHERE id = \(owner) FOR UPDATE", logger: logger)
             let existing = try await connection.query(
@@ -214,7 +184,7 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     public func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
-        try await transaction { connection in
+        try await transaction { [logger] connection in
             try await connection.query("SELECT id FROM datasets WHERE id = \(dataset) FOR UPDATE", logger: logger)
             let count =
                 try await connection.query("SELECT COUNT(*)::BIGINT FROM schema_versions WHERE dataset_id = \(dataset)", logger: logger)
@@ -233,7 +203,11 @@ public final class PostgresServerStorage: ServerStorage {
     // MARK: Pushes and pulls
 
     public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
-        try await transaction { connection in
+        try await gate.run(dataset, deadline: leaseDeadline) { try await self.transactionalPush(dataset: dataset, key: key, requestHash: requestHash, now: now, job: job) }
+    }
+
+    private func transactionalPush(dataset: Int64, key: String, requestHash: String, now: Int64, job: PushJob) async throws -> StoredPush {
+        try await transaction { [logger] connection in
             // The ordering point (see the type's comment): held until the commit.
             guard
                 let locked = try await connection.query("SELECT log_head, owner_id FROM datasets WHERE id = \(dataset) FOR UPDATE", logger: logger)

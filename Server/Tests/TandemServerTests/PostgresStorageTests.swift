@@ -11,8 +11,8 @@ struct PostgresStorageTests {
     /// Two nodes and the id of `ann`'s dataset `d`, made through the first.
     static func nodes() async throws -> (one: PostgresServerStorage, two: PostgresServerStorage, dataset: Int64) {
         let url = try await PostgresTestCluster.newDatabase()
-        let one = try await PostgresServerStorage(url: url, maxConnections: 8, logger: Logger(label: "node-1"))
-        let two = try await PostgresServerStorage(url: url, maxConnections: 8, logger: Logger(label: "node-2"))
+        let one = try await PostgresServerStorage(url: url, maxConnections: 8, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-1"))
+        let two = try await PostgresServerStorage(url: url, maxConnections: 8, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-2"))
         #expect(one.cursorKey == two.cursorKey, "both nodes make and read the same cursors")
         let user = try await one.addUser(name: "ann", now: 0)
         _ = try await one.createDataset(owner: user.id, name: "d", now: 0, limit: 10)
@@ -124,8 +124,8 @@ struct PostgresStorageTests {
     /// the other waits for it and finds it made (the migration lock).
     @Test func nodesStartingTogetherOnANewDatabaseMigrateItOnce() async throws {
         let url = try await PostgresTestCluster.newDatabase()
-        async let first = PostgresServerStorage(url: url, maxConnections: 2, logger: Logger(label: "node-1"))
-        async let second = PostgresServerStorage(url: url, maxConnections: 2, logger: Logger(label: "node-2"))
+        async let first = PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-1"))
+        async let second = PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-2"))
         let (one, two) = try await (first, second)
         #expect(one.cursorKey == two.cursorKey)
         _ = try await one.addUser(name: "ann", now: 0)

@@ -7,6 +7,11 @@ import TandemServerPostgres
 /// The PostgreSQL cluster `Scripts/test.sh` started for this run (`TANDEM_TEST_POSTGRES_URL`,
 /// a URL of its `postgres` database): each test gets a new database of its own.
 enum PostgresTestCluster {
+    /// How long a storage in this process waits for a connection: longer than a server's
+    /// 5 s, as tests here that block their threads (processes, sleeps) can starve the tasks
+    /// that make connections while the whole suite runs on 2 cores.
+    static let leaseDeadline: Duration = .seconds(60)
+
     static let url = ProcessInfo.processInfo.environment["TANDEM_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// One client for the `CREATE DATABASE`s, running for the whole test process.

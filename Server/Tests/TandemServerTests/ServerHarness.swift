@@ -25,7 +25,8 @@ enum StorageKind: String, CaseIterable, Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             return try SQLiteServerStorage(path: directory.appending(path: "tandem.sqlite").path(percentEncoded: false))
         case .postgres:
-            return try await PostgresServerStorage(url: PostgresTestCluster.newDatabase(), maxConnections: 4, logger: Logger(label: "test"))
+            return try await PostgresServerStorage(
+                url: PostgresTestCluster.newDatabase(), maxConnections: 4, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "test"))
         }
     }
 }

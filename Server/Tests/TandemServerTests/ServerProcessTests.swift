@@ -80,7 +80,15 @@ struct ServerProcessTests {
                     process.arguments = arguments
                 }
                 process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
+                // TANDEM_TEST_SERVER_LOGS=DIR keeps each server's log (DIR/PORT.log), for a failure to be read.
+                if let logs = ProcessInfo.processInfo.environment["TANDEM_TEST_SERVER_LOGS"] {
+                    let file = "\(logs)/\(port).log"
+                    FileManager.default.createFile(atPath: file, contents: nil)
+                    process.standardError = FileHandle(forWritingAtPath: file)
+                    process.standardOutput = FileHandle(forWritingAtPath: file)
+                } else {
+                    process.standardError = FileHandle.nullDevice
+                }
                 try process.run()
                 for _ in 0..<100 {
                     if (try? ServerProcessTests.curl("GET", base + "/health").status) == 200 { return }
