@@ -43,7 +43,12 @@ actor DatasetGate {
             self.expire(dataset, id)
         }
         defer { timer.cancel() }
-        return await withCheckedContinuation { waiting[dataset, default: []].append(Waiter(id: id, admitted: $0)) }
+        // A push whose request is cancelled (its client left, the server stops) leaves the queue.
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { waiting[dataset, default: []].append(Waiter(id: id, admitted: $0)) }
+        } onCancel: {
+            Task { await self.expire(dataset, id) }
+        }
     }
 
     /// Gives up waiter `id`'s wait, if it still waits.

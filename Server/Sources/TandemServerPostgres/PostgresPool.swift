@@ -129,6 +129,7 @@ final class PostgresPool: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 answer.withLockedValue { $0 = continuation }
+                if Task.isCancelled { finish(.failure(CancellationError())) }  // cancelled before it was stored
                 let watchdog = Task {
                     try await Task.sleep(for: leaseDeadline)
                     guard let connection = leased.withLockedValue({ $0 }) else {
@@ -149,7 +150,10 @@ final class PostgresPool: Sendable {
                 }
             }
         } onCancel: {
+            // The request is gone (its client left, the server stops): answered at once; a
+            // query already sent ends with its connection.
             work.cancel()
+            finish(.failure(CancellationError()))
         }
     }
 
