@@ -42,10 +42,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
+        // statx's birth time of a file (not declared by Swift's Glibc module): tells a SQLite
+        // file copied back from a backup from the one it replaced (see StorageEpoch).
+        .target(name: "CFileBirth"),
         // Handlers, the storage protocol with SQLite and in-memory twins, the push's steps.
         .target(
             name: "TandemServer",
             dependencies: [
+                "CFileBirth",
                 .product(name: "TandemConflicts", package: "Tandem"),
                 .product(name: "TandemWire", package: "Tandem"),
                 .product(name: "TandemSchema", package: "Tandem"),
@@ -120,6 +124,7 @@ let package = Package(
             name: "TandemSyncServerTests",
             dependencies: [
                 "TandemServer",
+                "TandemServerPostgres",
                 .product(name: "Tandem", package: "Tandem"),
                 .product(name: "TandemSync", package: "Tandem"),
                 .product(name: "TandemCurl", package: "Tandem"),

@@ -337,16 +337,19 @@ extension SyncEngine {
 
     /// On the first sync, rows the journal has no insert for (history deleted before sync was
     /// set up) are pushed as inserts with their stored stamps, so no record stays behind.
+    /// During a resync (``SyncState/resync``), every row: the server's data may lack any
+    /// of them.
     func pushSnapshotIfNeeded(schemaVersion: Int) async throws -> PushResult {
         var result = PushResult()
-        guard try read({ db in try SyncState.read(db)?.snapshotPushed }) == false else { return result }
+        guard let state = try read({ db in try SyncState.read(db) }), !state.snapshotPushed else { return result }
+        let all = !state.resync.isEmpty
         // A store journaled since its creation, with all its history, has nothing to add: the
         // scan below reads every row (50 ms per 100 k rows) to find none.
-        if try read({ db in try ModelContainer.journalHoldsEveryInsert(db) }) {
+        if !all, try read({ db in try ModelContainer.journalHoldsEveryInsert(db) }) {
             try store { db in try SyncState.update(db) { $0.snapshotPushed = true } }
             return result
         }
-        let clientID = try read { db in try SyncState.read(db)?.clientID } ?? "client"
+        let keyPrefix = all ? "\(state.clientID):resync-\(state.resync)" : state.clientID
         // Read and sent a slice at a time (ids in order), so a large store is never held
         // in memory whole.
         let slice = min(max(configuration.pushBatchSize, 1), 100_000) * 10
@@ -356,7 +359,7 @@ extension SyncEngine {
             var index = 0
             while true {
                 let (changes, lastID): ([WireChange], String?) = try read { db in
-                    let rows = try SyncJournal.rowsWithoutJournaledInsert(entity: entity.name, columns: columns, after: after, limit: slice, db)
+                    let rows = try SyncJournal.rowsWithoutJournaledInsert(entity: entity.name, columns: columns, after: after, limit: slice, all: all, db)
                     var changes: [WireChange] = []
                     var lastID: String?
                     while let row = try rows.next() {
@@ -379,10 +382,12 @@ extension SyncEngine {
                 }
                 guard let lastID else { break }
                 after = lastID  // the stored id, whatever its case: the next slice starts after it
-                logger.info("pushing records the journal has no history for", metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
+                logger.info(
+                    all ? "pushing the store's records again (resync)" : "pushing records the journal has no history for",
+                    metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
                 let shape = batchShape
                 for batch in PushPlanner.chunks(changes, count: shape.count, bytes: shape.bytes) {
-                    var outcome = try await send(batch, key: "\(clientID):v\(schemaVersion):snapshot:\(entity.name):\(index)/\(shape.count)", schemaVersion: schemaVersion)
+                    var outcome = try await send(batch, key: "\(keyPrefix):v\(schemaVersion):snapshot:\(entity.name):\(index)/\(shape.count)", schemaVersion: schemaVersion)
                     try store { db in try outcome.save(db) }
                     index += 1
                     result.add(outcome)
@@ -390,7 +395,12 @@ extension SyncEngine {
                 if changes.count < slice { break }
             }
         }
-        try store { db in try SyncState.update(db) { $0.snapshotPushed = true } }
+        try store { db in
+            try SyncState.update(db) {
+                $0.snapshotPushed = true
+                $0.resync = ""
+            }
+        }
         result.echoes = []  // rows without history: their echoes are pulled back
         return result
     }

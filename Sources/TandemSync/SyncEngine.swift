@@ -120,15 +120,16 @@ public actor SyncEngine {
         // With conflict policies, pull first: the policies must see pulled values against
         // local edits that are not pushed yet (once pushed, the newer stamp has already won).
         let policiesFirst = !configuration.conflictPolicies.isEmpty || !configuration.updateWinsOverDelete.isEmpty
-        var pulled = policiesFirst ? try await pull() : ChangeApplier.Outcome()
+        var pushed = PushResult()
+        var pulled = policiesFirst ? try await pullResyncing(schemaVersion: summary.schemaVersion, &summary, &pushed) : ChangeApplier.Outcome()
         // Local changes the server refused before go first; then the journal's. A refusal of
         // stamps ahead of the server's clock: stamped again with the server's time and
         // pushed again (a second refusal means the repair did not help: thrown).
         let version = summary.schemaVersion
-        var pushed = try await repairingClock { try await self.retryQuarantined(schemaVersion: version) }
+        pushed.add(try await repairingClock { try await self.retryQuarantined(schemaVersion: version) })
         pushed.add(try await repairingClock { try await self.push(schemaVersion: version) })
         let beforePull = try historyToken()
-        var after = try await pull()
+        var after = try await pullResyncing(schemaVersion: version, &summary, &pushed)
         let retried = try retryPulledQuarantine()
         after.applied += retried.applied
         after.conflicts += retried.conflicts
@@ -172,6 +173,43 @@ public actor SyncEngine {
                 "conflicts": "\(summary.conflicts)", "quarantined": "\(summary.quarantined)",
             ])
         return summary
+    }
+
+    /// Pulls; when the server says the store's cursor is not of its data's history (its
+    /// data was restored or copied since), resyncs and pulls from the start.
+    private func pullResyncing(schemaVersion: Int, _ summary: inout SyncSummary, _ pushed: inout PushResult) async throws -> ChangeApplier.Outcome {
+        do {
+            return try await pull()
+        } catch let error as SyncError where error.needsResync {
+            pushed.add(try await resync(schemaVersion: schemaVersion, because: error))
+            summary.resynced = true
+            return try await pull()
+        }
+    }
+
+    /// After the server's data was restored from a backup or copied (its answer `error`):
+    /// pushes every record of the store again, with its stored stamps (the restored data may
+    /// lack changes this store pushed after the backup; the merge keeps the newer value of
+    /// each), and starts pulling from the start. Unpushed local edits stay in the journal and
+    /// are pushed as usual. A crash midway resumes the resync at the next sync.
+    ///
+    /// Records this store deleted after the backup are back on the server, and come back
+    /// here with the pull (the delete is not in the restored data, and this store keeps no
+    /// tombstones of its own deletes).
+    ///
+    /// - Throws: ``SyncError`` when the pushes fail.
+    func resync(schemaVersion: Int, because error: SyncError) async throws -> PushResult {
+        logger.warning(
+            "the server's data is not the history this store synced with (restored from a backup or copied); resyncing: pushing the store's records again and pulling from the start",
+            metadata: ["server": "\(error.message)"])
+        try store { db in
+            try SyncState.update(db) {
+                $0.cursor = ""
+                $0.snapshotPushed = false
+                if $0.resync.isEmpty { $0.resync = UUID().uuidString.lowercased() }
+            }
+        }
+        return try await pushSnapshotIfNeeded(schemaVersion: schemaVersion)
     }
 
     // MARK: Store access

@@ -69,5 +69,11 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         code == .unreachable || code == .serverUnavailable
     }
 
+    /// Whether the server said the store's cursor is not of its data's history (restored
+    /// from a backup or copied since: `cursor_epoch`, `cursor_ahead`): the engine resyncs.
+    var needsResync: Bool {
+        serverCode == "cursor_epoch" || serverCode == "cursor_ahead"
+    }
+
     public var description: String { "\(code): \(message)" }
 }

@@ -21,6 +21,11 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
     var lastSync: Int64?
     /// Whether the rows older than the journal were pushed (the first sync's snapshot).
     var snapshotPushed = false
+    /// While a resync pushes every record again (the server's data was restored or copied,
+    /// ``SyncEngine/resync(schemaVersion:because:)``): the resync's id, in its pushes'
+    /// idempotency keys (a restored server may hold the answers of an earlier resync's
+    /// keys). Empty otherwise.
+    var resync = ""
     /// Whether a pulled change ever merged two records here (a record merged away may still
     /// be named by a later change).
     var everMerged = false
@@ -32,6 +37,7 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
         case cursor
         case lastSync = "last_sync"
         case snapshotPushed = "snapshot_pushed"
+        case resync
         case everMerged = "ever_merged"
     }
 
@@ -39,7 +45,7 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
         CREATE TABLE IF NOT EXISTS tandem_sync_state (
             id INTEGER PRIMARY KEY CHECK (id = 1), format_version INTEGER NOT NULL, client_id TEXT NOT NULL,
             cursor TEXT NOT NULL DEFAULT '', last_sync INTEGER, snapshot_pushed INTEGER NOT NULL DEFAULT 0,
-            ever_merged INTEGER NOT NULL DEFAULT 0)
+            resync TEXT NOT NULL DEFAULT '', ever_merged INTEGER NOT NULL DEFAULT 0)
         """
 
     /// The row; `nil` in a store that never synced (no sync tables yet).

@@ -21,6 +21,9 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
     public var keptForNewerSchema = 0
     /// The server's clock minus this machine's (ms), from the sync's last answer.
     public var clockOffset: Int64?
+    /// Whether this sync found the server's data restored or copied since the last one and
+    /// resynced: pushed every record again and pulled from the start.
+    public var resynced = false
 
     /// Whether every local change is on the server and every pulled one in the store (none
     /// waits in the quarantine): a sync that returns without this pushed and pulled what it
@@ -31,6 +34,7 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
 
     public var description: String {
         "pushed \(pushed), pulled \(pulled), conflicts \(conflicts), quarantined \(quarantined)"
+            + (resynced ? ", resynced from the start (the server's data was restored or copied)" : "")
             + (waitingLocal > 0 ? ", \(waitingLocal) local changes refused by the server waiting" : "")
             + (waitingPulled > 0 ? ", \(waitingPulled) pulled changes not applied waiting" : "")
             + (keptForNewerSchema > 0 ? ", \(keptForNewerSchema) pulled changes of a newer schema kept" : "")

@@ -1,11 +1,20 @@
 public import Foundation
 public import TandemWire
+import NIOConcurrencyHelpers
 import TandemSchema
 
 /// ``ServerStorage`` in memory: the twin of ``SQLiteServerStorage`` for tests and
 /// experiments. A push works on a copy of the state and commits it only when it succeeds.
 public actor MemoryServerStorage: ServerStorage {
     public nonisolated let cursorKey = Cursor.newKey()
+    public nonisolated var epoch: UInt64 { currentEpoch.withLockedValue { $0 } }
+    private nonisolated let currentEpoch = NIOLockedValueBox(Cursor.newEpoch())
+
+    public func startNewEpoch() async throws -> UInt64 {
+        let epoch = Cursor.newEpoch()
+        currentEpoch.withLockedValue { $0 = epoch }
+        return epoch
+    }
 
     struct Dataset {
         var id: Int64

@@ -7,9 +7,9 @@ import TandemWire
 /// ``RecordMerge``; runs inside the storage's transaction, so a failure applies nothing.
 struct PushProcessor: Sendable {
     let datasetName: String
-    /// The dataset's cursor tag (``Cursor/tag(of:key:)``), for the cursors of the answer's
+    /// The dataset's cursors in the storage's epoch, for the cursors of the answer's
     /// ``PushEcho``.
-    let cursorTag: UInt64
+    let cursorScope: Cursor.Scope
     let schemaVersion: Int
     let schema: Schema
     let now: Int64

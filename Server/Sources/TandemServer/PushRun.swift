@@ -19,7 +19,7 @@ import TandemWire
 /// Throws ``PushRefusal`` only for a change that names a record of another entity.
 struct PushRun {
     let datasetName: String
-    let cursorTag: UInt64
+    let cursorScope: Cursor.Scope
     let schemaVersion: Int
     let schema: Schema
     let now: Int64
@@ -63,7 +63,7 @@ struct PushRun {
 
     init(_ processor: PushProcessor, plan: PushPlan, changeCount: Int, canonical: PushProcessor.CanonicalText?, every: Bool, workspace: PushWorkspace) {
         datasetName = processor.datasetName
-        cursorTag = processor.cursorTag
+        cursorScope = processor.cursorScope
         schemaVersion = processor.schemaVersion
         schema = processor.schema
         now = processor.now
@@ -312,7 +312,7 @@ struct PushRun {
     func answer() -> PushProcessor.Applied {
         var result = self.result
         // Position 0 is the start, which clients hold as the empty cursor (as `after=`).
-        let cursor = { (position: Int64) in position == 0 ? "" : Cursor(tag: cursorTag, position: position).text }
+        let cursor = { (position: Int64) in position == 0 ? "" : Cursor(cursorScope, position: position).text }
         result.response.echo = isEcho ? PushEcho(from: cursor(before), to: cursor(last)) : nil
         return result
     }

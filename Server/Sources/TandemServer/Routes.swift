@@ -135,7 +135,7 @@ struct Routes: Sendable {
             ServerCapabilities(
                 maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
                 maxBodyBytes: configuration.maxBodyBytes,
-                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom"]))
+                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs"]))
     }
 
     func listDatasets(_ context: TandemRequestContext) async throws -> Response {
@@ -317,7 +317,7 @@ struct Routes: Sendable {
         }
         let now = dependencies.now()
         let processor = PushProcessor(
-            datasetName: dataset.name, cursorTag: Cursor.tag(of: dataset.id, key: storage.cursorKey), schemaVersion: push.schemaVersion, schema: schema,
+            datasetName: dataset.name, cursorScope: storage.cursorScope(of: dataset.id), schemaVersion: push.schemaVersion, schema: schema,
             now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
         let (changes, stamps) = try processor.validate(push.changes)
         // The canonical text is of the changes as sent: a change validation rewrote is
@@ -374,14 +374,22 @@ struct Routes: Sendable {
         let started = ContinuousClock.now
         let dataset = try await dataset(context)
         let query = request.uri.queryParameters
-        let tag = Cursor.tag(of: dataset.id, key: storage.cursorKey)
+        let scope = storage.cursorScope(of: dataset.id)
         var after: Int64 = 0
         if let cursor = query["after"], !cursor.isEmpty {
             guard let decoded = Cursor(String(cursor)) else {
                 throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
             }
-            guard decoded.tag == tag else {
+            guard decoded.scope.tag == scope.tag else {
                 throw APIError(.forbidden, "cursor_other_dataset", "the cursor belongs to another dataset")
+            }
+            // Positions after a restored head are written again with other changes: a client
+            // of the history before must start again rather than skip them.
+            guard decoded.scope.epoch == scope.epoch else {
+                throw APIError(
+                    .conflict, "cursor_epoch",
+                    "the cursor is from an earlier history of this server's data (it was restored from a backup or copied since this client last synced): resync from the start, pushing the store's records again (tandem sync does this by itself)"
+                )
             }
             after = decoded.position
         }
@@ -401,13 +409,13 @@ struct Routes: Sendable {
             if after > head {
                 throw APIError(
                     .conflict, "cursor_ahead",
-                    "the cursor is at position \(after), past the end of this dataset's log (\(head)): the server's data was replaced or restored from an older copy since this client last synced. Its store no longer matches the server: restore the server's data, or sync the store's records into a new store"
+                    "the cursor is at position \(after), past the end of this dataset's log (\(head)): the server's data was replaced or restored from an older copy since this client last synced: resync from the start, pushing the store's records again (tandem sync does this by itself)"
                 )
             }
         }
         // Position 0 is the start, written as the empty cursor (as push echoes write it).
         let position = page.lastPosition ?? after
-        let next = position == 0 ? "" : Cursor(tag: tag, position: position).text
+        let next = position == 0 ? "" : Cursor(scope, position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
         dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         let serverTime = dependencies.now()

@@ -1,5 +1,7 @@
 public import Foundation
+import CFileBirth
 import GRDB
+import NIOConcurrencyHelpers
 import TandemSchema
 import TandemSQLite
 import TandemWAL
@@ -24,8 +26,17 @@ public final class SQLiteServerStorage: ServerStorage {
     /// link fields have named each member (`link_members`).
     public static let formatVersion = 9
 
-    private let pool: DatabasePool
+    let pool: DatabasePool
     public let cursorKey: [UInt8]
+    public var epoch: UInt64 { settledEpoch.withLockedValue { $0.value } }
+    private let settledEpoch: NIOLockedValueBox<StorageEpoch>
+    /// Why this opening started a new epoch (``StorageEpoch``), `nil` when it kept the stored
+    /// one: the server logs it.
+    public let newEpochReason: String?
+    /// Where `tandem-server storage copy` copied this data, and when (`nil`: never copied).
+    public let copiedTo: String?
+    /// The epoch and where it was settled (what a copy of this data records it came from).
+    public var settled: StorageEpoch { settledEpoch.withLockedValue { $0 } }
     /// Pushes that queue for the writer run together, each in its own savepoint.
     private let committer: GroupCommitter<QueuedPush, StoredPush>
 
@@ -61,6 +72,15 @@ public final class SQLiteServerStorage: ServerStorage {
                 }
                 return [UInt8](key)
             }
+            let identity = Self.identity(of: path)
+            (settledEpoch, newEpochReason) = try pool.write { db in
+                let (epoch, reason) = StorageEpoch.settle(stored: try Self.storedEpoch(db), identity: identity)
+                if reason != nil { try Self.store(epoch, db) }
+                return (NIOLockedValueBox(epoch), reason)
+            }
+            copiedTo = try pool.read { db in
+                try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'copied_to'").map { String(decoding: $0, as: UTF8.self) }
+            }
         } catch let error as StorageError {
             throw error
         } catch {
@@ -88,6 +108,80 @@ public final class SQLiteServerStorage: ServerStorage {
     /// The most changes a group of pushes holds (one push of more runs alone): pushes of
     /// 5 000 changes would otherwise make transactions of 160 000.
     static let maxChangesPerTransaction = 20_000
+
+    /// Where the database file is: its device, inode and birth time. A file copied back from
+    /// a backup is a new file: the filesystem may give it the inode the old one had, but not
+    /// its birth time (to the microsecond, where the filesystem records one).
+    static func identity(of path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "sqlite:\(path)" }
+        return "sqlite:\(info.st_dev):\(info.st_ino):\(tandem_file_birth_nanoseconds(path))"
+    }
+
+    private static func storedEpoch(_ db: Database) throws -> StorageEpoch? {
+        guard let bytes = try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'epoch'"),
+            let identity = try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'identity'")
+        else { return nil }
+        return StorageEpoch(bytes: [UInt8](bytes), identity: String(decoding: identity, as: UTF8.self))
+    }
+
+    private static func store(_ epoch: StorageEpoch, _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO server_keys(name, key) VALUES ('epoch', ?), ('identity', ?)",
+            arguments: [Data(epoch.bytes), Data(epoch.identity.utf8)])
+    }
+
+    /// Starts a new epoch (``Cursor``): every client's next pull is refused with
+    /// `cursor_epoch` and it resyncs from the start. For data restored in a way its identity
+    /// does not show.
+    public func startNewEpoch() async throws -> UInt64 {
+        try await pool.write { db in
+            var epoch = try Self.storedEpoch(db) ?? self.settledEpoch.withLockedValue { $0 }
+            epoch.value = Cursor.newEpoch()
+            try Self.store(epoch, db)
+            self.settledEpoch.withLockedValue { $0 = epoch }
+            return epoch.value
+        }
+    }
+
+    /// Records that the data was copied to `target` (text for people) and starts a new epoch
+    /// here: a client that syncs with this copy again after syncing with the other resyncs
+    /// instead of skipping changes.
+    public func markCopied(to target: String) async throws {
+        try await pool.write { db in
+            var epoch = self.settledEpoch.withLockedValue { $0 }
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO server_keys(name, key) VALUES ('copied_epoch', ?)", arguments: [Data(epoch.bytes)])
+            epoch.value = Cursor.newEpoch()
+            try Self.store(epoch, db)
+            try db.execute(sql: "INSERT OR REPLACE INTO server_keys(name, key) VALUES ('copied_to', ?)", arguments: [Data(target.utf8)])
+            self.settledEpoch.withLockedValue { $0 = epoch }
+        }
+    }
+
+    /// What a copy of this data records it came from: where it is, the epoch it had when
+    /// first copied (the copy keeps it), and how many log entries, users, tokens, datasets
+    /// and schema versions it holds. The same text after a copy means nothing changed since.
+    public func copyMarker() async throws -> String {
+        let settled = self.settled
+        return try await pool.read { db in
+            let epoch =
+                try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'copied_epoch'")
+                .flatMap { StorageEpoch(bytes: [UInt8]($0), identity: settled.identity) } ?? settled
+            let counts = try ["log", "users", "tokens", "datasets", "schema_versions"].map { table in
+                "\(table):\(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? 0)"
+            }
+            return "\(settled.identity)#\(String(epoch.value, radix: 16))#\(counts.joined(separator: ","))"
+        }
+    }
+
+    /// The epoch of a copy of this data (``copyMarker()``): the one it had when first copied.
+    public func copyEpoch() async throws -> UInt64 {
+        try await pool.read { db in
+            try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'copied_epoch'")
+                .flatMap { StorageEpoch(bytes: [UInt8]($0), identity: "")?.value } ?? self.epoch
+        }
+    }
 
     private static func migrate(_ db: Database) throws {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0

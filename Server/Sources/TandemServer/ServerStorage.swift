@@ -39,6 +39,13 @@ public protocol ServerStorage: Sendable {
     /// The key of this server's pull cursors: random bytes made with the data and kept with
     /// it, so every server on the same data makes and reads the same cursors.
     var cursorKey: [UInt8] { get }
+    /// The history the storage's logs are in (``Cursor``): a new one starts when the data is
+    /// restored from a backup or copied, so cursors of the history before are refused.
+    var epoch: UInt64 { get }
+    /// Starts a new epoch and returns it: every client's next pull is refused with
+    /// `cursor_epoch` and the client resyncs from the start (after a restore the storage
+    /// cannot see, such as a PostgreSQL point-in-time recovery on its own timeline).
+    func startNewEpoch() async throws -> UInt64
 
     func addUser(name: String, now: Int64) async throws -> ServerUser
     func user(named name: String) async throws -> ServerUser?
@@ -112,6 +119,11 @@ public struct PulledPage: Sendable {
 }
 
 extension ServerStorage {
+    /// What `dataset`'s cursors carry in the storage's epoch.
+    public func cursorScope(of dataset: Int64) -> Cursor.Scope {
+        Cursor.Scope(dataset: dataset, key: cursorKey, epoch: epoch)
+    }
+
     public func pullJSON(dataset: Int64, after position: Int64, limit: Int, maxBytes: Int) async throws -> PulledPage {
         let (entries, hasMore) = try await pull(dataset: dataset, after: position, limit: limit)
         var page = PageWriter(limit: limit, maxBytes: maxBytes)

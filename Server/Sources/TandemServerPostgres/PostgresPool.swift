@@ -39,12 +39,17 @@ final class PostgresPool: Sendable {
     /// How long an operation may take in all before its connection is closed.
     let operationDeadline: Duration
     let probeInterval: Duration
+    /// Runs on a new pool that answers, before it serves (a failure counts as no answer):
+    /// the storage checks there whether the database it finds is the one it left.
+    let reconnected: @Sendable (PostgresClient) async throws -> Void
     private let state: NIOLockedValueBox<State>
 
     init(
         configuration: PostgresClient.Configuration, location: String, logger: Logger, leaseDeadline: Duration = .seconds(5),
-        operationDeadline: Duration = .seconds(20), probeInterval: Duration = .milliseconds(500)
+        operationDeadline: Duration = .seconds(20), probeInterval: Duration = .milliseconds(500),
+        reconnected: @escaping @Sendable (PostgresClient) async throws -> Void = { _ in }
     ) {
+        self.reconnected = reconnected
         self.operationDeadline = operationDeadline
         self.configuration = configuration
         self.location = location
@@ -74,8 +79,11 @@ final class PostgresPool: Sendable {
     }
 
     /// Runs `body` in a transaction (rolled back when it throws); see ``run(_:)``.
-    func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await run { [logger] client, leased in
+    /// `operationDeadline`: instead of the pool's (an operator's command that may run long).
+    func withTransaction<T: Sendable>(
+        operationDeadline: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await run(operationDeadline: operationDeadline) { [logger] client, leased in
             try await client.withTransaction(logger: logger) { connection in
                 try Task.checkCancellation()  // abandoned while it waited for the connection
                 leased.withLockedValue { $0 = connection }
@@ -91,14 +99,16 @@ final class PostgresPool: Sendable {
     /// - Throws: ``StorageError/unavailable(_:)`` at once while PostgreSQL is down, or when
     ///   the operation could not reach it; what `body` throws otherwise (mapped).
     private func run<T: Sendable>(
-        _ body: @escaping @Sendable (PostgresClient, NIOLockedValueBox<PostgresConnection?>) async throws -> T
+        operationDeadline: Duration? = nil, _ body: @escaping @Sendable (PostgresClient, NIOLockedValueBox<PostgresConnection?>) async throws -> T
     ) async throws -> T {
         let (client, down) = state.withLockedValue { ($0.client, $0.down) }
         guard !down else { throw StorageError.unavailable("PostgreSQL at \(location) cannot be reached; retrying every \(probeInterval)") }
         let leased = NIOLockedValueBox<PostgresConnection?>(nil)
         do {
             return try await StorageErrors.map(at: location) {
-                try await Self.watching(leased, leaseDeadline: leaseDeadline, operationDeadline: operationDeadline) { try await body(client, leased) }
+                try await Self.watching(leased, leaseDeadline: leaseDeadline, operationDeadline: operationDeadline ?? self.operationDeadline) {
+                    try await body(client, leased)
+                }
             }
         } catch let error as StorageErrors.Unreachable {
             suspect(client, because: error.reason, replace: !error.busy)
@@ -183,9 +193,11 @@ final class PostgresPool: Sendable {
             let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
             let runner = Task { await client.run() }
             let answered =
-                (try? await Self.watching(NIOLockedValueBox(nil), leaseDeadline: .seconds(2), operationDeadline: .seconds(4)) {
-                    try await client.query("SELECT 1").collect().count
-                }) == 1
+                (try? await Self.watching(NIOLockedValueBox(nil), leaseDeadline: .seconds(2), operationDeadline: .seconds(4)) { [reconnected] in
+                    guard try await client.query("SELECT 1").collect().count == 1 else { return false }
+                    try await reconnected(client)
+                    return true
+                }) == true
             guard answered else {
                 runner.cancel()
                 let wentDown = state.withLockedValue { state -> Bool in

@@ -67,6 +67,9 @@ extension PostgresServerStorage {
             ])
     ]
 
+    /// The newest layout this server makes.
+    public static var layoutVersion: Int { migrations.map(\.version).max() ?? 0 }
+
     /// The key of `pg_advisory_xact_lock` under which nodes migrate: the first node of a new
     /// version migrates, the others wait and find it done.
     static let migrationLock: Int64 = 0x7461_6e64_656d_0001

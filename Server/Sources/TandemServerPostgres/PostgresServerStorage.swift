@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 public import PostgresNIO
 public import TandemServer
@@ -29,8 +30,13 @@ public import TandemWire
 /// ```
 public final class PostgresServerStorage: ServerStorage {
     public let cursorKey: [UInt8]
-    private let pool: PostgresPool
-    private let logger: Logger
+    public var epoch: UInt64 { settledEpoch.withLockedValue { $0.value } }
+    let settledEpoch: NIOLockedValueBox<StorageEpoch>
+    /// Why opening the storage started a new epoch (``StorageEpoch``), `nil` when it kept
+    /// the stored one: the server logs it.
+    public let newEpochReason: String?
+    let pool: PostgresPool
+    let logger: Logger
     private let gate = DatasetGate()
     /// How long a push may wait for a connection, or for its turn at its dataset.
     private let leaseDeadline: Duration
@@ -47,18 +53,24 @@ public final class PostgresServerStorage: ServerStorage {
         var configuration = url.configuration
         configuration.options.maximumConnections = maxConnections
         configuration.options.connectTimeout = .seconds(5)
-        pool = PostgresPool(configuration: configuration, location: url.description, logger: logger, leaseDeadline: leaseDeadline)
+        let settledEpoch = NIOLockedValueBox(StorageEpoch(value: 0, identity: ""))
+        self.settledEpoch = settledEpoch
+        pool = PostgresPool(
+            configuration: configuration, location: url.description, logger: logger, leaseDeadline: leaseDeadline,
+            reconnected: { client in try await Self.settleEpoch(on: client, into: settledEpoch, logger: logger) })
         self.leaseDeadline = leaseDeadline
         self.logger = logger
         do {
-            cursorKey = try await pool.withTransaction { connection in
+            (cursorKey, newEpochReason) = try await pool.withTransaction { connection in
                 try await Self.migrate(connection, logger: logger)
                 let key = try await connection.query("SELECT key FROM server_keys WHERE name = 'cursor'", logger: logger).collect()
                     .first?.decode(ByteBuffer.self)
                 guard let key, key.readableBytes == 32 else {
                     throw StorageError.unavailable("the PostgreSQL database has no cursor key; it is damaged")
                 }
-                return [UInt8](key.readableBytesView)
+                let (epoch, reason) = try await Self.settleEpoch(connection, logger: logger)
+                settledEpoch.withLockedValue { $0 = epoch }
+                return ([UInt8](key.readableBytesView), reason)
             }
         } catch {
             pool.close()
@@ -68,6 +80,16 @@ public final class PostgresServerStorage: ServerStorage {
             logger.warning(
                 "PostgreSQL runs with synchronous_commit = off: a crash of PostgreSQL loses pushes the server already acknowledged, and clients never send them again; set it to on for Tandem's database (ALTER DATABASE … SET synchronous_commit = on)",
                 metadata: ["database": "\(url.description)"])
+        }
+    }
+
+    public func startNewEpoch() async throws -> UInt64 {
+        try await pool.withTransaction { [logger, settledEpoch] connection in
+            _ = try await Self.settleEpoch(connection, logger: logger)
+            let epoch = StorageEpoch(value: Cursor.newEpoch(), identity: try await Self.identity(connection, logger: logger))
+            try await Self.store(epoch, connection, logger: logger)
+            settledEpoch.withLockedValue { $0 = epoch }
+            return epoch.value
         }
     }
 

@@ -14,7 +14,7 @@ struct TandemServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tandem-server",
         abstract: "The Tandem sync server: datasets, schema registry, push and pull over HTTP.",
-        subcommands: [Serve.self, Users.self, Tokens.self],
+        subcommands: [Serve.self, Users.self, Tokens.self, Storage.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -47,12 +47,22 @@ struct DataOptions: ParsableArguments {
     func storage(creating: Bool = false, logger: Logger = Logger(label: "tandem-server")) async throws -> any ServerStorage {
         if let databaseURL {
             do {
-                return try await PostgresServerStorage(url: PostgresURL(databaseURL), logger: logger)
+                let storage = try await PostgresServerStorage(url: PostgresURL(databaseURL), logger: logger)
+                if let reason = storage.newEpochReason { Self.log(reason, logger) }
+                return storage
             } catch {
                 throw ValidationError("\(error)")
             }
         }
-        let dataDir = dataDir ?? "tandem-data"
+        return try sqliteStorage(creating: creating, logger: logger)
+    }
+
+    /// The SQLite data directory (`--data-dir`, default `tandem-data`).
+    var directory: String { dataDir ?? "tandem-data" }
+
+    /// The SQLite storage under ``directory``; see ``storage(creating:logger:)``.
+    func sqliteStorage(creating: Bool = false, logger: Logger = Logger(label: "tandem-server")) throws -> SQLiteServerStorage {
+        let dataDir = directory
         let file = (dataDir as NSString).appendingPathComponent("tandem.sqlite")
         guard creating || FileManager.default.fileExists(atPath: file) else {
             throw ValidationError("no tandem-server database at \(file): pass the --data-dir the server uses (tandem-server users add NAME makes one)")
@@ -63,10 +73,29 @@ struct DataOptions: ParsableArguments {
             throw ValidationError("cannot create the data directory \(dataDir): \(error.localizedDescription)")
         }
         do {
-            return try SQLiteServerStorage(path: file)
+            let storage = try SQLiteServerStorage(path: file)
+            if let reason = storage.newEpochReason { Self.log(reason, logger) }
+            if let target = storage.copiedTo {
+                logger.warning(
+                    "this data was copied (tandem-server storage copy) to \(target); serve from there. Clients that sync here and there resync each time they change sides"
+                )
+            }
+            return storage
         } catch {
             throw ValidationError("\(error)")
         }
+    }
+
+    /// Locks the SQLite data directory (``DataDirLock``); `nil` on PostgreSQL.
+    func lock(exclusive: Bool) throws -> DataDirLock? {
+        guard databaseURL == nil else { return nil }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        do { return try DataDirLock(dataDir: directory, exclusive: exclusive) } catch { throw ValidationError("\(error)") }
+    }
+
+    private static func log(_ reason: String, _ logger: Logger) {
+        if reason == "new data" { return }
+        logger.notice("a new epoch starts: every client's next pull resyncs it from the start", metadata: ["reason": "\(reason)"])
     }
 }
 
@@ -161,6 +190,8 @@ struct Serve: AsyncParsableCommand {
         // One registry for the server's own metrics and those of the libraries it runs on.
         let metrics = ServerMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
+        let lock = try data.lock(exclusive: false)
+        defer { lock?.release() }
         let storage = try await data.storage(creating: true, logger: logger)
         let app = buildApplication(
             ServerDependencies(storage: storage, configuration: configuration, metrics: metrics),

@@ -128,7 +128,16 @@ struct PostgresStorageTests {
         async let second = PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-2"))
         let (one, two) = try await (first, second)
         #expect(one.cursorKey == two.cursorKey)
+        #expect(one.epoch == two.epoch && one.epoch != 0, "nodes on one database hand out the same cursors")
         _ = try await one.addUser(name: "ann", now: 0)
         #expect(try await two.user(named: "ann") != nil)
+        // A node restarted on the same database keeps the epoch: its clients do not resync.
+        let again = try await PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-3"))
+        #expect(again.epoch == one.epoch && again.newEpochReason == nil)
+        // A new epoch started through one node is what a node opened later reads.
+        let newer = try await one.startNewEpoch()
+        let later = try await PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-4"))
+        #expect(later.epoch == newer && newer != again.epoch)
+        for node in [one, two, again, later] { node.close() }
     }
 }

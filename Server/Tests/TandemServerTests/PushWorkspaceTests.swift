@@ -142,7 +142,7 @@ struct PushWorkspaceTests {
         var schema = LinkSettleTests.schema
         schema.entities[0].attributes[0].options = [.unique]
         let plan = PushPlan(schema: schema, datasetName: "todos")
-        let processor = PushProcessor(datasetName: "todos", cursorTag: 1, schemaVersion: 1, schema: schema, now: 1_800_000_000_000, maxClockSkew: 60_000)
+        let processor = PushProcessor(datasetName: "todos", cursorScope: Cursor.Scope(epoch: 1, tag: 1), schemaVersion: 1, schema: schema, now: 1_800_000_000_000, maxClockSkew: 60_000)
         var store = CountingStore()
         func push(_ sent: WireChange) throws -> [Int] {
             let (changes, stamps) = try processor.validate([sent])

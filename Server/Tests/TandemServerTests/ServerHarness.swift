@@ -165,6 +165,8 @@ protocol ForwardingStorage: ServerStorage {
 
 extension ForwardingStorage {
     var cursorKey: [UInt8] { base.cursorKey }
+    var epoch: UInt64 { base.epoch }
+    func startNewEpoch() async throws -> UInt64 { try await base.startNewEpoch() }
     func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
     func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
     func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }

@@ -25,7 +25,7 @@ struct SyncRoutesTests {
                 capabilities
                     == ServerCapabilities(
                         protocolVersion: 1, maxChangesPerPush: 123, maxPageSize: 456, maxBodyBytes: 1 << 20,
-                        maxClockSkewMilliseconds: 9_000, features: ["mergedFrom"]))
+                        maxClockSkewMilliseconds: 9_000, features: ["mergedFrom", "cursorEpochs"]))
             #expect(try await client.send(.get, "/v1/capabilities", token: nil).status == .unauthorized)
         }
     }
@@ -61,14 +61,40 @@ struct SyncRoutesTests {
             let first = try await client.send(.get, "/v1/datasets/todos/pull", token: harness.ann).decode(PullResponse.self)
             #expect(first.changes.count == 2 && first.hasMore, "the default page is cut to the maximum")
             let all = try await client.pullAll("todos", token: harness.ann, limit: 2)
-            let tag = try #require(Cursor(first.nextCursor)).tag
-            let atEnd = Cursor(tag: tag, position: try #require(all.last?.position)).text
+            let scope = try #require(Cursor(first.nextCursor)).scope
+            let atEnd = Cursor(scope, position: try #require(all.last?.position)).text
             let end = try await client.send(.get, "/v1/datasets/todos/pull?after=\(atEnd)", token: harness.ann)
             let endPage = try end.decode(PullResponse.self)
             #expect(end.status == .ok && endPage.changes.isEmpty)
-            let ahead = Cursor(tag: tag, position: 100).text
+            let ahead = Cursor(scope, position: 100).text
             let refused = try await client.send(.get, "/v1/datasets/todos/pull?after=\(ahead)", token: harness.ann)
             #expect(refused.status == .conflict && refused.errorCode == "cursor_ahead")
+        }
+    }
+
+    /// After a restore (here: a new epoch started by hand) a cursor of the history before is
+    /// refused, even one that is behind the log's head: positions after the restored head
+    /// hold other changes than the client saw there.
+    @Test(arguments: StorageKind.allCases)
+    func aCursorOfAnEarlierEpochIsRefused(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let first = try await client.push("todos", token: harness.ann, key: "k1", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1)]))
+            let echo = try #require(try first.decode(PushResponse.self).echo)
+            let page = try await client.send(.get, "/v1/datasets/todos/pull", token: harness.ann).decode(PullResponse.self)
+            #expect(page.nextCursor == echo.to && Cursor(page.nextCursor)?.scope.epoch == harness.storage.epoch)
+            let before = harness.storage.epoch
+            let after = try await harness.storage.startNewEpoch()
+            #expect(after != before && harness.storage.epoch == after)
+            let refused = try await client.send(.get, "/v1/datasets/todos/pull?after=\(page.nextCursor)", token: harness.ann)
+            #expect(refused.status == .conflict && refused.errorCode == "cursor_epoch")
+            let again = try await client.send(.get, "/v1/datasets/todos/pull", token: harness.ann).decode(PullResponse.self)
+            #expect(again.changes.count == 1 && Cursor(again.nextCursor)?.scope.epoch == after)
+            let second = try await client.push("todos", token: harness.ann, key: "k2", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 2)]))
+            let echoed = try #require(try second.decode(PushResponse.self).echo)
+            #expect(echoed.from == again.nextCursor, "echoes are cursors of the new epoch")
+            #expect(try await client.send(.get, "/v1/datasets/todos/pull?after=\(echoed.to)", token: harness.ann).status == .ok)
         }
     }
 

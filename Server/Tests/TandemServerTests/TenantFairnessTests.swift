@@ -338,9 +338,10 @@ struct TenantFairnessTests {
         let tags = (Int64(1)...3).map { Cursor.tag(of: $0, key: key) }
         #expect(Set(tags).count == 3 && tags.allSatisfy { $0 > 1_000_000 })
         #expect(Cursor.tag(of: 1, key: key) != Cursor.tag(of: 1, key: key.reversed()))
-        let cursor = Cursor(tag: tags[0], position: 42)
+        let cursor = Cursor(Cursor.Scope(epoch: Cursor.newEpoch(), tag: tags[0]), position: 42)
         #expect(Cursor(cursor.text) == cursor && !cursor.text.contains("1:42"))
-        #expect(Cursor("c2.AAAA") == nil && Cursor("c1.MTo0Mg") == nil)
+        #expect(Cursor("c3.AAAA") == nil && Cursor("c1.MTo0Mg") == nil)
+        #expect(Cursor(Cursor(cursor.scope, position: 0).text.replacingOccurrences(of: "c3.", with: "c2.")) == nil, "the form before epochs")
     }
 
     @Test func theSchemaCacheRemembersAMissingVersionForAWhile() async throws {

@@ -66,7 +66,7 @@ struct ClockProcessTests {
     static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
 
     @Test func anEditMadeADayAheadIsStampedAgainPushedAndDoesNotPoisonLaterEdits() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let (urlA, a) = try DaemonProcessTests.storeFile()
         let (urlB, b) = try DaemonProcessTests.storeFile()
         try SyncFixtures.insert(a, 1, title: "one", rank: 1)
@@ -105,7 +105,7 @@ struct ClockProcessTests {
     }
 
     @Test func anEditJustPastTheToleranceIsNotLost() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let (urlA, a) = try DaemonProcessTests.storeFile()
         let (urlB, b) = try DaemonProcessTests.storeFile()
         try SyncFixtures.insert(a, 1, title: "one", rank: 1)
@@ -124,7 +124,7 @@ struct ClockProcessTests {
     }
 
     @Test func aClockADayBehindStillWinsWithEditsMadeAfterItLastSynced() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let (urlA, a) = try DaemonProcessTests.storeFile()
         let (urlB, b) = try DaemonProcessTests.storeFile()
         try SyncFixtures.insert(b, 1, title: "one", rank: 1)

@@ -57,7 +57,7 @@ struct DaemonProcessTests {
     }
 
     @Test func theDaemonSyncsLocalChangesAndStopsCleanlyOnSIGTERM() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let (url, store) = try Self.storeFile()
         let daemon = try Self.daemon(store: url, server: server)
         try await Task.sleep(for: .milliseconds(300))
@@ -71,7 +71,7 @@ struct DaemonProcessTests {
 
     @Test func killedAtRandomMomentsTheDaemonResumesAndLosesAndDoublesNothing() async throws {
         let rounds = ProcessInfo.processInfo.environment["TANDEM_DAEMON_CRASH_ROUNDS"].flatMap(Int.init) ?? 6
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let (url, store) = try Self.storeFile()
         var n = 0
         for _ in 0..<rounds {
@@ -99,16 +99,16 @@ struct DaemonProcessTests {
     }
 
     @Test func whileTheServerIsDownTheDaemonBacksOffAndSyncsWhenItReturns() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let (url, store) = try Self.storeFile()
         let daemon = try Self.daemon(store: url, server: server, interval: 0.5)
         defer { kill(daemon.processIdentifier, SIGTERM); daemon.waitUntilExit() }
         try await Task.sleep(for: .milliseconds(300))
-        server.stop()
+        await server.stopped()
         try SyncFixtures.insert(store, 1, title: "written while the server was down")
         try await Task.sleep(for: .seconds(2))
         #expect(daemon.isRunning, "an unreachable server is not a reason to exit")
-        try server.start()
+        try await server.started()
         let reader = try SyncFixtures.store()
         #expect(try await Self.waitFor(1, in: reader, server: server) == 1)
     }

@@ -19,7 +19,7 @@ struct EndToEndSyncTests {
     }
 
     @Test func twoStoresConvergeWithAConflictAndADeleteAgainstAnUpdate() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let a = try SyncFixtures.store(), b = try SyncFixtures.store()
         let syncA = try Self.engine(a, server), syncB = try Self.engine(b, server)
         for n in 1...3 { try SyncFixtures.insert(a, n, title: "todo \(n)", rank: n) }
@@ -66,7 +66,7 @@ struct EndToEndSyncTests {
     }
 
     @Test func fiveStoresEditingOfflineConvergeThroughTheServer() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let stores = try (0..<5).map { _ in try SyncFixtures.store() }
         let engines = try stores.map { try Self.engine($0, server) }
         for (i, store) in stores.enumerated() {
@@ -91,7 +91,7 @@ struct EndToEndSyncTests {
     }
 
     @Test func aStoreWithABreakingSchemaIsRefusedNamingTheRule() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let a = try SyncFixtures.store()
         _ = try await Self.engine(a, server).sync()
         var breaking = SyncFixtures.schema
@@ -109,7 +109,7 @@ struct EndToEndSyncTests {
             container: store, transport: try CurlTransport(baseURL: "http://127.0.0.1:1", connectTimeout: 2),
             configuration: SyncConfiguration(token: { "t" }))
         await #expect { try await nowhere.sync() } throws: { ($0 as? SyncError)?.code == .unreachable && ($0 as? SyncError)?.isTransient == true }
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let bad = SyncEngine(
             container: store, transport: try CurlTransport(baseURL: server.base),
             configuration: SyncConfiguration(token: { "tdm_000000000000_nope" }))
@@ -119,7 +119,7 @@ struct EndToEndSyncTests {
     /// Two syncs of one store file at once (a daemon and `tandem sync`, say): each change is
     /// reported pushed once, by one of them; the other waits for it and finds nothing left.
     @Test func twoSyncsOfOneStoreAtOnceReportEachChangePushedOnce() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let name = UUID().uuidString
         let one = try SyncFixtures.store(name), other = try SyncFixtures.store(name)
         for n in 1...300 { try SyncFixtures.insert(one, n, title: "todo \(n)") }
@@ -137,7 +137,7 @@ struct EndToEndSyncTests {
     /// pending (not quarantined) until the operator raises it with `users quota`, against
     /// the running server.
     @Test func aStorePastItsByteQuotaKeepsItsChangesPendingUntilTheOperatorRaisesIt() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let executable = try #require(SyncServerProcess.executable)
         let dir = server.dataDir.path(percentEncoded: false)
         // Room for the schema the first sync registers (1 212 bytes) and not much more.
@@ -167,7 +167,7 @@ struct EndToEndSyncTests {
     /// The answer to a push is lost after the server committed it: the retry sends the same
     /// idempotency key and nothing is applied twice.
     @Test func aPushWhoseAnswerIsLostIsRetriedWithTheSameKeyAndAppliedOnce() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let curl = try CurlTransport(baseURL: server.base)
         let keys = KeyLog()
         let cut = MemoryTransport { request in

@@ -76,7 +76,7 @@ struct ManyToManySyncTests {
     }
 
     @Test func linksSyncThroughARealServerProcess() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let a = try SyncFixtures.store(schema: Self.schema), b = try SyncFixtures.store(schema: Self.schema)
         let syncA = try EndToEndSyncTests.engine(a, server), syncB = try EndToEndSyncTests.engine(b, server)
         try Self.tag(a, 10, "home")
@@ -234,7 +234,7 @@ extension ManyToManySyncTests {
     /// Through a real server, which may apply a small batch that arrives while a large one
     /// is still being read before it: the links' batch must wait for the inserts' batches.
     @Test func linksToRecordsInsertedInEarlierBatchesOfOnePushReachEveryReplica() async throws {
-        let server = try SyncServerProcess()
+        let server = try await SyncServerProcess.make()
         let a = try SyncFixtures.store(schema: Self.schema), b = try SyncFixtures.store(schema: Self.schema)
         let syncA = try EndToEndSyncTests.engine(a, server), syncB = try EndToEndSyncTests.engine(b, server)
         // One save: more todos than a batch holds, a tag, and links to the first todos (the

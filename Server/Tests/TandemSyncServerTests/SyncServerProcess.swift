@@ -9,6 +9,8 @@ final class SyncServerProcess: @unchecked Sendable {
     var process = Process()
     private(set) var port: Int
     let dataDir: URL
+    /// When set, ``start()`` serves this PostgreSQL database instead of the data directory.
+    var database: String?
     let token: String
     var base: String { "http://127.0.0.1:\(port)" }
 
@@ -62,7 +64,8 @@ final class SyncServerProcess: @unchecked Sendable {
         let executable = try #require(Self.executable)
         process = Process()
         process.executableURL = executable
-        process.arguments = ["serve", "--data-dir", dataDir.path(percentEncoded: false), "--port", String(port), "--log-level", "error", "--requests-per-second", "0"]
+        let storage = database.map { ["--database", $0] } ?? ["--data-dir", dataDir.path(percentEncoded: false)]
+        process.arguments = ["serve"] + storage + ["--port", String(port), "--log-level", "error", "--requests-per-second", "0"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -77,6 +80,30 @@ final class SyncServerProcess: @unchecked Sendable {
 
     func stop() {
         if process.isRunning { process.terminate(); process.waitUntilExit() }
+    }
+
+    /// Runs blocking work (processes, their waits) on a thread of its own: the tests run on
+    /// Swift concurrency's few threads (2 here), and in-process PostgreSQL pools starved for
+    /// a minute while three suites blocked them starting servers.
+    static func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// A new server (``init()``), made off the test's thread.
+    static func make() async throws -> SyncServerProcess {
+        try await offThread { try SyncServerProcess() }
+    }
+
+    /// ``start()``, off the test's thread.
+    func started() async throws {
+        try await Self.offThread { try self.start() }
+    }
+
+    /// ``stop()``, off the test's thread.
+    func stopped() async {
+        _ = try? await Self.offThread { self.stop() }
     }
 
     deinit {

@@ -29,8 +29,8 @@ struct UniqueValueProcessTests {
         try SyncFixtures.projects(store)
     }
 
-    @Test func twoStoresInsertingOneUniqueNameEndWithOneRecordAndTheReferencesFollowIt() throws {
-        let server = try SyncServerProcess()
+    @Test func twoStoresInsertingOneUniqueNameEndWithOneRecordAndTheReferencesFollowIt() async throws {
+        let server = try await SyncServerProcess.make()
         let (urlA, a) = try Self.storeFile()
         let (urlB, b) = try Self.storeFile()
         try Self.put(urlA, "Project", 100, #"{"name": "home"}"#)
@@ -56,8 +56,8 @@ struct UniqueValueProcessTests {
         #expect(left.isEmpty, "\(left)")
     }
 
-    @Test func namesSwappedInOneSaveAndUpdatesToOneNameConverge() throws {
-        let server = try SyncServerProcess()
+    @Test func namesSwappedInOneSaveAndUpdatesToOneNameConverge() async throws {
+        let server = try await SyncServerProcess.make()
         let (urlA, a) = try Self.storeFile()
         let (urlB, b) = try Self.storeFile()
         try Self.put(urlA, "Project", 100, #"{"name": "p"}"#)
@@ -84,8 +84,8 @@ struct UniqueValueProcessTests {
         for store in [a, b] { #expect(try SyncStatus(of: store).pendingChanges == 0 && SyncStatus(of: store).quarantined == 0) }
     }
 
-    @Test func twoLeavesOfOneCompositeEditedOnTwoStoresBothStay() throws {
-        let server = try SyncServerProcess()
+    @Test func twoLeavesOfOneCompositeEditedOnTwoStoresBothStay() async throws {
+        let server = try await SyncServerProcess.make()
         let (urlA, a) = try Self.storeFile()
         let (urlB, b) = try Self.storeFile()
         try Self.put(urlA, "Todo", 1, #"{"title": "t", "people.name": "Ann", "people.age": 30}"#)
@@ -104,8 +104,8 @@ extension UniqueValueProcessTests {
     /// A link made on B, pushed before A (which has not seen it) deletes its todo and makes
     /// it again: the delete takes the link on every replica, A included, which pulls the link
     /// only after its own delete and insert.
-    @Test func aLinkOlderThanADeleteAndReinsertMadeElsewhereIsGoneOnEveryStore() throws {
-        let server = try SyncServerProcess()
+    @Test func aLinkOlderThanADeleteAndReinsertMadeElsewhereIsGoneOnEveryStore() async throws {
+        let server = try await SyncServerProcess.make()
         let (urlA, a) = try Self.storeFile()
         let (urlB, b) = try Self.storeFile()
         let todo = #"{"title": "t", "people.name": "a", "people.age": 1}"#
@@ -128,8 +128,8 @@ extension UniqueValueProcessTests {
     /// An edit newer than a delete made elsewhere is not lost: the server keeps it with the
     /// deleted record, and `tandem conflicts` says so (it said "lost", and a hostile trial
     /// found the value back on every replica once the record was made again).
-    @Test func anEditNewerThanADeleteElsewhereIsReportedAsKeptNotLost() throws {
-        let server = try SyncServerProcess()
+    @Test func anEditNewerThanADeleteElsewhereIsReportedAsKeptNotLost() async throws {
+        let server = try await SyncServerProcess.make()
         let (urlA, _) = try Self.storeFile()
         let (urlB, b) = try Self.storeFile()
         try Self.put(urlA, "Todo", 1, #"{"title": "t", "people.name": "a", "people.age": 1}"#)

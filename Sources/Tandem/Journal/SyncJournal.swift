@@ -42,20 +42,22 @@ package enum SyncJournal {
     }
 
     /// Up to `limit` rows of `entity` after id `after`, in id order, that the journal holds
-    /// no insert for (history deleted): `"#id"`, `"#hlc"`, then `columns`. A cursor: a row's
-    /// text is whole only while it is the current row (a copied row's text stops at a NUL).
+    /// no insert for (history deleted), or every row when `all`: `"#id"`, `"#hlc"`, then
+    /// `columns`. A cursor: a row's text is whole only while it is the current row (a copied
+    /// row's text stops at a NUL).
     ///
     /// - Throws: the database's error.
     package static func rowsWithoutJournaledInsert(
-        entity: String, columns: [String], after: String, limit: Int,
+        entity: String, columns: [String], after: String, limit: Int, all: Bool = false,
         _ db: Database
     ) throws -> RowCursor {
-        try Row.fetchCursor(
+        let unjournaled = all ? "" : " AND \(idColumn) NOT IN (SELECT record FROM tandem_history_change WHERE entity = ? AND kind = 'insert')"
+        return try Row.fetchCursor(
             db,
             sql: """
                 SELECT \(idColumn), \(stampColumn)\(columns.map { ", " + SQLName.quote($0) }.joined()) FROM \(SQLName.quote(entity))
-                WHERE \(idColumn) > ? AND \(idColumn) NOT IN (SELECT record FROM tandem_history_change WHERE entity = ? AND kind = 'insert')
+                WHERE \(idColumn) > ?\(unjournaled)
                 ORDER BY \(idColumn) LIMIT ?
-                """, arguments: [after, entity, limit])
+                """, arguments: all ? [after, limit] : [after, entity, limit])
     }
 }

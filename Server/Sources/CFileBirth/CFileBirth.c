@@ -1,0 +1,1 @@
+// The header is the target (a static inline function); SwiftPM needs a source file.

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TandemServer
+import TandemServerPostgres
+
+/// `tandem-server storage …`: the storage's own operations (layout, epoch, moving to
+/// PostgreSQL).
+struct Storage: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Migrate the storage's layout, start a new epoch, or copy a SQLite deployment to PostgreSQL.",
+        subcommands: [Migrate.self, NewEpoch.self, Copy.self])
+
+    /// `tandem-server storage migrate`: brings the layout up to this version (what the first
+    /// `serve` of a new version does by itself).
+    struct Migrate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make or migrate the storage's tables to this version's layout, under a lock (serve does it by itself too).")
+        @OptionGroup var data: DataOptions
+
+        func run() async throws {
+            let storage = try await data.storage(creating: true)
+            if let postgres = storage as? PostgresServerStorage {
+                defer { postgres.close() }
+                print("PostgreSQL layout \(PostgresServerStorage.layoutVersion) at \(postgres.location): up to date")
+            } else {
+                print("SQLite format \(SQLiteServerStorage.formatVersion) under \(data.directory): up to date")
+            }
+        }
+    }
+
+    /// `tandem-server storage new-epoch`: after a restore the storage cannot see.
+    struct NewEpoch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start a new epoch: every client's next pull resyncs from the start, pushing its records again.",
+            discussion: """
+                Needed only after a restore the storage cannot see by itself. A SQLite file copied back, a pg_dump \
+                restored into a database and a point-in-time recovery start a new epoch on their own (see docs/server.md). \
+                Stop the servers first: a running one keeps the epoch it read (SQLite refuses while one serves).
+                """)
+        @OptionGroup var data: DataOptions
+
+        func run() async throws {
+            let lock = try data.lock(exclusive: true)
+            defer { lock?.release() }
+            let storage = try await data.storage()
+            let epoch = try await storage.startNewEpoch()
+            (storage as? PostgresServerStorage)?.close()
+            print("epoch \(String(epoch, radix: 16)) started: clients resync on their next sync")
+        }
+    }
+
+    /// `tandem-server storage copy --from-data-dir DIR --to postgres://…`.
+    struct Copy: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy a SQLite deployment (stopped) into an empty PostgreSQL database; clients' cursors stay valid.",
+            discussion: """
+                Copies users, tokens, datasets, schema history, records, the log with its positions, lost values and \
+                idempotency answers in one transaction. Run again after it succeeded, it does nothing. The SQLite data is \
+                then marked as copied and starts a new epoch: a client that still syncs with it resyncs instead of \
+                missing changes.
+                """)
+        @Option(help: "The SQLite data directory to copy (its server must be stopped).") var fromDataDir: String
+        @Option(help: "The PostgreSQL database to copy into: postgres://USER:PASSWORD@HOST:PORT/DATABASE[?sslmode=…].") var to: String
+
+        func run() async throws {
+            let source = try DataOptions.parse(["--data-dir", fromDataDir])
+            let lock = try source.lock(exclusive: true)
+            defer { lock?.release() }
+            let sqlite = try source.sqliteStorage()
+            let logger = Logger(label: "tandem-server")
+            let target: PostgresServerStorage
+            do { target = try await PostgresServerStorage(url: PostgresURL(to), logger: logger) } catch { throw ValidationError("\(error)") }
+            defer { target.close() }
+            let report: PostgresServerStorage.CopyReport
+            do { report = try await target.copy(from: sqlite) } catch { throw ValidationError("\(error)") }
+            if report.alreadyCopied {
+                print("\(target.location) already holds this copy of \(fromDataDir): nothing to do")
+                return
+            }
+            try await sqlite.markCopied(to: "\(target.location) at \(ISO8601DateFormatter().string(from: Date()))")
+            for table in SQLiteServerStorage.exportedTables { print("\(table): \(report.rows[table] ?? 0) rows") }
+            print("copied \(fromDataDir) to \(target.location); serve with --database (clients keep their cursors)")
+        }
+    }
+}
