@@ -14,11 +14,17 @@
 # Prints changes/s, p50/p99 push latency (the worst node's) and non-2xx answers per phase,
 # and each node's peak RSS.
 # Usage: Scripts/bench-server.sh [duration seconds]   (TANDEM_BENCH_STORAGES="sqlite pg1 pg2")
+# TANDEM_BENCH_PG_STATEMENTS=1: PostgreSQL runs with pg_stat_statements, and after each
+# PostgreSQL deployment the statements that took the most time are printed (calls, mean
+# execution and planning time), to see where a push's time goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-30}"
 pace="${TANDEM_PACE_MS:-170}"
 storages="${TANDEM_BENCH_STORAGES:-sqlite pg1 pg2}"
+if [ "${TANDEM_BENCH_PG_STATEMENTS:-}" = 1 ]; then
+  export TANDEM_PG_SETTINGS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on"
+fi
 command -v wrk >/dev/null 2>&1 || { SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"; $SUDO apt-get install -y -qq wrk; }
 Scripts/install-deps.sh
 swift build --package-path Server -c release --product tandem-server
@@ -90,6 +96,15 @@ for storage in $storages; do
   phase saturation 45 5 0
   phase paced 50 50 "$pace"
   stop_nodes
+  if [ "${TANDEM_BENCH_PG_STATEMENTS:-}" = 1 ] && [ "$storage" != sqlite ]; then
+    stats=$(create_postgres_database "stats_$storage")
+    psql "$stats" -q -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+    psql "$stats" -c "SELECT calls, round(mean_exec_time::numeric, 3) AS exec_ms, round(mean_plan_time::numeric, 3) AS plan_ms,
+                             round((total_exec_time + total_plan_time)::numeric) AS total_ms,
+                             left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS query
+                      FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 15" | tee -a "$work/statements"
+    psql "$stats" -q -c "SELECT pg_stat_statements_reset()" >/dev/null
+  fi
 done
 echo
 echo "== summary ($duration s per phase, pushes of 100 changes to one dataset) =="

@@ -41,6 +41,7 @@ start_postgres() {
     pg_as=(runuser -u postgres --)
   fi
   local settings="-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories=$pg_dir -c max_connections=400"
+  settings="$settings ${TANDEM_PG_SETTINGS:-}"  # extra -c settings (profiling: -c shared_preload_libraries=pg_stat_statements)
   if [ "${1:-}" != durable ]; then
     settings="$settings -c fsync=off -c full_page_writes=off"
   fi

@@ -11,10 +11,12 @@ import TandemWire
 /// kind of write is one multi-row statement over arrays (`unnest`), so a push costs a few
 /// round trips whatever its size.
 ///
-/// Writes resting on what was not read (a new record, a claimed unique value) are checked by
-/// reading first, then written: no other transaction writes the dataset's records or unique
-/// values while this one holds the dataset's lock, so the check still holds when the write
-/// runs, and a refused write has written nothing.
+/// Writes resting on what was not read are checked before the other writes: new records by
+/// inserting them (`ON CONFLICT DO NOTHING`; one that was there is refused and the ones just
+/// inserted deleted again), claimed unique values by reading their holders. No other
+/// transaction writes the dataset's records or unique values while this one holds the
+/// dataset's lock, so the checks still hold when the writes run, and a refused write leaves
+/// the data as it was.
 ///
 /// ```swift
 /// var store = PostgresPushStore(connection: connection, logger: logger, dataset: id, lastLogPosition: head)
@@ -30,6 +32,8 @@ struct PostgresPushStore: AsyncPushStore {
     /// The bytes of the log entries and lost values written (they count in the owner's
     /// stored bytes).
     private(set) var loggedBytes: Int64 = 0
+    private var pendingLog: [LogWrite] = []
+    private var pendingLost: [(write: LostWrite, json: ByteBuffer)] = []
 
     init(connection: PostgresConnection, logger: Logger, dataset: Int64, lastLogPosition: Int64) {
         self.connection = connection
@@ -101,18 +105,36 @@ struct PostgresPushStore: AsyncPushStore {
     }
 
     mutating func write(_ writes: PushWrites) async throws -> PushKeys {
-        // Checks first (see the type's comment), then writes.
+        // Checks first (see the type's comment), then writes. New records are checked by
+        // inserting them (one index descent each, which the insert needs anyway): a probe of
+        // 100 absent URIs cost 1.3 to 3.7 ms of the dataset's lock, more than the insert.
         var refused = PushKeys()
-        let new = writes.records.filter(\.isNew).map(\.uri)
+        let new = writes.records.filter(\.isNew)
+        var inserted: [String] = []
         if !new.isEmpty {
-            for row in try await rows("SELECT uri FROM records WHERE dataset_id = \(dataset) AND uri = ANY(\(new))") {
-                refused.records.insert(try row.decode(String.self))
+            for row in try await rows(
+                """
+                INSERT INTO records(dataset_id, uri, state)
+                SELECT \(dataset), * FROM unnest(\(new.map(\.uri))::text[], \(new.map { ByteBuffer(bytes: $0.state) })::bytea[])
+                ON CONFLICT (dataset_id, uri) DO NOTHING RETURNING uri
+                """)
+            {
+                inserted.append(try row.decode(String.self))
+            }
+            if inserted.count < new.count {
+                refused.records = Set(new.map(\.uri)).subtracting(inserted)
             }
         }
-        let unique = try await settleUnique(writes.unique, refused: &refused)
-        guard refused.isEmpty else { return refused }
+        let unique = refused.isEmpty ? try await settleUnique(writes.unique, refused: &refused) : [:]
+        guard refused.isEmpty else {
+            // Nothing written: the records just made were not there before.
+            if !inserted.isEmpty {
+                try await connection.query("DELETE FROM records WHERE dataset_id = \(dataset) AND uri = ANY(\(inserted))", logger: logger)
+            }
+            return refused
+        }
 
-        try await writeRecords(writes.records)
+        try await writeRecords(writes.records.filter { !$0.isNew })
         try await writeUnique(unique)
         try await writeMerges(writes.merged)
         if !writes.linkOwners.isEmpty {
@@ -124,8 +146,8 @@ struct PostgresPushStore: AsyncPushStore {
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
         }
-        try await writeLog(writes.log)
-        try await writeLost(writes.lost)
+        writeLog(writes.log)
+        writeLost(writes.lost)
         return refused
     }
 
@@ -199,28 +221,41 @@ struct PostgresPushStore: AsyncPushStore {
         }
     }
 
-    private mutating func writeLog(_ log: [LogWrite]) async throws {
+    /// Keeps the log entries for ``finish(key:requestHash:answer:now:)``: nothing in a push
+    /// reads the log, and they ride in its last statement.
+    private mutating func writeLog(_ log: [LogWrite]) {
         guard let last = log.last else { return }
-        try await connection.query(
-            """
-            INSERT INTO log(dataset_id, position, schema_version, change)
-            SELECT \(dataset), * FROM unnest(\(log.map(\.position))::bigint[], \(log.map { Int64($0.schemaVersion) })::bigint[],
-                                            \(log.map { ByteBuffer(bytes: $0.json) })::bytea[])
-            """, logger: logger)
+        pendingLog += log
         head = last.position
         loggedBytes += log.reduce(0) { $0 + Int64($1.json.count) }
     }
 
-    private mutating func writeLost(_ lost: [LostWrite]) async throws {
+    /// Keeps the lost values for ``finish(key:requestHash:answer:now:)``.
+    private mutating func writeLost(_ lost: [LostWrite]) {
         guard !lost.isEmpty else { return }
         let values = lost.map { write in ByteBuffer(data: WireJSON.data { $0.append(write.lost) }) }
+        pendingLost += zip(lost, values).map { ($0, $1) }
+        loggedBytes += values.reduce(0) { $0 + Int64($1.readableBytes) }
+    }
+
+    /// The push's last statement: its log entries and lost values, the dataset's new head
+    /// and stored bytes, and its answer under its idempotency key, in one round trip.
+    func finish(key: String, requestHash: String, answer: Data, now: Int64) async throws {
         // Positions start at 1: 0 stands for none (arrays of this driver hold no NULL).
         try await connection.query(
             """
-            INSERT INTO lost_values(dataset_id, uri, position, lost, at)
-            SELECT \(dataset), u, NULLIF(p, 0), l, a FROM unnest(\(lost.map(\.record))::text[], \(lost.map { $0.position ?? 0 })::bigint[],
-                                                              \(values)::bytea[], \(lost.map(\.at))::bigint[]) AS t(u, p, l, a)
+            WITH logged AS (
+                INSERT INTO log(dataset_id, position, schema_version, change)
+                SELECT \(dataset), * FROM unnest(\(pendingLog.map(\.position))::bigint[], \(pendingLog.map { Int64($0.schemaVersion) })::bigint[],
+                                                \(pendingLog.map { ByteBuffer(bytes: $0.json) })::bytea[])),
+            lost AS (
+                INSERT INTO lost_values(dataset_id, uri, position, lost, at)
+                SELECT \(dataset), u, NULLIF(p, 0), l, a
+                FROM unnest(\(pendingLost.map(\.write.record))::text[], \(pendingLost.map { $0.write.position ?? 0 })::bigint[],
+                            \(pendingLost.map(\.json))::bytea[], \(pendingLost.map(\.write.at))::bigint[]) AS t(u, p, l, a)),
+            moved AS (UPDATE datasets SET log_head = \(head), stored_bytes = stored_bytes + \(loggedBytes) WHERE id = \(dataset))
+            INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at)
+            VALUES (\(dataset), \(key), \(requestHash), \(ByteBuffer(data: answer)), \(now))
             """, logger: logger)
-        loggedBytes += values.reduce(0) { $0 + Int64($1.readableBytes) }
     }
 }

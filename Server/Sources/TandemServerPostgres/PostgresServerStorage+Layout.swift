@@ -13,6 +13,10 @@ extension PostgresServerStorage {
     /// The layout, step by step. Until the first release the steps may be rewritten (a new
     /// database is made, nothing is upgraded); after it, steps are only added.
     ///
+    /// Text is compared byte by byte (`COLLATE "C"`): record URIs and keys are identifiers,
+    /// and a locale's collation made each index probe several times slower (a push's check
+    /// of 100 new URIs took 2 ms under `C.UTF-8`).
+    ///
     /// Per dataset: `log_head`, the position of its last log entry, is the dataset's ordering
     /// point: a push locks the dataset's row (`FOR UPDATE`) before anything else and moves
     /// `log_head` in the same transaction (see ``PostgresServerStorage/push(dataset:key:requestHash:now:changes:job:)``).
@@ -21,49 +25,70 @@ extension PostgresServerStorage {
             version: 1,
             statements: [
                 """
-                CREATE TABLE users(id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at BIGINT NOT NULL,
+                CREATE TABLE users(id BIGSERIAL PRIMARY KEY, name TEXT COLLATE "C" NOT NULL UNIQUE, created_at BIGINT NOT NULL,
                                    max_datasets BIGINT, max_schema_versions BIGINT, max_bytes BIGINT)
                 """,
                 """
-                CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id BIGINT NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
+                CREATE TABLE tokens(id TEXT COLLATE "C" PRIMARY KEY, user_id BIGINT NOT NULL REFERENCES users(id), secret_hash TEXT COLLATE "C" NOT NULL,
                                     created_at BIGINT NOT NULL, revoked_at BIGINT)
                 """,
                 """
-                CREATE TABLE datasets(id BIGSERIAL PRIMARY KEY, owner_id BIGINT NOT NULL REFERENCES users(id), name TEXT NOT NULL,
+                CREATE TABLE datasets(id BIGSERIAL PRIMARY KEY, owner_id BIGINT NOT NULL REFERENCES users(id), name TEXT COLLATE "C" NOT NULL,
                                       created_at BIGINT NOT NULL, stored_bytes BIGINT NOT NULL DEFAULT 0,
                                       log_head BIGINT NOT NULL DEFAULT 0, UNIQUE(owner_id, name))
                 """,
                 """
                 CREATE TABLE schema_versions(dataset_id BIGINT NOT NULL REFERENCES datasets(id), version INT NOT NULL,
-                                             schema TEXT NOT NULL, registered_at BIGINT NOT NULL, PRIMARY KEY(dataset_id, version))
+                                             schema TEXT COLLATE "C" NOT NULL, registered_at BIGINT NOT NULL, PRIMARY KEY(dataset_id, version))
                 """,
-                "CREATE TABLE records(dataset_id BIGINT NOT NULL, uri TEXT NOT NULL, state BYTEA NOT NULL, PRIMARY KEY(dataset_id, uri))",
+                "CREATE TABLE records(dataset_id BIGINT NOT NULL, uri TEXT COLLATE \"C\" NOT NULL, state BYTEA NOT NULL, PRIMARY KEY(dataset_id, uri))",
                 """
                 CREATE TABLE log(dataset_id BIGINT NOT NULL, position BIGINT NOT NULL, schema_version INT NOT NULL,
                                  change BYTEA NOT NULL, PRIMARY KEY(dataset_id, position))
                 """,
                 """
-                CREATE TABLE lost_values(id BIGSERIAL PRIMARY KEY, dataset_id BIGINT NOT NULL, uri TEXT NOT NULL, position BIGINT,
+                CREATE TABLE lost_values(id BIGSERIAL PRIMARY KEY, dataset_id BIGINT NOT NULL, uri TEXT COLLATE "C" NOT NULL, position BIGINT,
                                          lost BYTEA NOT NULL, at BIGINT NOT NULL)
                 """,
                 """
-                CREATE TABLE idempotency(dataset_id BIGINT NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL,
+                CREATE TABLE idempotency(dataset_id BIGINT NOT NULL, key TEXT COLLATE "C" NOT NULL, request_hash TEXT COLLATE "C" NOT NULL,
                                          response BYTEA NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY(dataset_id, key))
                 """,
                 "CREATE INDEX idempotency_created_at ON idempotency(created_at)",
                 """
-                CREATE TABLE unique_values(dataset_id BIGINT NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, uri TEXT NOT NULL,
+                CREATE TABLE unique_values(dataset_id BIGINT NOT NULL, entity TEXT COLLATE "C" NOT NULL, key TEXT COLLATE "C" NOT NULL, uri TEXT COLLATE "C" NOT NULL,
                                            PRIMARY KEY(dataset_id, entity, key))
                 """,
                 """
-                CREATE TABLE merged_records(dataset_id BIGINT NOT NULL, uri TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL,
-                                            state BYTEA, remade TEXT, PRIMARY KEY(dataset_id, uri))
+                CREATE TABLE merged_records(dataset_id BIGINT NOT NULL, uri TEXT COLLATE "C" NOT NULL, survivor TEXT COLLATE "C" NOT NULL, stamp TEXT COLLATE "C" NOT NULL,
+                                            state BYTEA, remade TEXT COLLATE "C", PRIMARY KEY(dataset_id, uri))
                 """,
                 """
-                CREATE TABLE link_members(dataset_id BIGINT NOT NULL, member TEXT NOT NULL, owner TEXT NOT NULL, field TEXT NOT NULL,
+                CREATE TABLE link_members(dataset_id BIGINT NOT NULL, member TEXT COLLATE "C" NOT NULL, owner TEXT COLLATE "C" NOT NULL, field TEXT COLLATE "C" NOT NULL,
                                           PRIMARY KEY(dataset_id, member, owner, field))
                 """,
-                "CREATE TABLE server_keys(name TEXT PRIMARY KEY, key BYTEA NOT NULL)",
+                "CREATE TABLE server_keys(name TEXT COLLATE \"C\" PRIMARY KEY, key BYTEA NOT NULL)",
+                // A push's first round trip: the dataset's row lock (the ordering point), then,
+                // in a statement of its own (a fresh snapshot: it sees the push that held the
+                // lock before), the key's stored answer and the owner's stored bytes. No row:
+                // no such dataset.
+                """
+                CREATE FUNCTION tandem_push_begin(p_dataset BIGINT, p_key TEXT)
+                RETURNS TABLE(o_head BIGINT, o_stored BIGINT, o_hash TEXT, o_response BYTEA)
+                LANGUAGE plpgsql VOLATILE AS $$
+                DECLARE
+                    v_head BIGINT;
+                    v_owner BIGINT;
+                BEGIN
+                    SELECT d.log_head, d.owner_id INTO v_head, v_owner FROM datasets d WHERE d.id = p_dataset FOR UPDATE;
+                    IF NOT FOUND THEN RETURN; END IF;
+                    RETURN QUERY
+                        SELECT v_head, (SELECT COALESCE(SUM(s.stored_bytes), 0)::BIGINT FROM datasets s WHERE s.owner_id = v_owner),
+                               i.request_hash::TEXT, i.response
+                        FROM (SELECT 1) AS one LEFT JOIN idempotency i ON i.dataset_id = p_dataset AND i.key = p_key;
+                END
+                $$
+                """,
             ])
     ]
 

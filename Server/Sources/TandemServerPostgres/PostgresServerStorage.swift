@@ -230,31 +230,20 @@ public final class PostgresServerStorage: ServerStorage {
 
     private func transactionalPush(dataset: Int64, key: String, requestHash: String, now: Int64, job: PushJob) async throws -> StoredPush {
         try await transaction { [logger] connection in
-            // The ordering point (see the type's comment): held until the commit.
+            // The ordering point (see the type's comment), held until the commit, then the
+            // key's stored answer and the owner's stored bytes: one round trip, a function
+            // whose statements each see what committed before them (the push before this one).
             guard
-                let locked = try await connection.query("SELECT log_head, owner_id FROM datasets WHERE id = \(dataset) FOR UPDATE", logger: logger)
-                    .collect().first
+                let row = try await connection.query("SELECT * FROM tandem_push_begin(\(dataset), \(key))", logger: logger).collect().first
             else { throw StorageError.notFound("no dataset with id \(dataset)") }
-            let (head, owner) = try locked.decode((Int64, Int64).self)
-            // A statement of its own, after the lock: it sees what the push before committed.
-            let (stored, hash, response) = try await connection.query(
-                """
-                SELECT (SELECT COALESCE(SUM(stored_bytes), 0)::BIGINT FROM datasets WHERE owner_id = \(owner)), i.request_hash, i.response
-                FROM (SELECT 1) AS one LEFT JOIN idempotency i ON i.dataset_id = \(dataset) AND i.key = \(key)
-                """, logger: logger
-            ).collect()[0].decode((Int64, String?, ByteBuffer?).self)
+            let (head, stored, hash, response) = try row.decode((Int64, Int64, String?, ByteBuffer?).self)
             if let hash, let response {
                 return StoredPush(response: Data(response.readableBytesView), requestHash: hash, replayed: true)
             }
             if let limit = job.byteLimit, stored >= limit { throw StorageError.byteQuota(stored: stored, limit: limit) }
             var store = PostgresPushStore(connection: connection, logger: logger, dataset: dataset, lastLogPosition: head)
             let answer = try await PushWorkspace.perform(job, onAsync: &store)
-            try await connection.query(
-                """
-                WITH moved AS (UPDATE datasets SET log_head = \(store.head), stored_bytes = stored_bytes + \(store.loggedBytes) WHERE id = \(dataset))
-                INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at)
-                VALUES (\(dataset), \(key), \(requestHash), \(ByteBuffer(data: answer)), \(now))
-                """, logger: logger)
+            try await store.finish(key: key, requestHash: requestHash, answer: answer, now: now)
             return StoredPush(response: answer, requestHash: requestHash, replayed: false)
         }
     }
