@@ -35,6 +35,10 @@ public final class SQLiteServerStorage: ServerStorage {
     public let newEpochReason: String?
     /// Where `tandem-server storage copy` copied this data, and when (`nil`: never copied).
     public let copiedTo: String?
+    /// The ``HighWaterMark`` file beside the database.
+    private let markPath: String
+    private let lastMark = NIOLockedValueBox<HighWaterMark?>(nil)
+    private let marker = NIOLockedValueBox<Task<Void, Never>?>(nil)
     /// The epoch and where it was settled (what a copy of this data records it came from).
     public var settled: StorageEpoch { settledEpoch.withLockedValue { $0 } }
     /// Pushes that queue for the writer run together, each in its own savepoint.
@@ -73,8 +77,15 @@ public final class SQLiteServerStorage: ServerStorage {
                 return [UInt8](key)
             }
             let identity = Self.identity(of: path)
+            let markPath = path + ".mark"
+            let mark = (try? String(contentsOfFile: markPath, encoding: .utf8)).flatMap(HighWaterMark.init(text:))
             (settledEpoch, newEpochReason) = try pool.write { db in
-                let (epoch, reason) = StorageEpoch.settle(stored: try Self.storedEpoch(db), identity: identity)
+                var (epoch, reason) = StorageEpoch.settle(stored: try Self.storedEpoch(db), identity: identity)
+                // Rewritten in place from an older copy: the file is the same, the data is not.
+                if reason == nil, let restored = mark?.restored(epoch: epoch.value, bytes: try Self.storedBytes(db)) {
+                    epoch.value = Cursor.newEpoch()
+                    reason = restored
+                }
                 if reason != nil { try Self.store(epoch, db) }
                 return (NIOLockedValueBox(epoch), reason)
             }
@@ -87,6 +98,7 @@ public final class SQLiteServerStorage: ServerStorage {
             throw StorageError.unavailable("cannot open the server database at \(path): \(error)")
         }
         self.pool = pool
+        self.markPath = path + ".mark"
         committer = GroupCommitter(maxBatch: Self.maxPushesPerTransaction, maxWeight: Self.maxChangesPerTransaction, weight: \.changes) { pushes in
             try await pool.write { db in
                 pushes.map { push in
@@ -101,6 +113,49 @@ public final class SQLiteServerStorage: ServerStorage {
                 }
             }
         }
+        if let (stored, bytes) = try? pool.read({ db in (try Self.storedEpoch(db), try Self.storedBytes(db)) }) {
+            noteMark(stored: stored, bytes: bytes)
+        }
+        marker.withLockedValue {
+            $0 = Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard let self else { return }
+                    await self.refreshMark()
+                }
+            }
+        }
+    }
+
+    deinit {
+        marker.withLockedValue { $0?.cancel() }
+    }
+
+    /// Writes the ``HighWaterMark`` when it changed (the server calls it every second and
+    /// when it stops), and takes up an epoch another process started in the database
+    /// (`storage copy`, `storage new-epoch`).
+    public func refreshMark() async {
+        // An asynchronous read: a reader may be long in coming, and the waiting must not hold
+        // one of Swift concurrency's few threads (seen: every test thread blocked here).
+        guard let (stored, bytes) = try? await pool.read({ db in (try Self.storedEpoch(db), try Self.storedBytes(db)) }) else { return }
+        noteMark(stored: stored, bytes: bytes)
+    }
+
+    private func noteMark(stored: StorageEpoch?, bytes: Int64) {
+        let epoch = settledEpoch.withLockedValue { current in
+            if let stored, stored.value != current.value { current.value = stored.value }
+            return current.value
+        }
+        let mark = HighWaterMark(epoch: epoch, bytes: bytes)
+        guard lastMark.withLockedValue({ $0 }) != mark else { return }
+        if (try? Data(mark.text.utf8).write(to: URL(filePath: markPath), options: .atomic)) != nil {
+            lastMark.withLockedValue { $0 = mark }
+        }
+    }
+
+    /// The bytes of changes the datasets hold: a sum that only grows (``HighWaterMark``).
+    private static func storedBytes(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(stored_bytes), 0) FROM datasets") ?? 0
     }
 
     /// The most pushes one transaction holds (each is still all or nothing on its own).
@@ -135,13 +190,15 @@ public final class SQLiteServerStorage: ServerStorage {
     /// `cursor_epoch` and it resyncs from the start. For data restored in a way its identity
     /// does not show.
     public func startNewEpoch() async throws -> UInt64 {
-        try await pool.write { db in
+        let value = try await pool.write { db in
             var epoch = try Self.storedEpoch(db) ?? self.settledEpoch.withLockedValue { $0 }
             epoch.value = Cursor.newEpoch()
             try Self.store(epoch, db)
             self.settledEpoch.withLockedValue { $0 = epoch }
             return epoch.value
         }
+        await refreshMark()
+        return value
     }
 
     /// Records that the data was copied to `target` (text for people) and starts a new epoch
@@ -157,6 +214,7 @@ public final class SQLiteServerStorage: ServerStorage {
             try db.execute(sql: "INSERT OR REPLACE INTO server_keys(name, key) VALUES ('copied_to', ?)", arguments: [Data(target.utf8)])
             self.settledEpoch.withLockedValue { $0 = epoch }
         }
+        await refreshMark()
     }
 
     /// What a copy of this data records it came from: where it is, the epoch it had when

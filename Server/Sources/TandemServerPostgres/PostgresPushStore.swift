@@ -34,12 +34,31 @@ struct PostgresPushStore: AsyncPushStore {
     private(set) var loggedBytes: Int64 = 0
     private var pendingLog: [LogWrite] = []
     private var pendingLost: [(write: LostWrite, json: ByteBuffer)] = []
+    /// Whether a statement that changes the database ran (a push that fails after one cannot
+    /// leave its batch's transaction clean).
+    private(set) var wroteToDatabase = false
+    /// In a batch of several pushes: the records the batch's pushes wrote so far, written
+    /// by the batch's last statement (``finish(_:answers:connection:logger:)``), and read
+    /// from here by the pushes after (`nil`: each push writes its records itself).
+    private(set) var batch: BatchRecords?
 
-    init(connection: PostgresConnection, logger: Logger, dataset: Int64, lastLogPosition: Int64) {
+    /// Records a batch of pushes wrote, kept for its last statement.
+    struct BatchRecords {
+        /// Each record's last state, and whether the batch made it (it must not exist: its
+        /// insert is checked when the batch ends, and the batch runs again push by push
+        /// when one did).
+        var records: [String: (state: [UInt8], isNew: Bool)] = [:]
+        var order: [String] = []
+    }
+
+    /// `batch`: the records of the batch's pushes before this one, when the records are
+    /// written once for the batch.
+    init(connection: PostgresConnection, logger: Logger, dataset: Int64, lastLogPosition: Int64, batch: BatchRecords? = nil) {
         self.connection = connection
         self.logger = logger
         self.dataset = dataset
         self.lastLogPosition = lastLogPosition
+        self.batch = batch
         head = lastLogPosition
     }
 
@@ -49,8 +68,14 @@ struct PostgresPushStore: AsyncPushStore {
 
     func read(_ keys: PushKeys) async throws -> PushReads {
         var reads = PushReads()
-        if !keys.records.isEmpty {
-            for row in try await rows("SELECT uri, state FROM records WHERE dataset_id = \(dataset) AND uri = ANY(\(Array(keys.records)))") {
+        // What the batch wrote is newer than what is stored.
+        let buffered = batch?.records ?? [:]
+        let stored = keys.records.filter { buffered[$0] == nil }
+        for uri in keys.records {
+            if let write = buffered[uri] { reads.records[uri] = try RecordState(stored: Data(write.state)) }
+        }
+        if !stored.isEmpty {
+            for row in try await rows("SELECT uri, state FROM records WHERE dataset_id = \(dataset) AND uri = ANY(\(Array(stored)))") {
                 let (uri, state) = try row.decode((String, ByteBuffer).self)
                 reads.records[uri] = try RecordState(stored: Data(state.readableBytesView))
             }
@@ -77,7 +102,11 @@ struct PostgresPushStore: AsyncPushStore {
             {
                 let (member, owner, field, state) = try row.decode((String, String, String, ByteBuffer?).self)
                 reads.linkOwners[member, default: []].append(LinkOwner(owner: owner, field: field))
-                if let state { reads.records[owner] = try RecordState(stored: Data(state.readableBytesView)) }
+                if let write = buffered[owner] {
+                    reads.records[owner] = try RecordState(stored: Data(write.state))
+                } else if let state {
+                    reads.records[owner] = try RecordState(stored: Data(state.readableBytesView))
+                }
             }
             // In Swift's order (the database's collation may sort text otherwise).
             for member in reads.linkOwners.keys { reads.linkOwners[member]?.sort() }
@@ -109,8 +138,28 @@ struct PostgresPushStore: AsyncPushStore {
         // inserting them (one index descent each, which the insert needs anyway): a probe of
         // 100 absent URIs cost 1.3 to 3.7 ms of the dataset's lock, more than the insert.
         var refused = PushKeys()
+        if var batch {
+            // Records are written when the batch ends; a new one the batch made already is
+            // refused here (read, the push runs again), one stored before when the batch ends.
+            refused.records = Set(writes.records.filter { $0.isNew && batch.records[$0.uri] != nil }.map(\.uri))
+            let unique = refused.isEmpty ? try await settleUnique(writes.unique, refused: &refused) : [:]
+            guard refused.isEmpty else { return refused }
+            for record in writes.records {
+                if let earlier = batch.records[record.uri] {
+                    batch.records[record.uri] = (record.state, earlier.isNew)
+                } else {
+                    batch.records[record.uri] = (record.state, record.isNew)
+                    batch.order.append(record.uri)
+                }
+            }
+            self.batch = batch
+            wroteToDatabase = wroteToDatabase || !unique.isEmpty || !writes.merged.isEmpty || !writes.linkOwners.isEmpty
+            try await writeOthers(writes, unique: unique)
+            return refused
+        }
         let new = writes.records.filter(\.isNew)
         var inserted: [String] = []
+        wroteToDatabase = wroteToDatabase || !writes.isEmpty
         if !new.isEmpty {
             for row in try await rows(
                 """
@@ -135,6 +184,13 @@ struct PostgresPushStore: AsyncPushStore {
         }
 
         try await writeRecords(writes.records.filter { !$0.isNew })
+        try await writeOthers(writes, unique: unique)
+        return refused
+    }
+
+    /// The writes other than records: unique values, merges, link owners, and the log and
+    /// lost values kept for the last statement.
+    private mutating func writeOthers(_ writes: PushWrites, unique: [UniqueSlot: String?]) async throws {
         try await writeUnique(unique)
         try await writeMerges(writes.merged)
         if !writes.linkOwners.isEmpty {
@@ -148,7 +204,6 @@ struct PostgresPushStore: AsyncPushStore {
         }
         writeLog(writes.log)
         writeLost(writes.lost)
-        return refused
     }
 
     /// Plays the claims and releases in order over the values' holders as stored: each
@@ -221,7 +276,7 @@ struct PostgresPushStore: AsyncPushStore {
         }
     }
 
-    /// Keeps the log entries for ``finish(key:requestHash:answer:now:)``: nothing in a push
+    /// Keeps the log entries for ``finish(_:answers:connection:logger:)``: nothing in a push
     /// reads the log, and they ride in its last statement.
     private mutating func writeLog(_ log: [LogWrite]) {
         guard let last = log.last else { return }
@@ -230,7 +285,7 @@ struct PostgresPushStore: AsyncPushStore {
         loggedBytes += log.reduce(0) { $0 + Int64($1.json.count) }
     }
 
-    /// Keeps the lost values for ``finish(key:requestHash:answer:now:)``.
+    /// Keeps the lost values for ``finish(_:answers:connection:logger:)``.
     private mutating func writeLost(_ lost: [LostWrite]) {
         guard !lost.isEmpty else { return }
         let values = lost.map { write in ByteBuffer(data: WireJSON.data { $0.append(write.lost) }) }
@@ -238,24 +293,60 @@ struct PostgresPushStore: AsyncPushStore {
         loggedBytes += values.reduce(0) { $0 + Int64($1.readableBytes) }
     }
 
-    /// The push's last statement: its log entries and lost values, the dataset's new head
-    /// and stored bytes, and its answer under its idempotency key, in one round trip.
-    func finish(key: String, requestHash: String, answer: Data, now: Int64) async throws {
-        // Positions start at 1: 0 stands for none (arrays of this driver hold no NULL).
-        try await connection.query(
+    /// The last statement of a batch of pushes: their log entries and lost values, the
+    /// dataset's new head and stored bytes, and each push's answer under its idempotency
+    /// key, in one round trip.
+    static func finish(
+        _ stores: [PostgresPushStore], records: BatchRecords? = nil, answers: [Answer], connection: PostgresConnection, logger: Logger
+    ) async throws {
+        guard let first = stores.first, let last = stores.last else { return }
+        let dataset = first.dataset
+        let log = stores.flatMap(\.pendingLog)
+        let lost = stores.flatMap(\.pendingLost)
+        let bytes = stores.reduce(0) { $0 + $1.loggedBytes }
+        let writes = (records?.order ?? []).map { uri in (uri: uri, write: records!.records[uri]!) }
+        let made = writes.filter(\.write.isNew)
+        let changed = writes.filter { !$0.write.isNew }
+        // Positions start at 1: 0 stands for none (arrays of this driver hold no NULL). The
+        // answers are stored only when every record the batch made was new (else no row:
+        // the batch is undone and runs again push by push).
+        let stored = try await connection.query(
             """
-            WITH logged AS (
+            WITH made AS (
+                INSERT INTO records(dataset_id, uri, state)
+                SELECT \(dataset), * FROM unnest(\(made.map(\.uri))::text[], \(made.map { ByteBuffer(bytes: $0.write.state) })::bytea[])
+                ON CONFLICT (dataset_id, uri) DO NOTHING RETURNING 1),
+            changed AS (
+                INSERT INTO records(dataset_id, uri, state)
+                SELECT \(dataset), * FROM unnest(\(changed.map(\.uri))::text[], \(changed.map { ByteBuffer(bytes: $0.write.state) })::bytea[])
+                ON CONFLICT (dataset_id, uri) DO UPDATE SET state = EXCLUDED.state),
+            logged AS (
                 INSERT INTO log(dataset_id, position, schema_version, change)
-                SELECT \(dataset), * FROM unnest(\(pendingLog.map(\.position))::bigint[], \(pendingLog.map { Int64($0.schemaVersion) })::bigint[],
-                                                \(pendingLog.map { ByteBuffer(bytes: $0.json) })::bytea[])),
+                SELECT \(dataset), * FROM unnest(\(log.map(\.position))::bigint[], \(log.map { Int64($0.schemaVersion) })::bigint[],
+                                                \(log.map { ByteBuffer(bytes: $0.json) })::bytea[])),
             lost AS (
                 INSERT INTO lost_values(dataset_id, uri, position, lost, at)
                 SELECT \(dataset), u, NULLIF(p, 0), l, a
-                FROM unnest(\(pendingLost.map(\.write.record))::text[], \(pendingLost.map { $0.write.position ?? 0 })::bigint[],
-                            \(pendingLost.map(\.json))::bytea[], \(pendingLost.map(\.write.at))::bigint[]) AS t(u, p, l, a)),
-            moved AS (UPDATE datasets SET log_head = \(head), stored_bytes = stored_bytes + \(loggedBytes) WHERE id = \(dataset))
+                FROM unnest(\(lost.map(\.write.record))::text[], \(lost.map { $0.write.position ?? 0 })::bigint[],
+                            \(lost.map(\.json))::bytea[], \(lost.map(\.write.at))::bigint[]) AS t(u, p, l, a)),
+            moved AS (UPDATE datasets SET log_head = \(last.head), stored_bytes = stored_bytes + \(bytes) WHERE id = \(dataset))
             INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at)
-            VALUES (\(dataset), \(key), \(requestHash), \(ByteBuffer(data: answer)), \(now))
-            """, logger: logger)
+            SELECT \(dataset), * FROM unnest(\(answers.map(\.key))::text[], \(answers.map(\.requestHash))::text[],
+                                            \(answers.map { ByteBuffer(data: $0.response) })::bytea[], \(answers.map(\.now))::bigint[])
+            WHERE (SELECT COUNT(*) FROM made) = \(Int64(made.count))
+            RETURNING 1
+            """, logger: logger
+        ).collect().count
+        guard stored == answers.count else {
+            throw StorageError.conflict("a record the batch made was there already; the batch runs again push by push")
+        }
+    }
+
+    /// A push's answer, stored under its key by ``finish(_:answers:connection:logger:)``.
+    struct Answer {
+        var key: String
+        var requestHash: String
+        var response: Data
+        var now: Int64
     }
 }

@@ -8,15 +8,21 @@ extension PostgresServerStorage {
     /// find the database somewhere new starts the new epoch, the others read it.
     static let epochLock: Int64 = 0x7461_6e64_656d_0002
 
-    /// Where the data is: the cluster's system identifier, the database's OID and the
-    /// timeline PostgreSQL writes on. A `pg_dump` restored into a database has another OID;
+    /// Where the data is: the cluster's system identifier, the database's OID (and its table
+    /// of keys') and the timeline PostgreSQL writes on. A `pg_dump` restored into a database
+    /// has another OID (restored over the same database, `pg_restore --clean`, new tables);
     /// a physical backup recovered to a point in time, or a standby promoted, writes on a
     /// new timeline. Where the control functions are not allowed (some hosted services),
     /// the OID alone.
     static func identity(_ connection: PostgresConnection, logger: Logger) async throws -> String {
-        let oid =
-            try await connection.query("SELECT oid::BIGINT FROM pg_database WHERE datname = current_database()", logger: logger)
-            .collect().first?.decode(Int64.self) ?? 0
+        // The database's OID, and the OID of its table of keys: a restore over the same
+        // database (pg_restore --clean) makes the tables again.
+        let row = try await connection.query(
+            "SELECT oid::BIGINT, 'server_keys'::regclass::oid::BIGINT FROM pg_database WHERE datname = current_database()", logger: logger
+        ).collect().first
+        var (database, table): (Int64, Int64) = (0, 0)
+        if let row { (database, table) = try row.decode((Int64, Int64).self) }
+        let oid = "\(database).\(table)"
         try await connection.query("SAVEPOINT tandem_identity", logger: logger)
         do {
             let row = try await connection.query(
@@ -58,6 +64,23 @@ extension PostgresServerStorage {
             ON CONFLICT (name) DO UPDATE SET key = excluded.key
             """, logger: logger)
     }
+
+    /// How many other `tandem-server` nodes are connected to this database now (their
+    /// `application_name`): `storage copy` and `storage new-epoch` refuse to run beside them,
+    /// as a running node keeps the epoch and cursor key it read.
+    public func connectedNodes() async throws -> Int {
+        try await pool.withConnection { [logger] connection in
+            try await connection.query(
+                """
+                SELECT COUNT(*)::BIGINT FROM pg_stat_activity
+                WHERE datname = current_database() AND application_name = \(Self.nodeApplicationName) AND pid <> pg_backend_pid()
+                """, logger: logger
+            ).collect().first.map { Int(try $0.decode(Int64.self)) } ?? 0
+        }
+    }
+
+    /// The `application_name` of a serving node's connections.
+    public static let nodeApplicationName = "tandem-server"
 
     /// Settles the epoch on a new pool after an outage: PostgreSQL may have come back as
     /// another database (a promoted standby, a restore); cursors of the history before are

@@ -68,13 +68,13 @@ extension PostgresServerStorage {
                                           PRIMARY KEY(dataset_id, member, owner, field))
                 """,
                 "CREATE TABLE server_keys(name TEXT COLLATE \"C\" PRIMARY KEY, key BYTEA NOT NULL)",
-                // A push's first round trip: the dataset's row lock (the ordering point), then,
-                // in a statement of its own (a fresh snapshot: it sees the push that held the
-                // lock before), the key's stored answer and the owner's stored bytes. No row:
-                // no such dataset.
+                // A batch of pushes' first round trip: the dataset's row lock (the ordering
+                // point), then, in a statement of its own (a fresh snapshot: it sees the batch
+                // that held the lock before), each key's stored answer and the owner's stored
+                // bytes, a row per key. No row: no such dataset.
                 """
-                CREATE FUNCTION tandem_push_begin(p_dataset BIGINT, p_key TEXT)
-                RETURNS TABLE(o_head BIGINT, o_stored BIGINT, o_hash TEXT, o_response BYTEA)
+                CREATE FUNCTION tandem_push_begin(p_dataset BIGINT, p_keys TEXT[])
+                RETURNS TABLE(o_head BIGINT, o_stored BIGINT, o_key TEXT, o_hash TEXT, o_response BYTEA)
                 LANGUAGE plpgsql VOLATILE AS $$
                 DECLARE
                     v_head BIGINT;
@@ -84,8 +84,9 @@ extension PostgresServerStorage {
                     IF NOT FOUND THEN RETURN; END IF;
                     RETURN QUERY
                         SELECT v_head, (SELECT COALESCE(SUM(s.stored_bytes), 0)::BIGINT FROM datasets s WHERE s.owner_id = v_owner),
-                               i.request_hash::TEXT, i.response
-                        FROM (SELECT 1) AS one LEFT JOIN idempotency i ON i.dataset_id = p_dataset AND i.key = p_key;
+                               k.key::TEXT, i.request_hash::TEXT, i.response
+                        FROM unnest(p_keys) AS k(key)
+                        LEFT JOIN idempotency i ON i.dataset_id = p_dataset AND i.key = k.key COLLATE "C";
                 END
                 $$
                 """,

@@ -37,7 +37,8 @@ public final class PostgresServerStorage: ServerStorage {
     public let newEpochReason: String?
     let pool: PostgresPool
     let logger: Logger
-    private let gate = DatasetGate()
+    private let gate = DatasetGate<QueuedPush, StoredPush>(
+        maxBatch: PostgresServerStorage.maxPushesPerTransaction, maxWeight: PostgresServerStorage.maxChangesPerTransaction, weight: \.changes)
     /// How long a push may wait for a connection, or for its turn at its dataset.
     private let leaseDeadline: Duration
     /// The URL without its password.
@@ -49,8 +50,14 @@ public final class PostgresServerStorage: ServerStorage {
     ///
     /// - Throws: ``StorageError/unavailable(_:)`` when PostgreSQL cannot be reached or the
     ///   database is not one this server can use.
-    public init(url: PostgresURL, maxConnections: Int = 20, leaseDeadline: Duration = .seconds(5), logger: Logger) async throws {
+    /// `applicationName`: what its connections call themselves (`pg_stat_activity`); nodes
+    /// that serve use ``nodeApplicationName``.
+    public init(
+        url: PostgresURL, maxConnections: Int = 20, leaseDeadline: Duration = .seconds(5),
+        applicationName: String = PostgresServerStorage.nodeApplicationName, logger: Logger
+    ) async throws {
         var configuration = url.configuration
+        configuration.options.additionalStartupParameters.append(("application_name", applicationName))
         configuration.options.maximumConnections = maxConnections
         configuration.options.connectTimeout = .seconds(5)
         let settledEpoch = NIOLockedValueBox(StorageEpoch(value: 0, identity: ""))
@@ -225,26 +232,89 @@ public final class PostgresServerStorage: ServerStorage {
     // MARK: Pushes and pulls
 
     public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
-        try await gate.run(dataset, deadline: leaseDeadline) { try await self.transactionalPush(dataset: dataset, key: key, requestHash: requestHash, now: now, job: job) }
+        let push = QueuedPush(key: key, requestHash: requestHash, now: now, changes: changes, job: job)
+        return try await gate.submit(push, to: dataset, deadline: leaseDeadline) { pushes in await self.push(pushes, to: dataset) }
     }
 
-    private func transactionalPush(dataset: Int64, key: String, requestHash: String, now: Int64, job: PushJob) async throws -> StoredPush {
+    /// A push waiting at its dataset's gate.
+    struct QueuedPush: Sendable {
+        var key: String
+        var requestHash: String
+        var now: Int64
+        var changes: Int
+        var job: PushJob
+    }
+
+    /// The most pushes one transaction holds, and the most changes (one push of more runs
+    /// alone): the transaction holds the dataset's lock, so it stays short.
+    static let maxPushesPerTransaction = 16
+    static let maxChangesPerTransaction = 2_000
+
+    /// Runs the pushes that queued together in one transaction (group commit), each still all
+    /// or nothing: a push that fails before writing fails alone. When one fails after
+    /// writing (its statement failed, so the transaction is lost), each runs again in a
+    /// transaction of its own.
+    private func push(_ pushes: [QueuedPush], to dataset: Int64) async -> [Result<StoredPush, any Error>] {
+        if pushes.count > 1, let results = try? await transactionalPush(pushes, to: dataset) { return results }
+        var results: [Result<StoredPush, any Error>] = []
+        for push in pushes {
+            do { results.append(.success(try await transactionalPush([push], to: dataset)[0].get())) } catch { results.append(.failure(error)) }
+        }
+        return results
+    }
+
+    /// The pushes in one transaction; throws when the transaction is lost (a statement failed,
+    /// PostgreSQL went away), and answers each push's own failure otherwise.
+    private func transactionalPush(_ pushes: [QueuedPush], to dataset: Int64) async throws -> [Result<StoredPush, any Error>] {
         try await transaction { [logger] connection in
-            // The ordering point (see the type's comment), held until the commit, then the
+            // The ordering point (see the type's comment), held until the commit, then each
             // key's stored answer and the owner's stored bytes: one round trip, a function
-            // whose statements each see what committed before them (the push before this one).
-            guard
-                let row = try await connection.query("SELECT * FROM tandem_push_begin(\(dataset), \(key))", logger: logger).collect().first
-            else { throw StorageError.notFound("no dataset with id \(dataset)") }
-            let (head, stored, hash, response) = try row.decode((Int64, Int64, String?, ByteBuffer?).self)
-            if let hash, let response {
-                return StoredPush(response: Data(response.readableBytesView), requestHash: hash, replayed: true)
+            // whose statements each see what committed before them (the batch before this one).
+            var head: Int64?
+            var stored: Int64 = 0
+            var answered: [String: StoredPush] = [:]
+            for row in try await connection.query("SELECT * FROM tandem_push_begin(\(dataset), \(pushes.map(\.key)))", logger: logger).collect() {
+                let (at, bytes, key, hash, response) = try row.decode((Int64, Int64, String, String?, ByteBuffer?).self)
+                (head, stored) = (at, bytes)
+                if let hash, let response { answered[key] = StoredPush(response: Data(response.readableBytesView), requestHash: hash, replayed: true) }
             }
-            if let limit = job.byteLimit, stored >= limit { throw StorageError.byteQuota(stored: stored, limit: limit) }
-            var store = PostgresPushStore(connection: connection, logger: logger, dataset: dataset, lastLogPosition: head)
-            let answer = try await PushWorkspace.perform(job, onAsync: &store)
-            try await store.finish(key: key, requestHash: requestHash, answer: answer, now: now)
-            return StoredPush(response: answer, requestHash: requestHash, replayed: false)
+            guard var head else { throw StorageError.notFound("no dataset with id \(dataset)") }
+            var stores: [PostgresPushStore] = []
+            var answers: [PostgresPushStore.Answer] = []
+            // Several pushes: their records are written once, by the last statement.
+            var records: PostgresPushStore.BatchRecords? = pushes.count > 1 ? PostgresPushStore.BatchRecords() : nil
+            var results: [Result<StoredPush, any Error>] = []
+            for push in pushes {
+                // A key seen before, or earlier in this batch (a retry that queued behind its
+                // first try): the first answer.
+                if let first = answered[push.key] {
+                    results.append(.success(StoredPush(response: first.response, requestHash: first.requestHash, replayed: true)))
+                    continue
+                }
+                if let limit = push.job.byteLimit, stored >= limit {
+                    results.append(.failure(StorageError.byteQuota(stored: stored, limit: limit)))
+                    continue
+                }
+                var store = PostgresPushStore(connection: connection, logger: logger, dataset: dataset, lastLogPosition: head, batch: records)
+                let answer: Data
+                do {
+                    answer = try await PushWorkspace.perform(push.job, onAsync: &store)
+                } catch {
+                    // Nothing of it written: it fails alone. Else the transaction is lost.
+                    if store.wroteToDatabase || error is PSQLError { throw error }
+                    results.append(.failure(error))
+                    continue
+                }
+                head = store.head
+                records = store.batch
+                stored += store.loggedBytes
+                stores.append(store)
+                answers.append(PostgresPushStore.Answer(key: push.key, requestHash: push.requestHash, response: answer, now: push.now))
+                answered[push.key] = StoredPush(response: answer, requestHash: push.requestHash, replayed: false)
+                results.append(.success(StoredPush(response: answer, requestHash: push.requestHash, replayed: false)))
+            }
+            try await PostgresPushStore.finish(stores, records: records, answers: answers, connection: connection, logger: logger)
+            return results
         }
     }
 

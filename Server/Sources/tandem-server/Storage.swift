@@ -43,7 +43,12 @@ struct Storage: AsyncParsableCommand {
         func run() async throws {
             let lock = try data.lock(exclusive: true)
             defer { lock?.release() }
-            let storage = try await data.storage()
+            let storage = try await data.storage(applicationName: "tandem-server storage new-epoch")
+            if let postgres = storage as? PostgresServerStorage, case let nodes = try await postgres.connectedNodes(), nodes > 0 {
+                postgres.close()
+                throw ValidationError(
+                    "\(nodes) connection(s) of running tandem-server nodes are open on this database: stop every node first (a running node keeps the epoch it read)")
+            }
             let epoch = try await storage.startNewEpoch()
             (storage as? PostgresServerStorage)?.close()
             print("epoch \(String(epoch, radix: 16)) started: clients resync on their next sync")
@@ -70,11 +75,19 @@ struct Storage: AsyncParsableCommand {
             let sqlite = try source.sqliteStorage()
             let logger = Logger(label: "tandem-server")
             let target: PostgresServerStorage
-            do { target = try await PostgresServerStorage(url: PostgresURL(to), logger: logger) } catch { throw ValidationError("\(error)") }
+            do {
+                target = try await PostgresServerStorage(url: PostgresURL(to), applicationName: "tandem-server storage copy", logger: logger)
+            } catch { throw ValidationError("\(error)") }
             defer { target.close() }
+            if case let nodes = try await target.connectedNodes(), nodes > 0 {
+                throw ValidationError(
+                    "\(nodes) connection(s) of running tandem-server nodes are open on \(target.location): stop them first (a running node keeps the cursor key and epoch it read)")
+            }
             let report: PostgresServerStorage.CopyReport
             do { report = try await target.copy(from: sqlite) } catch { throw ValidationError("\(error)") }
             if report.alreadyCopied {
+                // A copy whose source was not marked (the copy stopped between the two): marked now.
+                if sqlite.copiedTo == nil { try await sqlite.markCopied(to: "\(target.location) at \(ISO8601DateFormatter().string(from: Date()))") }
                 print("\(target.location) already holds this copy of \(fromDataDir): nothing to do")
                 return
             }

@@ -43,11 +43,14 @@ struct DataOptions: ParsableArguments {
 
     /// The server's storage; `creating` makes a SQLite database when missing (`serve`,
     /// `users add`), else a missing one is an error (a mistyped `--data-dir` must not start an
-    /// empty database). A PostgreSQL database gets its tables whatever the command.
-    func storage(creating: Bool = false, logger: Logger = Logger(label: "tandem-server")) async throws -> any ServerStorage {
+    /// empty database). A PostgreSQL database gets its tables whatever the command; its
+    /// connections are named `applicationName` (serving nodes: `tandem-server`).
+    func storage(
+        creating: Bool = false, applicationName: String = "tandem-server admin", logger: Logger = Logger(label: "tandem-server")
+    ) async throws -> any ServerStorage {
         if let databaseURL {
             do {
-                let storage = try await PostgresServerStorage(url: PostgresURL(databaseURL), logger: logger)
+                let storage = try await PostgresServerStorage(url: PostgresURL(databaseURL), applicationName: applicationName, logger: logger)
                 if let reason = storage.newEpochReason { Self.log(reason, logger) }
                 return storage
             } catch {
@@ -192,7 +195,7 @@ struct Serve: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
         let lock = try data.lock(exclusive: false)
         defer { lock?.release() }
-        let storage = try await data.storage(creating: true, logger: logger)
+        let storage = try await data.storage(creating: true, applicationName: PostgresServerStorage.nodeApplicationName, logger: logger)
         let app = buildApplication(
             ServerDependencies(storage: storage, configuration: configuration, metrics: metrics),
             host: host, port: port, logger: logger)
@@ -203,6 +206,8 @@ struct Serve: AsyncParsableCommand {
         group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
         group.maximumCancellationDuration = .seconds(5)
         try await ServiceGroup(configuration: group).run()
+        // The data's last high-water mark, so a restore made while the server is stopped is seen.
+        await (storage as? SQLiteServerStorage)?.refreshMark()
     }
 }
 

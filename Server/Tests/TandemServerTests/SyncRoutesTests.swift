@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HTTPTypes
+import NIOConcurrencyHelpers
 import Testing
 import TandemSchema
 @testable import TandemServer
@@ -231,6 +232,105 @@ struct SyncRoutesTests {
         }
     }
 
+    /// Pushes that queue together (PostgreSQL runs them in one transaction) with retries of
+    /// one another among them and inserts of one record by two of them: each retry gets its
+    /// first answer, every push is applied once; a key reused later with another body is
+    /// refused.
+    @Test(arguments: StorageKind.allCases)
+    func pushesQueuedTogetherWithTheirRetriesAreEachAppliedOnce(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.requestsPerSecond = 0 }
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let requests = (0..<12).map { n in PushRequest(schemaVersion: 1, changes: (0..<3).map { ServerHarness.insert("todos", n * 10 + $0) }) }
+            let replies = NIOLockedValueBox<[String: [Data]]>([:])
+            let statuses = NIOLockedValueBox<[Int]>([])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for round in 0..<3 {
+                    for n in 0..<12 {
+                        group.addTask {
+                            let reply = try await client.push("todos", token: harness.ann, key: "k\(n)", requests[n])
+                            statuses.withLockedValue { $0.append(Int(reply.status.code)) }
+                            if reply.status == .ok { replies.withLockedValue { $0["k\(n)", default: []].append(reply.body) } }
+                        }
+                    }
+                }
+                // Another record made by two pushes at once: one insert wins by its stamp.
+                for twin in 0..<2 {
+                    group.addTask {
+                        let change = ServerHarness.insert("todos", 999, title: "twin\(twin)", at: ServerHarness.stamp(1_800_000_000_000 + UInt64(twin)))
+                        let reply = try await client.push("todos", token: harness.ann, key: "twin\(twin)", PushRequest(schemaVersion: 1, changes: [change]))
+                        statuses.withLockedValue { $0.append(Int(reply.status.code)) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let counts = Dictionary(grouping: statuses.withLockedValue { $0 }, by: { $0 }).mapValues(\.count)
+            #expect(counts[200] == 38, "\(counts)")
+            let reused = try await client.push("todos", token: harness.ann, key: "k5", requests[6])
+            #expect(reused.status == .unprocessableContent && reused.errorCode == "idempotency_key_reused")
+            for (key, bodies) in replies.withLockedValue({ $0 }) {
+                #expect(Set(bodies).count == 1, "\(key): every retry gets the first answer")
+            }
+            let entries = try await client.pullAll("todos", token: harness.ann, limit: 100)
+            #expect(entries.map(\.position) == Array(1...Int64(entries.count)), "gapless, in order")
+            let twins = entries.filter { $0.change.record.hasSuffix("000000000999") }.count
+            #expect((1...2).contains(twins))
+            #expect(Set(entries.map(\.change.record)).count == 37 && entries.count == 36 + twins, "each push once")
+        }
+    }
+
+    /// Concurrent pushes writing a few records again and again (PostgreSQL batches them: a
+    /// push updating a record an earlier push of its batch wrote reads it from the batch, a
+    /// record stored before the batch made again sends the batch back push by push):
+    /// whatever the order, each record ends with the value of its newest stamp, and every
+    /// push is answered 200.
+    @Test(arguments: StorageKind.allCases)
+    func pushesRewritingOneAnothersRecordsEndWithTheNewestValueOfEach(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind) { $0.requestsPerSecond = 0 }
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            var random = SeededRandom(state: 42)
+            var newest: [String: (stamp: Int, title: String)] = [:]
+            var counter = 0
+            func change(_ id: Int, update: Bool) -> WireChange {
+                counter += 1
+                var change = ServerHarness.insert("todos", id, title: "v\(counter)", at: ServerHarness.stamp(1_800_000_000_000 + UInt64(counter)))
+                if update {
+                    change.kind = .update
+                    change.values = ["title": .text("v\(counter)")]
+                    change.stamps = ["title": ServerHarness.stamp(1_800_000_000_000 + UInt64(counter))]
+                }
+                newest[change.record] = (counter, "v\(counter)")
+                return change
+            }
+            // Records 0…7 stored first; then updates of them and inserts of them again.
+            let made = (0..<8).map { change($0, update: false) }
+            #expect(try await client.push("todos", token: harness.ann, key: "made", PushRequest(schemaVersion: 1, changes: made)).status == .ok)
+            var pushes: [[WireChange]] = []
+            for round in 0..<60 {
+                var ids = Set<Int>()
+                while ids.count < 3 { ids.insert(Int(random.next() % 8)) }
+                pushes.append(ids.map { change($0, update: round % 10 != 9) })
+            }
+            let statuses = NIOLockedValueBox<[Int]>([])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (n, changes) in pushes.shuffled(using: &random).enumerated() {
+                    group.addTask {
+                        let reply = try await client.push("todos", token: harness.ann, key: "r\(n)", PushRequest(schemaVersion: 1, changes: changes))
+                        statuses.withLockedValue { $0.append(Int(reply.status.code)) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(statuses.withLockedValue { $0 }.allSatisfy { $0 == 200 }, "\(statuses.withLockedValue { $0 })")
+            var last: [String: String] = [:]
+            for entry in try await client.pullAll("todos", token: harness.ann, limit: 1000) {
+                if case .text(let title)? = entry.change.values["title"] { last[entry.change.record] = title }
+            }
+            #expect(last == newest.mapValues(\.title), "each record's last logged value is its newest")
+        }
+    }
+
     @Test(arguments: StorageKind.allCases)
     func concurrentPushersLoseNothingAndEveryPageSizeReturnsEachChangeOnce(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind) { $0.requestsPerSecond = 0 }
@@ -420,5 +520,18 @@ struct ArrivalOrderTests {
                 log.last?.change.kind == .insert && log.last?.change.values == ["rank": .integer(2)],
                 "the record stays, with only the value newer than the delete: \(log.map(\.change))")
         }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so a shuffled test runs the same way every time.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

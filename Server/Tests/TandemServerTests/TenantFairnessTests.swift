@@ -419,7 +419,9 @@ struct TenantFairnessTests {
         let app = buildApplication(harness.dependencies, port: 0, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await app.test(.live) { client in
             let port = try #require(client.port)
-            #expect(FairnessProcessTests.http("PUT", port: port, "/v1/datasets/todos", token: harness.ann).status == 201)
+            // Off the test's thread: the server answering it runs in this process.
+            let made = try await FairnessProcessTests.onThread { FairnessProcessTests.http("PUT", port: port, "/v1/datasets/todos", token: harness.ann) }
+            #expect(made.status == 201)
             let schema = try ServerHarness.schema.canonicalJSON()
             let gaveUp = try await FairnessProcessTests.onThread {
                 FairnessProcessTests.http("PUT", port: port, "/v1/datasets/todos/schema", token: harness.ann, body: schema, timeoutMilliseconds: 500)
@@ -446,7 +448,8 @@ struct TenantFairnessTests {
         let app = buildApplication(harness.dependencies, port: 0, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await app.test(.live) { client in
             let port = try #require(client.port)
-            #expect(FairnessProcessTests.http("PUT", port: port, "/v1/datasets/d", token: harness.ann).status == 201)
+            let made = try await FairnessProcessTests.onThread { FairnessProcessTests.http("PUT", port: port, "/v1/datasets/d", token: harness.ann) }
+            #expect(made.status == 201)
             let schema = String(decoding: try ServerHarness.schema.canonicalJSON(), as: UTF8.self)
             let auth = "Authorization: Bearer \(harness.ann)\r\n"
             let both =

@@ -15,15 +15,23 @@ struct RestoreProcessTests {
         SyncEngine(container: store, transport: try CurlTransport(baseURL: server.base), configuration: SyncConfiguration(token: { server.token }))
     }
 
-    /// The server's files (`tandem.sqlite` and its WAL, when any), copied from `from` to `to`.
-    static func copyDatabase(from: URL, to: URL) throws {
+    /// The server's files (`tandem.sqlite` and its WAL, when any), copied from `from` to `to`;
+    /// `inPlace`: written over the existing files, as `cp` does (same inode, same birth time).
+    static func copyDatabase(from: URL, to: URL, inPlace: Bool = false) throws {
         try FileManager.default.createDirectory(at: to, withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(at: to.appending(path: "tandem.sqlite-shm"))
         for name in ["tandem.sqlite", "tandem.sqlite-wal"] {
             let target = to.appending(path: name)
-            try? FileManager.default.removeItem(at: target)
-            try? FileManager.default.removeItem(at: to.appending(path: "tandem.sqlite-shm"))
-            if FileManager.default.fileExists(atPath: from.appending(path: name).path) {
-                try FileManager.default.copyItem(at: from.appending(path: name), to: target)
+            let source = from.appending(path: name)
+            guard FileManager.default.fileExists(atPath: source.path) else {
+                try? FileManager.default.removeItem(at: target)
+                continue
+            }
+            if inPlace, FileManager.default.fileExists(atPath: target.path) {
+                try Data(contentsOf: source).write(to: target)
+            } else {
+                try? FileManager.default.removeItem(at: target)
+                try FileManager.default.copyItem(at: source, to: target)
             }
         }
     }
@@ -51,7 +59,7 @@ struct RestoreProcessTests {
         _ = try await syncB.sync()
         #expect(try SyncFixtures.rows(b) == SyncFixtures.rows(a))
         await server.stopped()
-        try Self.copyDatabase(from: backup, to: server.dataDir)
+        try Self.copyDatabase(from: backup, to: server.dataDir, inPlace: true)  // cp over the file
         try await server.started()
 
         // B writes at positions A's cursor has passed already.

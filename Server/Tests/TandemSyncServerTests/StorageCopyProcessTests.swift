@@ -73,6 +73,8 @@ struct StorageCopyProcessTests {
         let fromB = try await syncB.sync()
         let fromA = try await syncA.sync()
         #expect(!fromB.resynced && !fromA.resynced, "the cursors stay valid")
+        let beside = try await SyncServerProcess.offThread { try Self.run(executable, ["storage", "new-epoch", "--database", database]) }
+        #expect(beside.status != 0 && beside.output.contains("stop every node first"), "\(beside.output)")
         #expect(fromA.pulled == 1, "A pulls only what is new")
         #expect(try SyncFixtures.rows(a) == SyncFixtures.rows(b) && SyncFixtures.rows(a).count == 30)
         let c = try SyncFixtures.store()
