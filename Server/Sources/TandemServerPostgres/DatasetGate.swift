@@ -53,7 +53,7 @@ actor DatasetGate<Job: Sendable, Output: Sendable> {
     ///   `deadline` (the pushes before it are stuck: PostgreSQL is away or overloaded), and
     ///   what the job's part of the batch threw.
     func submit(
-        _ job: Job, to dataset: Int64, deadline: Duration, _ run: @Sendable ([Job]) async -> [Result<Output, any Error>]
+        _ job: Job, to dataset: Int64, deadline: Duration, _ run: @escaping @Sendable ([Job]) async -> [Result<Output, any Error>]
     ) async throws -> Output {
         let followers: [Waiter]
         if busy.insert(dataset).inserted {
@@ -65,7 +65,10 @@ actor DatasetGate<Job: Sendable, Output: Sendable> {
             case .lead(let taken): followers = taken
             }
         }
-        let results = await run([job] + followers.map(\.job))
+        // In a task of its own: the batch is every follower's too, so the leader's request
+        // going away (its client timed out) must not cancel it.
+        let jobs = [job] + followers.map(\.job)
+        let results = await Task { await run(jobs) }.value
         precondition(results.count == followers.count + 1, "DatasetGate: run must answer once per job")
         for (follower, result) in zip(followers, results.dropFirst()) { follower.admitted.resume(returning: .done(result)) }
         leave(dataset)

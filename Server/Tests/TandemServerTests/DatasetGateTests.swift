@@ -98,4 +98,31 @@ struct DatasetGateTests {
         #expect(answers.0 == 0 && answers.1 == 1 && answers.3 == 3)
         #expect(answers.2, "the failing push gets its own error")
     }
+
+    /// The push leading a batch whose request goes away (its client timed out) does not take
+    /// the batch down: the others of its batch get their answers.
+    @Test func aBatchOutlivesItsLeadersCancellation() async throws {
+        let gate = DatasetGate<Int, Int>(maxBatch: 8)
+        let release = NIOLockedValueBox(false)
+        let started = NIOLockedValueBox(0)
+        let run: @Sendable ([Int]) async -> [Result<Int, any Error>] = { jobs in
+            started.withLockedValue { $0 += 1 }
+            while !release.withLockedValue({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+            // Cancellation would end the sleep at once and show here.
+            try? await Task.sleep(for: .milliseconds(20))
+            return jobs.map { Task.isCancelled ? .failure(CancellationError()) : .success($0) }
+        }
+        async let first = gate.submit(0, to: 1, deadline: .seconds(30), run)
+        while started.withLockedValue({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let leader = Task { try await gate.submit(1, to: 1, deadline: .seconds(30), run) }
+        try await Task.sleep(for: .milliseconds(20))
+        async let follower = gate.submit(2, to: 1, deadline: .seconds(30), run)
+        try await Task.sleep(for: .milliseconds(20))
+        release.withLockedValue { $0 = true }
+        while started.withLockedValue({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        leader.cancel()
+        #expect(try await first == 0)
+        #expect(try await follower == 2, "the follower's answer, whatever became of the leader's request")
+        _ = try? await leader.value
+    }
 }
