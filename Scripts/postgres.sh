@@ -8,7 +8,8 @@
 # start_postgres [durable]
 #   initdb in a new temporary directory (as the `postgres` user when run as root: PostgreSQL
 #   refuses to run as root), then pg_ctl on a free loopback port, trust authentication on
-#   loopback only. Without `durable`, fsync is off (tests: no machine crash to survive; a
+#   loopback only, TLS on with a self-signed certificate (when openssl is there). Without
+#   `durable`, fsync is off (tests: no machine crash to survive; a
 #   crash of PostgreSQL itself still loses no acknowledged commit); with it the cluster runs
 #   with PostgreSQL's durable defaults (benchmarks). synchronous_commit stays on in both:
 #   with it off, a kill -9 of PostgreSQL loses commits it already acknowledged (the test that
@@ -47,6 +48,14 @@ start_postgres() {
   fi
   "${pg_as[@]}" "$bin/initdb" -D "$pg_dir/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$pg_dir/initdb.log" 2>&1 \
     || { cat "$pg_dir/initdb.log" >&2; return 1; }
+  # TLS with a self-signed certificate, so URLs with sslmode=require are tried for real.
+  if command -v openssl >/dev/null 2>&1 \
+    && openssl req -new -x509 -days 2 -nodes -subj "/CN=127.0.0.1" -keyout "$pg_dir/data/server.key" \
+      -out "$pg_dir/data/server.crt" >/dev/null 2>&1; then
+    chmod 600 "$pg_dir/data/server.key"
+    [ ${#pg_as[@]} -eq 0 ] || chown postgres "$pg_dir/data/server.key" "$pg_dir/data/server.crt"
+    settings="$settings -c ssl=on"
+  fi
   echo "$settings" >"$pg_dir/settings"
   pg_detached "${pg_as[@]}" "$bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -o "$settings" -w start >/dev/null \
     || { cat "$pg_dir/server.log" >&2; return 1; }

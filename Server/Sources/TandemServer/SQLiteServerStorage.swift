@@ -116,23 +116,28 @@ public final class SQLiteServerStorage: ServerStorage {
         if let (stored, bytes) = try? pool.read({ db in (try Self.storedEpoch(db), try Self.storedBytes(db)) }) {
             noteMark(stored: stored, bytes: bytes)
         }
-        marker.withLockedValue {
-            $0 = Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    guard let self else { return }
-                    await self.refreshMark()
-                }
-            }
-        }
     }
 
     deinit {
         marker.withLockedValue { $0?.cancel() }
     }
 
-    /// Writes the ``HighWaterMark`` when it changed (the server calls it every second and
-    /// when it stops), and takes up an epoch another process started in the database
+    /// After a write: the mark is written again within a second (one refresh for a burst of
+    /// writes; nothing runs while nothing is written).
+    private func markSoon() {
+        marker.withLockedValue { marker in
+            guard marker == nil else { return }
+            marker = Task { [weak self] in
+                try? await Task.sleep(for: .seconds(1))
+                guard let self else { return }
+                self.marker.withLockedValue { $0 = nil }
+                await self.refreshMark()
+            }
+        }
+    }
+
+    /// Writes the ``HighWaterMark`` when it changed (within a second of a write, and when the
+    /// server stops), and takes up an epoch another process started in the database
     /// (`storage copy`, `storage new-epoch`).
     public func refreshMark() async {
         // An asynchronous read: a reader may be long in coming, and the waiting must not hold
@@ -391,7 +396,8 @@ public final class SQLiteServerStorage: ServerStorage {
     }
 
     public func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
-        try await pool.write { db in
+        defer { markSoon() }
+        return try await pool.write { db in
             let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM schema_versions WHERE dataset_id = ?", arguments: [dataset]) ?? 0
             guard count == versions else { return nil }
             let version = versions + 1
@@ -404,7 +410,8 @@ public final class SQLiteServerStorage: ServerStorage {
     }
 
     public func push(dataset: Int64, key: String, requestHash: String, now: Int64, changes: Int, job: PushJob) async throws -> StoredPush {
-        try await committer.submit(QueuedPush(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, job: job))
+        defer { markSoon() }
+        return try await committer.submit(QueuedPush(dataset: dataset, key: key, requestHash: requestHash, now: now, changes: changes, job: job))
     }
 
     /// One push inside the group's transaction (in its own savepoint).

@@ -423,13 +423,15 @@ struct TenantFairnessTests {
             let made = try await FairnessProcessTests.onThread { FairnessProcessTests.http("PUT", port: port, "/v1/datasets/todos", token: harness.ann) }
             #expect(made.status == 201)
             let schema = try ServerHarness.schema.canonicalJSON()
+            // The client waits long enough for the server to have read its request and queued
+            // the check.
             let gaveUp = try await FairnessProcessTests.onThread {
-                FairnessProcessTests.http("PUT", port: port, "/v1/datasets/todos/schema", token: harness.ann, body: schema, timeoutMilliseconds: 500)
+                FairnessProcessTests.http("PUT", port: port, "/v1/datasets/todos/schema", token: harness.ann, body: schema, timeoutMilliseconds: 1_000)
             }
             #expect(gaveUp.status == 0, "no answer while the check waits")
             try await held.release()
             var counted = false
-            for _ in 0..<200 where !counted {
+            for _ in 0..<1_000 where !counted {
                 counted = String(decoding: harness.dependencies.metrics.registry.emitToBuffer(), as: UTF8.self).contains("tandem_schema_checks_cancelled_total 1")
                 if !counted { try await Task.sleep(for: .milliseconds(10)) }
             }
