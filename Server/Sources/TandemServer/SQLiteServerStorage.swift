@@ -222,27 +222,19 @@ public final class SQLiteServerStorage: ServerStorage {
         await refreshMark()
     }
 
-    /// What a copy of this data records it came from: where it is, the epoch it had when
-    /// first copied (the copy keeps it), and how many log entries, users, tokens, datasets
-    /// and schema versions it holds. The same text after a copy means nothing changed since.
-    public func copyMarker() async throws -> String {
+    /// What a copy of this data records it came from, and the epoch the copy keeps: where the
+    /// data is, the epoch it had when first copied, and how many log entries, users, tokens,
+    /// datasets and schema versions it holds. The same marker after a copy means nothing
+    /// changed since.
+    public func copyOrigin() async throws -> (marker: String, epoch: UInt64) {
         let settled = self.settled
         return try await pool.read { db in
-            let epoch =
-                try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'copied_epoch'")
+            let epoch = try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'copied_epoch'")
                 .flatMap { StorageEpoch(bytes: [UInt8]($0), identity: settled.identity) } ?? settled
             let counts = try ["log", "users", "tokens", "datasets", "schema_versions"].map { table in
                 "\(table):\(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? 0)"
             }
-            return "\(settled.identity)#\(String(epoch.value, radix: 16))#\(counts.joined(separator: ","))"
-        }
-    }
-
-    /// The epoch of a copy of this data (``copyMarker()``): the one it had when first copied.
-    public func copyEpoch() async throws -> UInt64 {
-        try await pool.read { db in
-            try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'copied_epoch'")
-                .flatMap { StorageEpoch(bytes: [UInt8]($0), identity: "")?.value } ?? self.epoch
+            return ("\(settled.identity)#\(String(epoch.value, radix: 16))#\(counts.joined(separator: ","))", epoch.value)
         }
     }
 

@@ -27,8 +27,7 @@ extension PostgresServerStorage {
     /// - Throws: ``StorageError/conflict(_:)`` when the database holds other data;
     ///   ``StorageError/unavailable(_:)`` when PostgreSQL fails.
     public func copy(from source: SQLiteServerStorage) async throws -> CopyReport {
-        let marker = try await source.copyMarker()
-        let originEpoch = try await source.copyEpoch()
+        let (marker, originEpoch) = try await source.copyOrigin()
         let logger = self.logger
         let cursorKey = source.cursorKey
         let report = try await pool.withTransaction(operationDeadline: .seconds(24 * 3600)) { connection in
