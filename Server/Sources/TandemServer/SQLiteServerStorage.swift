@@ -229,7 +229,8 @@ public final class SQLiteServerStorage: ServerStorage {
     public func copyOrigin() async throws -> (marker: String, epoch: UInt64) {
         let settled = self.settled
         return try await pool.read { db in
-            let epoch = try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'copied_epoch'")
+            let epoch =
+                try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'copied_epoch'")
                 .flatMap { StorageEpoch(bytes: [UInt8]($0), identity: settled.identity) } ?? settled
             let counts = try ["log", "users", "tokens", "datasets", "schema_versions"].map { table in
                 "\(table):\(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? 0)"
