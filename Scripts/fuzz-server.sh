@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 examples="${1:-40}"
 command -v st >/dev/null 2>&1 || python3 -m pip install -q schemathesis
 source Scripts/loopback-server.sh
-start_loopback_server Server/.build/debug/tandem-server fuzz
+TANDEM_SERVE_ARGS="--max-pull-wait 1" start_loopback_server Server/.build/debug/tandem-server fuzz
 curl -sf -X PUT -H "Authorization: Bearer $token" "$base/v1/datasets/todos" >/dev/null
 st run Server/openapi.yaml --url "$base" -H "Authorization: Bearer $token" \
     --max-examples "$examples" --checks all --exclude-checks positive_data_acceptance --seed 1 --warnings off

@@ -11,18 +11,22 @@ import TandemSync
 struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "daemon",
-        abstract: "Keep a store in sync: on start, every interval, and soon after local changes; backs off when the server is away.",
+        abstract: "Keep a store in sync, live: other replicas' changes arrive as they are pushed, local ones are pushed within moments; backs off when the server is away.",
         discussion:
-            "SIGTERM or SIGINT lets a sync in progress finish, then exits 0. After a crash it resumes where it stopped (the cursor and the pushed ranges live in the store). Logs go to standard error (TANDEM_LOG_LEVEL, default info)."
+            "Live (the default): a pull waits at the server, which answers as soon as another replica pushes; local commits are pushed within about 25 ms; a full sync also runs every --interval as a safety net. With --no-live: a sync on start, every --interval, and soon after local changes. SIGTERM or SIGINT lets a sync in progress finish, then exits 0. After a crash it resumes where it stopped (the cursor and the pushed ranges live in the store). Logs go to standard error (TANDEM_LOG_LEVEL, default info)."
     )
     @OptionGroup var store: StoreOptions
     @OptionGroup var server: ServerOptions
-    @Option(help: "Seconds between syncs when nothing changes.") var interval: Double = 30
+    @Option(help: "Seconds between full syncs (live: the safety net; --no-live: the polling period).") var interval: Double = 30
+    @Flag(inversion: .prefixedNo, help: "Wait at the server for other replicas' changes (a server without live pulls is polled every --interval).")
+    var live = true
+    @Option(help: "Seconds one live pull waits at the server before asking again (cut to the server's maximum).") var wait: Double = 25
     @Option(help: "Longest backoff after failures, in seconds.") var maxBackoff: Double = 300
 
     func validate() throws {
         guard interval.isFinite, interval >= 0.05 else { throw ValidationError("--interval must be a number of seconds, at least 0.05") }
         guard maxBackoff.isFinite, maxBackoff >= 0.05 else { throw ValidationError("--max-backoff must be a number of seconds, at least 0.05") }
+        guard wait.isFinite, wait >= 1 else { throw ValidationError("--wait must be a number of seconds, at least 1") }
     }
 
     func run() async throws {
@@ -45,17 +49,22 @@ struct DaemonCommand: AsyncParsableCommand {
             sources.append(source)
         }
         let path = try store.path
-        logger.info("daemon started", metadata: ["store": "\(path)", "server": "\(url)", "interval": "\(interval)s"])
+        logger.info("daemon started", metadata: ["store": "\(path)", "server": "\(url)", "interval": "\(interval)s", "live": "\(live)"])
         let log = logger
-        await engine.run(
-            every: .milliseconds(Int64(interval * 1000)), backoff: Backoff(maximum: .milliseconds(Int64(maxBackoff * 1000))),
-            shouldStop: { stopping.flag.load(ordering: .relaxed) }
-        ) { result in
+        let report: @Sendable (Result<SyncSummary, SyncError>) -> Void = { result in
             if case .success(let summary) = result, summary.pushed + summary.pulled + summary.conflicts + summary.quarantined + summary.waitingLocal > 0 {
                 log.info(
                     summary.isComplete ? "synced" : "synced, but changes wait in the quarantine: local ones the server refused, or pulled ones not applied here (tandem quarantine list)",
                     metadata: ["summary": "\(summary)"])
             }
+        }
+        let every = Duration.milliseconds(Int64(interval * 1000))
+        let backoff = Backoff(maximum: .milliseconds(Int64(maxBackoff * 1000)))
+        if live {
+            await engine.runLive(
+                every: every, wait: .milliseconds(Int64(wait * 1000)), backoff: backoff, shouldStop: { stopping.flag.load(ordering: .relaxed) }, onSync: report)
+        } else {
+            await engine.run(every: every, backoff: backoff, shouldStop: { stopping.flag.load(ordering: .relaxed) }, onSync: report)
         }
         sources.forEach { $0.cancel() }
         logger.info("daemon stopped")

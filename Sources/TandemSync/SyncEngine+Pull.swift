@@ -101,20 +101,27 @@ extension SyncEngine {
         return applier
     }
 
-    /// The page after the saved cursor, with that cursor.
+    /// The page after the saved cursor, with that cursor: the one a waiting pull brought
+    /// (``prefetchedPage``) when it follows that cursor.
     private func nextPage() async throws -> (cursor: String, page: PullResponse) {
         let cursor = try read { db in try SyncState.read(db)?.cursor } ?? ""
+        if let ready = prefetchedPage {
+            prefetchedPage = nil
+            if ready.cursor == cursor { return ready }
+        }
         return try await page(after: cursor, limit: pageLimit)
     }
 
     /// Changes per page asked for: the configured size, within the server's maximum.
-    private var pageLimit: Int {
+    var pageLimit: Int {
         max(min(configuration.pullPageSize, capabilities?.maxPageSize ?? .max), 1)
     }
 
-    /// The page after `cursor`, read on ``pageReader`` rather than the engine's queue.
-    private nonisolated func page(after cursor: String, limit: Int) async throws -> (cursor: String, page: PullResponse) {
-        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)")
+    /// The page after `cursor`, read on ``pageReader`` rather than the engine's queue;
+    /// with `wait`, the server holds the answer up to that many seconds for a change to
+    /// arrive (live sync).
+    nonisolated func page(after cursor: String, limit: Int, wait: Int? = nil) async throws -> (cursor: String, page: PullResponse) {
+        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)\(wait.map { "&wait=\($0)" } ?? "")")
         return (cursor, try await Self.readPage(response.body))
     }
 

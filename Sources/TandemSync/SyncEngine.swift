@@ -70,6 +70,9 @@ public actor SyncEngine {
         echoSkipChecksPulledChanges = false
     }
     private var schemaVersion: Int?
+    /// A page a waiting pull brought (live sync), applied by the next sync's pull when it
+    /// follows the store's cursor.
+    var prefetchedPage: (cursor: String, page: PullResponse)?
     /// What the server said of itself in this engine's first handshake (`GET /v1/capabilities`).
     var capabilities: ServerCapabilities?
     /// The server's clock minus this machine's, from the last answer (ms).

@@ -22,10 +22,13 @@ public struct ServerCapabilities: Sendable, Hashable, Codable {
     public var maxClockSkewMilliseconds: Int64
     /// Additions to protocol v1 this server has, by name; empty for v1 as first settled.
     public var features: [String]
+    /// The longest `wait` a pull may ask for, in seconds (feature `pullWait`: a pull with
+    /// `wait` answers when a change arrives or the wait ends); `nil` without the feature.
+    public var maxPullWaitSeconds: Int?
 
     public init(
         protocolVersion: Int = WireProtocol.version, maxChangesPerPush: Int, maxPageSize: Int, maxBodyBytes: Int,
-        maxClockSkewMilliseconds: Int64, features: [String] = []
+        maxClockSkewMilliseconds: Int64, features: [String] = [], maxPullWaitSeconds: Int? = nil
     ) {
         self.protocolVersion = protocolVersion
         self.maxChangesPerPush = maxChangesPerPush
@@ -33,5 +36,6 @@ public struct ServerCapabilities: Sendable, Hashable, Codable {
         self.maxBodyBytes = maxBodyBytes
         self.maxClockSkewMilliseconds = maxClockSkewMilliseconds
         self.features = features
+        self.maxPullWaitSeconds = maxPullWaitSeconds
     }
 }

@@ -8,6 +8,7 @@ import TandemSchema
 public actor MemoryServerStorage: ServerStorage {
     public nonisolated let cursorKey = Cursor.newKey()
     public nonisolated var epoch: UInt64 { currentEpoch.withLockedValue { $0 } }
+    public nonisolated let logSignals = LogSignals()
     private nonisolated let currentEpoch = NIOLockedValueBox(Cursor.newEpoch())
 
     public func startNewEpoch() async throws -> UInt64 {

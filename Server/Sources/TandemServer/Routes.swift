@@ -135,7 +135,8 @@ struct Routes: Sendable {
             ServerCapabilities(
                 maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
                 maxBodyBytes: configuration.maxBodyBytes,
-                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs"]))
+                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs", "pullWait"],
+                maxPullWaitSeconds: Int(configuration.maxPullWait.components.seconds)))
     }
 
     func listDatasets(_ context: TandemRequestContext) async throws -> Response {
@@ -359,6 +360,7 @@ struct Routes: Sendable {
         }
         let metrics = dependencies.metrics
         metrics.pushes.increment()
+        if !stored.replayed { storage.logSignals.notify(dataset: dataset.id) }
         if stored.replayed {
             metrics.pushReplays.increment()
         } else {
@@ -368,6 +370,58 @@ struct Routes: Sendable {
         }
         metrics.pushDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(stored.response)
+    }
+
+    /// The `wait` of a pull, cut to the configured maximum (zero without one).
+    private func pullWait(_ text: String?) throws -> Duration {
+        guard let text else { return .zero }
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
+            throw APIError.badRequest("invalid_wait", "wait must be a number of seconds from 0 to \(configuration.maxPullWait.components.seconds)")
+        }
+        return min(.milliseconds(Int64(min(seconds, 86_400) * 1000)), configuration.maxPullWait)
+    }
+
+    /// Live sync: waits until a push to the dataset commits after `after`, `wait` passes, the
+    /// client goes away or the server shuts down, then reads the page again. A ticket is
+    /// taken before each read, so a push between the read and the wait still wakes it.
+    ///
+    /// - Throws: 429 `too_many_waiting` when the user has the most waiting pulls allowed.
+    private func waitForEntries(dataset: Int64, after: Int64, limit: Int, for wait: Duration, _ context: TandemRequestContext) async throws -> PulledPage {
+        let user = try context.requireUser()
+        let signals = storage.logSignals
+        let metrics = dependencies.metrics
+        let deadline = ContinuousClock.now + wait
+        metrics.waitingPulls.increment()
+        defer { metrics.waitingPulls.decrement() }
+        while true {
+            let ticket: LogSignals.Ticket
+            do {
+                ticket = try signals.ticket(dataset: dataset, after: after, user: user.id, limit: configuration.maxWaitingPullsPerUser)
+            } catch {
+                var refusal = APIError(
+                    .tooManyRequests, "too_many_waiting",
+                    "this user has \(error.limit) pulls waiting for changes already (the most this server allows); stop other waiting clients or pull without wait")
+                refusal.headers[.retryAfter] = "5"
+                throw refusal
+            }
+            let page: PulledPage
+            do {
+                page = try await storage.pullJSON(dataset: dataset, after: after, limit: limit, maxBytes: configuration.maxPageBytes)
+            } catch {
+                ticket.cancel()
+                throw error
+            }
+            let left = deadline - ContinuousClock.now
+            guard page.lastPosition == nil, left > .zero, !signals.isClosing else {
+                ticket.cancel()
+                return page
+            }
+            let woken = try? await Self.cancellingWhenClosed(context.connectionClosed) {
+                defer { ticket.cancel() }
+                return await ticket.wait(for: left)
+            }
+            guard woken == true else { return page }
+        }
     }
 
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
@@ -400,7 +454,8 @@ struct Routes: Sendable {
             }
             limit = min(value, configuration.maxPageSize, Int(Int32.max))
         }
-        let page = try await storage.pullJSON(dataset: dataset.id, after: after, limit: limit, maxBytes: configuration.maxPageBytes)
+        let wait = try pullWait(query["wait"].map(String.init))
+        var page = try await storage.pullJSON(dataset: dataset.id, after: after, limit: limit, maxBytes: configuration.maxPageBytes)
         // A cursor past the end of the log is from another log: the server's data was
         // replaced or restored from an older copy. Answering it with an empty page would let
         // its client believe it is in sync with a server that lacks its changes.
@@ -413,11 +468,15 @@ struct Routes: Sendable {
                 )
             }
         }
+        if page.lastPosition == nil, wait > .zero {
+            page = try await waitForEntries(dataset: dataset.id, after: after, limit: limit, for: wait, context)
+        } else {
+            dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
+        }
         // Position 0 is the start, written as the empty cursor (as push echoes write it).
         let position = page.lastPosition ?? after
         let next = position == 0 ? "" : Cursor(scope, position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
-        dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         let serverTime = dependencies.now()
         // The entries as logged (their stamps as pushed), copied once, into the answer.
         var tail = WireJSON()

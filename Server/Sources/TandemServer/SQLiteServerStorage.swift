@@ -29,6 +29,7 @@ public final class SQLiteServerStorage: ServerStorage {
     let pool: DatabasePool
     public let cursorKey: [UInt8]
     public var epoch: UInt64 { settledEpoch.withLockedValue { $0.value } }
+    public let logSignals = LogSignals()
     private let settledEpoch: NIOLockedValueBox<StorageEpoch>
     /// Why this opening started a new epoch (``StorageEpoch``), `nil` when it kept the stored
     /// one: the server logs it.

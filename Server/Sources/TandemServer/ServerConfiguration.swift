@@ -29,6 +29,13 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// Bytes of changes a user's datasets may hold in their logs (10 GiB); past them, pushes
     /// get 403 `quota_exceeded` (checked before each push: one push may end past it).
     public var maxBytesPerUser: Int64 = 10 << 30
+    /// The longest `wait` a pull may ask for (live sync: the pull answers when a change
+    /// arrives or the wait ends); a longer one is cut to it. A waiting pull is not idle: the
+    /// timeouts below do not cut it.
+    public var maxPullWait: Duration = .seconds(30)
+    /// Pulls one user may have waiting at once (over all their datasets and devices); one
+    /// more gets 429 `too_many_waiting`.
+    public var maxWaitingPullsPerUser = 64
     /// How long a connection may go without reading anything while it waits for a request
     /// (an idle keep-alive connection, a stalled half-sent request).
     public var idleTimeout: Duration = .seconds(30)

@@ -32,7 +32,10 @@ public struct ServerMetrics: Sendable {
     /// Schema checks dropped because their client went away before or during them.
     let schemaChecksCancelled: Counter
     let pushDuration: Timer
+    /// Pulls that answered without waiting (a waiting pull's time is its client's choice).
     let pullDuration: Timer
+    /// Pulls waiting for changes now (`pull?wait=`).
+    let waitingPulls: Meter
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -53,6 +56,7 @@ public struct ServerMetrics: Sendable {
         schemaChecksCancelled = Counter(label: "tandem_schema_checks_cancelled_total", factory: factory)
         pushDuration = Timer(label: "tandem_push_duration_seconds", factory: factory)
         pullDuration = Timer(label: "tandem_pull_duration_seconds", factory: factory)
+        waitingPulls = Meter(label: "tandem_pulls_waiting", factory: factory)
     }
 
     /// Counts an answer by status class and error code (`tandem_http_responses_total`).

@@ -42,6 +42,10 @@ public protocol ServerStorage: Sendable {
     /// The history the storage's logs are in (``Cursor``): a new one starts when the data is
     /// restored from a backup or copied, so cursors of the history before are refused.
     var epoch: UInt64 { get }
+    /// Where pulls wait for new log entries (`pull?wait=`): the push route wakes it after each
+    /// push this node commits; a storage shared by several nodes also wakes it when another
+    /// node's push commits (PostgreSQL: `LISTEN`/`NOTIFY`).
+    var logSignals: LogSignals { get }
     /// Starts a new epoch and returns it: every client's next pull is refused with
     /// `cursor_epoch` and the client resyncs from the start (after a restore the storage
     /// cannot see, such as a PostgreSQL point-in-time recovery on its own timeline).

@@ -38,7 +38,7 @@ struct PostgresPushStore: AsyncPushStore {
     /// leave its batch's transaction clean).
     private(set) var wroteToDatabase = false
     /// In a batch of several pushes: the records the batch's pushes wrote so far, written
-    /// by the batch's last statement (``finish(_:answers:connection:logger:)``), and read
+    /// by the batch's last statement (``finish(_:records:answers:announce:connection:logger:)``), and read
     /// from here by the pushes after (`nil`: each push writes its records itself).
     private(set) var batch: BatchRecords?
 
@@ -276,7 +276,7 @@ struct PostgresPushStore: AsyncPushStore {
         }
     }
 
-    /// Keeps the log entries for ``finish(_:answers:connection:logger:)``: nothing in a push
+    /// Keeps the log entries for ``finish(_:records:answers:announce:connection:logger:)``: nothing in a push
     /// reads the log, and they ride in its last statement.
     private mutating func writeLog(_ log: [LogWrite]) {
         guard let last = log.last else { return }
@@ -285,7 +285,7 @@ struct PostgresPushStore: AsyncPushStore {
         loggedBytes += log.reduce(0) { $0 + Int64($1.json.count) }
     }
 
-    /// Keeps the lost values for ``finish(_:answers:connection:logger:)``.
+    /// Keeps the lost values for ``finish(_:records:answers:announce:connection:logger:)``.
     private mutating func writeLost(_ lost: [LostWrite]) {
         guard !lost.isEmpty else { return }
         let values = lost.map { write in ByteBuffer(data: WireJSON.data { $0.append(write.lost) }) }
@@ -297,7 +297,8 @@ struct PostgresPushStore: AsyncPushStore {
     /// dataset's new head and stored bytes, and each push's answer under its idempotency
     /// key, in one round trip.
     static func finish(
-        _ stores: [PostgresPushStore], records: BatchRecords? = nil, answers: [Answer], connection: PostgresConnection, logger: Logger
+        _ stores: [PostgresPushStore], records: BatchRecords? = nil, answers: [Answer], announce node: String? = nil, connection: PostgresConnection,
+        logger: Logger
     ) async throws {
         guard let first = stores.first, let last = stores.last else { return }
         let dataset = first.dataset
@@ -329,11 +330,12 @@ struct PostgresPushStore: AsyncPushStore {
                 SELECT \(dataset), u, NULLIF(p, 0), l, a
                 FROM unnest(\(lost.map(\.write.record))::text[], \(lost.map { $0.write.position ?? 0 })::bigint[],
                             \(lost.map(\.json))::bytea[], \(lost.map(\.write.at))::bigint[]) AS t(u, p, l, a)),
-            moved AS (UPDATE datasets SET log_head = \(last.head), stored_bytes = stored_bytes + \(bytes) WHERE id = \(dataset))
+            moved AS (UPDATE datasets SET log_head = \(last.head), stored_bytes = stored_bytes + \(bytes) WHERE id = \(dataset)),
+            announced AS (SELECT pg_notify(\(PostgresLogListener.channel), \(node.map { "\(dataset) \($0)" } ?? "")) WHERE \(node != nil))
             INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at)
             SELECT \(dataset), * FROM unnest(\(answers.map(\.key))::text[], \(answers.map(\.requestHash))::text[],
                                             \(answers.map { ByteBuffer(data: $0.response) })::bytea[], \(answers.map(\.now))::bigint[])
-            WHERE (SELECT COUNT(*) FROM made) = \(Int64(made.count))
+            WHERE (SELECT COUNT(*) FROM made) = \(Int64(made.count)) AND (SELECT COUNT(*) FROM announced) >= 0
             RETURNING 1
             """, logger: logger
         ).collect().count
@@ -342,7 +344,7 @@ struct PostgresPushStore: AsyncPushStore {
         }
     }
 
-    /// A push's answer, stored under its key by ``finish(_:answers:connection:logger:)``.
+    /// A push's answer, stored under its key by ``finish(_:records:answers:announce:connection:logger:)``.
     struct Answer {
         var key: String
         var requestHash: String

@@ -37,6 +37,13 @@ public final class PostgresServerStorage: ServerStorage {
     public let newEpochReason: String?
     let pool: PostgresPool
     let logger: Logger
+    public let logSignals = LogSignals()
+    /// This node's name in push announcements (its own are not heard again).
+    private let node = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    /// Hears other nodes' pushes (``PostgresLogListener``); `nil` for admin commands.
+    private let listener: NIOLockedValueBox<PostgresLogListener?> = NIOLockedValueBox(nil)
+    /// Whether pushes announce themselves to other nodes (tests turn it off to lose them).
+    let announcesPushes = NIOLockedValueBox(true)
     private let gate = DatasetGate<QueuedPush, StoredPush>(
         maxBatch: PostgresServerStorage.maxPushesPerTransaction, maxWeight: PostgresServerStorage.maxChangesPerTransaction, weight: \.changes)
     /// How long a push may wait for a connection, or for its turn at its dataset.
@@ -52,9 +59,14 @@ public final class PostgresServerStorage: ServerStorage {
     ///   database is not one this server can use.
     /// `applicationName`: what its connections call themselves (`pg_stat_activity`); nodes
     /// that serve use ``nodeApplicationName``.
+    ///
+    /// `listens`: whether the node hears other nodes' pushes for its waiting pulls
+    /// (``PostgresLogListener``, on a connection of its own), reading the log heads every
+    /// `recheckInterval` in case a notification was lost.
     public init(
         url: PostgresURL, maxConnections: Int = 20, leaseDeadline: Duration = .seconds(5),
-        applicationName: String = PostgresServerStorage.nodeApplicationName, logger: Logger
+        applicationName: String = PostgresServerStorage.nodeApplicationName, listens: Bool = true, recheckInterval: Duration = .seconds(5),
+        logger: Logger
     ) async throws {
         var configuration = url.configuration
         configuration.options.additionalStartupParameters.append(("application_name", applicationName))
@@ -83,6 +95,13 @@ public final class PostgresServerStorage: ServerStorage {
             pool.close()
             throw error
         }
+        if listens {
+            listener.withLockedValue {
+                $0 = PostgresLogListener(
+                    configuration: url.connectionConfiguration, node: node, signals: logSignals, recheckInterval: recheckInterval,
+                    heads: { [weak self] datasets in try await self?.logHeads(datasets) ?? [:] }, logger: logger)
+            }
+        }
         if let setting = try? await rows("SELECT current_setting('synchronous_commit')").first?.decode(String.self), setting == "off" {
             logger.warning(
                 "PostgreSQL runs with synchronous_commit = off: a crash of PostgreSQL loses pushes the server already acknowledged, and clients never send them again; set it to on for Tandem's database (ALTER DATABASE … SET synchronous_commit = on)",
@@ -100,10 +119,23 @@ public final class PostgresServerStorage: ServerStorage {
         }
     }
 
-    /// Closes the pool's connections.
-    public func close() { pool.close() }
+    /// Closes the pool's connections and the listener's.
+    public func close() {
+        listener.withLockedValue { $0?.close() }
+        pool.close()
+    }
 
-    deinit { pool.close() }
+    deinit { close() }
+
+    /// The log heads of `datasets`.
+    private func logHeads(_ datasets: [Int64]) async throws -> [Int64: Int64] {
+        var heads: [Int64: Int64] = [:]
+        for row in try await rows("SELECT id, log_head FROM datasets WHERE id = ANY(\(datasets))") {
+            let (id, head) = try row.decode((Int64, Int64).self)
+            heads[id] = head
+        }
+        return heads
+    }
 
     private func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try await pool.withTransaction(body)
@@ -313,7 +345,8 @@ public final class PostgresServerStorage: ServerStorage {
                 answered[push.key] = StoredPush(response: answer, requestHash: push.requestHash, replayed: false)
                 results.append(.success(StoredPush(response: answer, requestHash: push.requestHash, replayed: false)))
             }
-            try await PostgresPushStore.finish(stores, records: records, answers: answers, connection: connection, logger: logger)
+            let announce = self.announcesPushes.withLockedValue { $0 } ? self.node : nil
+            try await PostgresPushStore.finish(stores, records: records, answers: answers, announce: announce, connection: connection, logger: logger)
             return results
         }
     }

@@ -15,6 +15,8 @@ public import TandemServer
 /// ```
 public struct PostgresURL: Sendable, CustomStringConvertible {
     public var configuration: PostgresClient.Configuration
+    /// The same, for one connection outside the pool (the node's `LISTEN` connection).
+    public var connectionConfiguration: PostgresConnection.Configuration
     /// The URL without its password, for logs and messages.
     public var description: String
 
@@ -37,15 +39,18 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
         guard (1...65_535).contains(port) else { throw invalid("port \(port) is out of range") }
         let mode = parts.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
         let tls: PostgresClient.Configuration.TLS
+        let connectionTLS: PostgresConnection.Configuration.TLS
         switch mode {
-        case "disable": tls = .disable
-        case "prefer", "allow": tls = .prefer(Self.unverified)
-        case "require": tls = .require(Self.unverified)
-        case "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+        case "disable": (tls, connectionTLS) = (.disable, .disable)
+        case "prefer", "allow": (tls, connectionTLS) = (.prefer(Self.unverified), try .prefer(.init(configuration: Self.unverified)))
+        case "require": (tls, connectionTLS) = (.require(Self.unverified), try .require(.init(configuration: Self.unverified)))
+        case "verify-ca", "verify-full":
+            (tls, connectionTLS) = (.require(.makeClientConfiguration()), try .require(.init(configuration: .makeClientConfiguration())))
         default: throw invalid("sslmode '\(mode)' is not one of disable, prefer, require, verify-full")
         }
-        configuration = PostgresClient.Configuration(
-            host: host, port: port, username: user, password: parts.password?.removingPercentEncoding, database: database, tls: tls)
+        let password = parts.password?.removingPercentEncoding
+        configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
+        connectionConfiguration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: connectionTLS)
         var shown = parts
         if shown.password != nil { shown.password = "***" }
         description = shown.string ?? "postgres://\(host)"

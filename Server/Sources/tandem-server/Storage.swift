@@ -76,7 +76,7 @@ struct Storage: AsyncParsableCommand {
             let logger = Logger(label: "tandem-server")
             let target: PostgresServerStorage
             do {
-                target = try await PostgresServerStorage(url: PostgresURL(to), applicationName: "tandem-server storage copy", logger: logger)
+                target = try await PostgresServerStorage(url: PostgresURL(to), applicationName: "tandem-server storage copy", listens: false, logger: logger)
             } catch { throw ValidationError("\(error)") }
             defer { target.close() }
             if case let nodes = try await target.connectedNodes(), nodes > 0 {

@@ -50,7 +50,9 @@ struct DataOptions: ParsableArguments {
     ) async throws -> any ServerStorage {
         if let databaseURL {
             do {
-                let storage = try await PostgresServerStorage(url: PostgresURL(databaseURL), applicationName: applicationName, logger: logger)
+                let storage = try await PostgresServerStorage(
+                    url: PostgresURL(databaseURL), applicationName: applicationName,
+                    listens: applicationName == PostgresServerStorage.nodeApplicationName, logger: logger)
                 if let reason = storage.newEpochReason { Self.log(reason, logger) }
                 return storage
             } catch {
@@ -123,6 +125,10 @@ struct Serve: AsyncParsableCommand {
     var shutdownTimeout = Int(ServerConfiguration().shutdownTimeout.components.seconds)
     @Option(help: "Connections open at once (kept below the descriptor limit, which the server raises to the system's hard limit).")
     var maxConnections = ServerConfiguration().maxConnections
+    @Option(help: "The longest wait, in seconds, a pull may ask for (live sync: it answers when a change arrives or the wait ends).")
+    var maxPullWait = Int(ServerConfiguration().maxPullWait.components.seconds)
+    @Option(help: "Pulls one user may have waiting at once; one more gets 429 too_many_waiting.")
+    var maxWaitingPullsPerUser = ServerConfiguration().maxWaitingPullsPerUser
     @Option(help: "Datasets a user may create.") var maxDatasetsPerUser = ServerConfiguration().maxDatasetsPerUser
     @Option(help: "Schema versions a dataset may register.") var maxSchemaVersions = ServerConfiguration().maxSchemaVersions
     @Option(help: "Bytes a user's datasets may hold (logs, lost values, schemas), e.g. 500M or 20G (users quota NAME --bytes sets one user's).")
@@ -149,6 +155,7 @@ struct Serve: AsyncParsableCommand {
             ("--max-datasets-per-user", Int64(maxDatasetsPerUser)), ("--max-schema-versions", Int64(maxSchemaVersions)),
             ("--max-bytes-per-user", maxBytesPerUser.value), ("--idle-timeout", Int64(idleTimeout)), ("--header-timeout", Int64(headerTimeout)),
             ("--body-timeout", Int64(bodyTimeout)), ("--shutdown-timeout", Int64(shutdownTimeout)), ("--max-connections", Int64(maxConnections)),
+            ("--max-pull-wait", Int64(maxPullWait)), ("--max-waiting-pulls-per-user", Int64(maxWaitingPullsPerUser)),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1 (got \(value))")
         }
@@ -177,6 +184,8 @@ struct Serve: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerTimeout = .seconds(headerTimeout)
         configuration.bodyTimeout = .seconds(bodyTimeout)
+        configuration.maxPullWait = .seconds(maxPullWait)
+        configuration.maxWaitingPullsPerUser = maxWaitingPullsPerUser
         // Every connection holds a descriptor: past the limit, accept fails for everyone
         // (answers included, as the database's files need descriptors too).
         let descriptors = DescriptorLimit.raiseToHardLimit()

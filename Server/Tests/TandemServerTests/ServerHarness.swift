@@ -166,6 +166,7 @@ protocol ForwardingStorage: ServerStorage {
 extension ForwardingStorage {
     var cursorKey: [UInt8] { base.cursorKey }
     var epoch: UInt64 { base.epoch }
+    var logSignals: LogSignals { base.logSignals }
     func startNewEpoch() async throws -> UInt64 { try await base.startNewEpoch() }
     func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
     func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }

@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import TandemServer
+
+/// Wakes this node's waiting pulls when another node commits a push: every push announces
+/// its dataset on the channel ``channel`` inside its transaction (`pg_notify`, delivered at
+/// commit), and this listener, on a connection of its own outside the pool, hears it.
+///
+/// Notifications can be lost (the listening connection drops, PostgreSQL restarts). Two
+/// fallbacks bound the delay that costs: when the listener (re)connects it wakes every
+/// waiting pull, and every ``recheckInterval`` it reads the log heads of the datasets pulls
+/// wait on (one query, whatever their number) and wakes those with entries after a
+/// waiter's cursor.
+///
+/// ```swift
+/// let listener = PostgresLogListener(configuration: url.connectionConfiguration, node: node, signals: storage.logSignals, heads: …, logger: logger)
+/// defer { listener.close() }
+/// ```
+final class PostgresLogListener: Sendable {
+    /// The channel pushes announce on; the payload is `DATASET NODE`.
+    static let channel = "tandem_log"
+
+    private let tasks: [Task<Void, Never>]
+
+    /// - Parameter heads: the log heads of the given datasets (the fallback's query).
+    init(
+        configuration: PostgresConnection.Configuration, node: String, signals: LogSignals, recheckInterval: Duration,
+        heads: @escaping @Sendable ([Int64]) async throws -> [Int64: Int64], logger: Logger
+    ) {
+        let listening = Task {
+            var attempt = 0
+            while !Task.isCancelled {
+                attempt += 1
+                do {
+                    let connection = try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
+                    do {
+                        // Cancelled (the storage closes): the connection closes, which ends the loop.
+                        try await withTaskCancellationHandler {
+                            try await connection.listen(on: Self.channel) { notifications in
+                            // Pushes committed while nobody listened: every waiter reads again.
+                            signals.notifyAll()
+                            for try await notification in notifications {
+                                let parts = notification.payload.split(separator: " ")
+                                guard parts.count == 2, let dataset = Int64(parts[0]), parts[1] != node else { continue }
+                                signals.notify(dataset: dataset)
+                            }
+                            }
+                        } onCancel: {
+                            _ = connection.close() as EventLoopFuture<Void>
+                        }
+                    } catch {
+                        try? await connection.close()
+                        throw error
+                    }
+                    try? await connection.close()
+                } catch {
+                    if !Task.isCancelled {
+                        logger.debug("the PostgreSQL listener lost its connection; reconnecting", metadata: ["error": "\(String(reflecting: error))"])
+                    }
+                }
+                signals.notifyAll()
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        let rechecking = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: recheckInterval)
+                let waiting = signals.waitingCursors()
+                guard !waiting.isEmpty, let found = try? await heads(Array(waiting.keys)) else { continue }
+                for (dataset, head) in found where head > waiting[dataset] ?? .max {
+                    signals.notify(dataset: dataset)
+                }
+            }
+        }
+        tasks = [listening, rechecking]
+    }
+
+    /// Stops listening.
+    func close() {
+        for task in tasks { task.cancel() }
+    }
+
+    deinit { close() }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Tandem
+import TandemWire
+
+extension SyncEngine {
+    /// Syncs live until `shouldStop` says so or the task is cancelled: a pull stays waiting
+    /// at the server (`pull?wait=`), which answers as soon as another replica pushes, and a
+    /// local commit is pushed within about `checkInterval`. A full sync also runs right away,
+    /// every `interval` as a safety net, and after every failure (with ``Backoff``'s
+    /// exponential delay and jitter, or the server's `Retry-After`); the waiting pull then
+    /// resumes from the store's cursor. Against a server without live pulls (no `pullWait`
+    /// in its capabilities) it syncs every `interval` and after local commits.
+    ///
+    /// What a waiting pull brings is applied by an ordinary sync (pushes first, then the
+    /// page it already holds, then the rest), so every guarantee of ``sync()`` holds.
+    ///
+    /// ```swift
+    /// let stopping = Atomic(false)   // set by a SIGTERM handler
+    /// await engine.runLive(every: .seconds(30), shouldStop: { stopping.load(ordering: .relaxed) }) { result in
+    ///     if case .success(let summary) = result { print("pulled", summary.pulled) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - wait: how long one pull waits at the server (cut to the server's maximum).
+    ///   - checkInterval: how often the store is checked for local commits (a cheap check,
+    ///     ``StoreChangeWatch``; the journal is read only when something committed).
+    ///   - onSync: told the outcome of every sync (for logs, status and UI refreshes).
+    public func runLive(
+        every interval: Duration = .seconds(30), wait: Duration = .seconds(25), checkInterval: Duration = .milliseconds(25),
+        backoff: Backoff = Backoff(), shouldStop: @escaping @Sendable () -> Bool = { false },
+        onSync: @escaping @Sendable (Result<SyncSummary, SyncError>) -> Void = { _ in }
+    ) async {
+        let (events, sink) = AsyncStream.makeStream(of: LiveEvent.self, bufferingPolicy: .bufferingNewest(64))
+        let watcher = Task.detached { [container] in
+            var watch = StoreChangeWatch(container)
+            var ticks = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(for: checkInterval)
+                ticks += 1
+                if watch.changed() {
+                    sink.yield(.committed)
+                } else if ticks % 10 == 0 {
+                    sink.yield(.tick)  // lets the loop see a stop, a deadline or a retry time
+                }
+            }
+        }
+        var live = LiveState(interval: interval)
+        var poll: (cursor: String, task: Task<Void, Never>)?
+        var random = SystemRandomNumberGenerator()
+        var iterator = events.makeAsyncIterator()
+        defer {
+            poll?.task.cancel()
+            watcher.cancel()
+            sink.finish()
+        }
+        while !shouldStop() && !Task.isCancelled {
+            if live.syncDue(now: .now) {
+                let before = (try? container.currentHistoryToken()) ?? .start
+                prefetchedPage = live.takePrefetched()
+                do {
+                    let summary = try await sync()
+                    live.synced(through: before, now: .now)
+                    onSync(.success(summary))
+                } catch {
+                    let failure = error as? SyncError ?? SyncError(.store, "\(error)")
+                    let delay = live.failed(failure, backoff: backoff, now: .now, using: &random)
+                    logger.warning("sync failed; retrying", metadata: ["error": "\(failure)", "in": "\(delay)"])
+                    onSync(.failure(failure))
+                }
+                prefetchedPage = nil
+            }
+            // One pull waits at the server, from the store's cursor: a sync that moved the
+            // cursor makes the waiting pull's answer stale, so it is replaced.
+            let cursor = (try? read { db in try SyncState.read(db)?.cursor }) ?? nil
+            if let current = poll, current.cursor != cursor ?? "" || !live.healthy {
+                current.task.cancel()
+                poll = nil
+            }
+            if poll == nil, live.mayWait(now: .now), let cursor, let seconds = waitSeconds(wait) {
+                let limit = pageLimit
+                poll = (
+                    cursor,
+                    Task.detached {
+                        do {
+                            let page = try await self.page(after: cursor, limit: limit, wait: seconds)
+                            sink.yield(.pulled(cursor: page.cursor, page: page.page))
+                        } catch is CancellationError {
+                        } catch {
+                            if !Task.isCancelled { sink.yield(.waitFailed(error as? SyncError ?? SyncError(.unreachable, "\(error)"))) }
+                        }
+                    }
+                )
+            }
+            guard let event = await iterator.next() else { break }
+            switch event {
+            case .pulled(let from, let page):
+                if poll?.cursor == from { poll = nil }
+                live.pulled(from: from, page, now: .now)
+            case .waitFailed(let error):
+                poll = nil
+                let delay = live.waitFailed(error, backoff: backoff, now: .now, using: &random)
+                logger.debug("the waiting pull failed; syncing", metadata: ["error": "\(error)", "waits again in": "\(delay)"])
+            case .committed:
+                if live.healthy, hasLocalChanges(after: live.synced) { live.localChange() }
+            case .tick:
+                break
+            }
+        }
+    }
+
+    /// Seconds a waiting pull asks for: `wait` cut to the server's maximum; `nil` when the
+    /// server has no waiting pulls.
+    private func waitSeconds(_ wait: Duration) -> Int? {
+        guard let maximum = capabilities?.maxPullWaitSeconds, maximum > 0 else { return nil }
+        return max(1, min(Int(wait.components.seconds), maximum))
+    }
+}
+
+/// What reaches the live loop.
+enum LiveEvent: Sendable {
+    /// A waiting pull answered (a page after `cursor`, possibly empty).
+    case pulled(cursor: String, page: PullResponse)
+    case waitFailed(SyncError)
+    /// Something committed to the store (maybe a local change).
+    case committed
+    case tick
+}
