@@ -85,6 +85,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                // The name of the channel of push announcements (a hash of database and schema).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .executableTarget(

@@ -1,12 +1,17 @@
+import Crypto
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 import TandemServer
 
 /// Wakes this node's waiting pulls when another node commits a push: every push announces
-/// its dataset on the channel ``channel`` inside its transaction (`pg_notify`, delivered at
-/// commit), and this listener, on a connection of its own outside the pool, hears it.
+/// its dataset on the deployment's channel inside its transaction (`pg_notify`, delivered at
+/// commit), and this listener, on a connection of its own outside the pool, hears it. The
+/// channel is named after the database and schema (``channel(database:schema:)``): channels
+/// are database-wide, and two deployments in two schemas of one database must not hear each
+/// other.
 ///
 /// Notifications can be lost (the listening connection drops, PostgreSQL restarts). Two
 /// fallbacks bound the delay that costs: when the listener (re)connects it wakes every
@@ -20,15 +25,20 @@ import TandemServer
 /// ```
 final class PostgresLogListener: Sendable {
     /// The channel pushes announce on; the payload is `DATASET NODE`.
-    static let channel = "tandem_log"
+    static func channel(database: String, schema: String) -> String {
+        "tandem_log_" + String(Insecure.MD5.hash(data: Data("\(database).\(schema)".utf8)).map { String(format: "%02x", $0) }.joined().prefix(32))
+    }
 
     private let tasks: [Task<Void, Never>]
+    /// Whether the listening connection is up (tests wait for it).
+    let listening = NIOLockedValueBox(false)
 
     /// - Parameter heads: the log heads of the given datasets (the fallback's query).
     init(
-        configuration: PostgresConnection.Configuration, node: String, signals: LogSignals, recheckInterval: Duration,
+        configuration: PostgresConnection.Configuration, channel: String, node: String, signals: LogSignals, recheckInterval: Duration,
         heads: @escaping @Sendable ([Int64]) async throws -> [Int64: Int64], logger: Logger
     ) {
+        let up = listening
         let listening = Task {
             var attempt = 0
             while !Task.isCancelled {
@@ -38,9 +48,11 @@ final class PostgresLogListener: Sendable {
                     do {
                         // Cancelled (the storage closes): the connection closes, which ends the loop.
                         try await withTaskCancellationHandler {
-                            try await connection.listen(on: Self.channel) { notifications in
+                            try await connection.listen(on: channel) { notifications in
                             // Pushes committed while nobody listened: every waiter reads again.
                             signals.notifyAll()
+                            up.withLockedValue { $0 = true }
+                            defer { up.withLockedValue { $0 = false } }
                             for try await notification in notifications {
                                 let parts = notification.payload.split(separator: " ")
                                 guard parts.count == 2, let dataset = Int64(parts[0]), parts[1] != node else { continue }

@@ -297,7 +297,7 @@ struct PostgresPushStore: AsyncPushStore {
     /// dataset's new head and stored bytes, and each push's answer under its idempotency
     /// key, in one round trip.
     static func finish(
-        _ stores: [PostgresPushStore], records: BatchRecords? = nil, answers: [Answer], announce node: String? = nil, connection: PostgresConnection,
+        _ stores: [PostgresPushStore], records: BatchRecords? = nil, answers: [Answer], announce: (channel: String, node: String)? = nil, connection: PostgresConnection,
         logger: Logger
     ) async throws {
         guard let first = stores.first, let last = stores.last else { return }
@@ -331,7 +331,7 @@ struct PostgresPushStore: AsyncPushStore {
                 FROM unnest(\(lost.map(\.write.record))::text[], \(lost.map { $0.write.position ?? 0 })::bigint[],
                             \(lost.map(\.json))::bytea[], \(lost.map(\.write.at))::bigint[]) AS t(u, p, l, a)),
             moved AS (UPDATE datasets SET log_head = \(last.head), stored_bytes = stored_bytes + \(bytes) WHERE id = \(dataset)),
-            announced AS (SELECT pg_notify(\(PostgresLogListener.channel), \(node.map { "\(dataset) \($0)" } ?? "")) WHERE \(node != nil))
+            announced AS (SELECT pg_notify(\(announce?.channel ?? ""), \(announce.map { "\(dataset) \($0.node)" } ?? "")) WHERE \(announce != nil))
             INSERT INTO idempotency(dataset_id, key, request_hash, response, created_at)
             SELECT \(dataset), * FROM unnest(\(answers.map(\.key))::text[], \(answers.map(\.requestHash))::text[],
                                             \(answers.map { ByteBuffer(data: $0.response) })::bytea[], \(answers.map(\.now))::bigint[])

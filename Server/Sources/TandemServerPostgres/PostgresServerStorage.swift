@@ -40,6 +40,8 @@ public final class PostgresServerStorage: ServerStorage {
     public let logSignals = LogSignals()
     /// This node's name in push announcements (its own are not heard again).
     private let node = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    /// The channel of push announcements (``PostgresLogListener``).
+    private let channel: String
     /// Hears other nodes' pushes (``PostgresLogListener``); `nil` for admin commands.
     private let listener: NIOLockedValueBox<PostgresLogListener?> = NIOLockedValueBox(nil)
     /// Whether pushes announce themselves to other nodes (tests turn it off to lose them).
@@ -80,7 +82,7 @@ public final class PostgresServerStorage: ServerStorage {
         self.leaseDeadline = leaseDeadline
         self.logger = logger
         do {
-            (cursorKey, newEpochReason) = try await pool.withTransaction { connection in
+            (cursorKey, newEpochReason, channel) = try await pool.withTransaction { connection in
                 try await Self.migrate(connection, logger: logger)
                 let key = try await connection.query("SELECT key FROM server_keys WHERE name = 'cursor'", logger: logger).collect()
                     .first?.decode(ByteBuffer.self)
@@ -89,7 +91,9 @@ public final class PostgresServerStorage: ServerStorage {
                 }
                 let (epoch, reason) = try await Self.settleEpoch(connection, logger: logger)
                 settledEpoch.withLockedValue { $0 = epoch }
-                return ([UInt8](key.readableBytesView), reason)
+                let place = try await connection.query("SELECT current_database(), current_schema()", logger: logger).collect().first?
+                    .decode((String, String).self)
+                return ([UInt8](key.readableBytesView), reason, PostgresLogListener.channel(database: place?.0 ?? "", schema: place?.1 ?? ""))
             }
         } catch {
             pool.close()
@@ -98,7 +102,7 @@ public final class PostgresServerStorage: ServerStorage {
         if listens {
             listener.withLockedValue {
                 $0 = PostgresLogListener(
-                    configuration: url.connectionConfiguration, node: node, signals: logSignals, recheckInterval: recheckInterval,
+                    configuration: url.connectionConfiguration, channel: channel, node: node, signals: logSignals, recheckInterval: recheckInterval,
                     heads: { [weak self] datasets in try await self?.logHeads(datasets) ?? [:] }, logger: logger)
             }
         }
@@ -126,6 +130,9 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     deinit { close() }
+
+    /// Whether this node hears other nodes' pushes now.
+    var isListening: Bool { listener.withLockedValue { $0?.listening.withLockedValue { $0 } ?? false } }
 
     /// The log heads of `datasets`.
     private func logHeads(_ datasets: [Int64]) async throws -> [Int64: Int64] {
@@ -345,7 +352,7 @@ public final class PostgresServerStorage: ServerStorage {
                 answered[push.key] = StoredPush(response: answer, requestHash: push.requestHash, replayed: false)
                 results.append(.success(StoredPush(response: answer, requestHash: push.requestHash, replayed: false)))
             }
-            let announce = self.announcesPushes.withLockedValue { $0 } ? self.node : nil
+            let announce = self.announcesPushes.withLockedValue { $0 } ? (channel: self.channel, node: self.node) : nil
             try await PostgresPushStore.finish(stores, records: records, answers: answers, announce: announce, connection: connection, logger: logger)
             return results
         }

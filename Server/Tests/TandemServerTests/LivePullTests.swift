@@ -236,6 +236,9 @@ struct LivePullNodesTests {
         let node = { (storage: PostgresServerStorage) in
             ServerHarness(storage: storage, dependencies: ServerDependencies(storage: storage, now: { 1_800_000_000_000 }), ann: ann, bob: "")
         }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !(one.isListening && two.isListening), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(one.isListening && two.isListening)
         return (node(one), node(two))
     }
 
@@ -249,7 +252,6 @@ struct LivePullNodesTests {
                 let started = ContinuousClock.now
                 async let waiting = second.send(.get, "/v1/datasets/todos/pull?wait=25", token: two.ann)
                 try await LivePullTests.waitUntil(two.storage.logSignals, holds: 1)
-                try await Task.sleep(for: .milliseconds(300))  // the listener is connected by now
                 let push = try await first.push("todos", token: one.ann, key: "k", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1)]))
                 #expect(push.status == .ok)
                 let page = try await waiting.decode(PullResponse.self)
@@ -269,7 +271,6 @@ struct LivePullNodesTests {
                 try await first.setUp("todos", token: one.ann)
                 async let waiting = second.send(.get, "/v1/datasets/todos/pull?wait=25", token: two.ann)
                 try await LivePullTests.waitUntil(two.storage.logSignals, holds: 1)
-                try await Task.sleep(for: .milliseconds(300))
                 let pushed = ContinuousClock.now
                 _ = try await first.push("todos", token: one.ann, key: "k", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1)]))
                 let page = try await waiting.decode(PullResponse.self)
