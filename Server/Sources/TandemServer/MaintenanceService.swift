@@ -2,8 +2,7 @@ public import ServiceLifecycle
 public import Logging
 
 /// Runs the server's periodic upkeep until graceful shutdown: forgets push answers older
-/// than ``ServerConfiguration/idempotencyRetentionMilliseconds``. At graceful shutdown it
-/// ends the waits of pulls waiting for changes (``LogSignals/close()``).
+/// than ``ServerConfiguration/idempotencyRetentionMilliseconds``.
 ///
 /// `buildApplication` runs it beside the HTTP server; its clock is the dependencies' `now`.
 ///
@@ -42,7 +41,5 @@ public struct MaintenanceService: Service {
                 try? await Task.sleep(for: interval)
             }
         }
-        // Shutting down: waiting pulls answer now instead of holding the shutdown up.
-        dependencies.storage.logSignals.close()
     }
 }

@@ -3,6 +3,7 @@ import Metrics
 import NIOConcurrencyHelpers
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 import HTTPTypes
 import TandemGzip
 import TandemSchema
@@ -416,9 +417,15 @@ struct Routes: Sendable {
                 ticket.cancel()
                 return page
             }
-            let woken = try? await Self.cancellingWhenClosed(context.connectionClosed) {
-                defer { ticket.cancel() }
-                return await ticket.wait(for: left)
+            // A graceful shutdown (SIGTERM) ends every wait at once: the server waits for
+            // requests in flight, and a waiting pull must not hold it up.
+            let woken = try? await withGracefulShutdownHandler {
+                try await Self.cancellingWhenClosed(context.connectionClosed) {
+                    defer { ticket.cancel() }
+                    return await ticket.wait(for: left)
+                }
+            } onGracefulShutdown: {
+                signals.close()
             }
             guard woken == true else { return page }
         }

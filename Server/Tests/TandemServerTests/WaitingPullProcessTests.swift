@@ -52,7 +52,8 @@ struct WaitingPullProcessTests {
             #expect(FairnessProcessTests.http("GET", port: server.port, path, token: token, timeoutMilliseconds: 2_000).status == 200)
             #expect(ContinuousClock.now - started < .seconds(1), "\(path) answered within a second")
         }
-        let push = try JSONEncoder().encode(PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1)]))
+        let now = ServerHarness.stamp(UInt64(Date().timeIntervalSince1970 * 1000))
+        let push = try JSONEncoder().encode(PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1, at: now)]))
         let started = ContinuousClock.now
         #expect(FairnessProcessTests.http("POST", port: server.port, "/v1/datasets/todos/push", token: token, body: push, key: "k1", timeoutMilliseconds: 2_000).status == 200)
         #expect(ContinuousClock.now - started < .seconds(1))
