@@ -176,6 +176,17 @@ let package = Package(
             path: "Benchmarks/SyncBench",
             swiftSettings: strict),
 
+        // Live sync's latency with two daemons, and idle waiting pulls' cost on the server
+        // (Scripts/bench-live.sh).
+        .executableTarget(
+            name: "LiveBench",
+            dependencies: [
+                "Tandem", "TandemSchema",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/LiveBench",
+            swiftSettings: strict),
+
         // Writes random changes until killed: the journal's crash test runs it as a process.
         .executableTarget(
             name: "JournalCrashWriter",
