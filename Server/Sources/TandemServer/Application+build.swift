@@ -47,7 +47,7 @@ public func buildApplication(
         additionalChannelHandlers: [
             ConnectionGuard(
                 counter: connections, maxConnections: limits.maxConnections, headerTimeout: TimeAmount(limits.headerTimeout),
-                bodyTimeout: TimeAmount(limits.bodyTimeout))
+                bodyTimeout: TimeAmount(limits.bodyTimeout), signals: dependencies.storage.logSignals)
         ],
         idleTimeout: TimeAmount(limits.idleTimeout))
     return Application(

@@ -42,7 +42,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// only when there is none (a pipelined request being answered holds no timer).
     private var unanswered = 0
 
-    init(counter: Counter, maxConnections: Int, headerTimeout: TimeAmount, bodyTimeout: TimeAmount) {
+    /// Told when the connection closes, so a pull waiting on it stops waiting.
+    private let signals: LogSignals?
+
+    init(counter: Counter, maxConnections: Int, headerTimeout: TimeAmount, bodyTimeout: TimeAmount, signals: LogSignals? = nil) {
+        self.signals = signals
         self.counter = counter
         self.maxConnections = maxConnections
         self.headerTimeout = headerTimeout
@@ -61,6 +65,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         deadline?.cancel()
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: timeout) { bound.value.close(promise: nil) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        signals?.connectionClosed(ObjectIdentifier(context.channel))
+        context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+public import NIOCore
 
 /// Where pulls that wait for new log entries (`pull?wait=SECONDS`) wait: each holds a
 /// ``Ticket`` on its dataset, and a committed push wakes every ticket of its dataset. A
@@ -21,6 +22,8 @@ public final class LogSignals: Sendable {
         var user: Int64
         /// The position the pull waits to pass.
         var after: Int64
+        /// The connection the pull came on (its close ends the wait).
+        var connection: ObjectIdentifier?
         var signalled = false
         /// The time ran out or the wait was cancelled before it began.
         var ended = false
@@ -31,6 +34,7 @@ public final class LogSignals: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         var byDataset: [Int64: Set<UInt64>] = [:]
         var byUser: [Int64: Int] = [:]
+        var byConnection: [ObjectIdentifier: Set<UInt64>] = [:]
         var next: UInt64 = 0
         /// Set while the server shuts down: every wait ends at once.
         var closing = false
@@ -48,12 +52,15 @@ public final class LogSignals: Sendable {
     /// A place among the waiters of `dataset`'s log; give it back with ``Ticket/cancel()``.
     ///
     /// - Throws: ``Busy`` when `user` holds `limit` tickets already.
-    public func ticket(dataset: Int64, after: Int64, user: Int64, limit: Int) throws(Busy) -> Ticket {
+    ///   `connection`: the client's connection, whose close ends the wait
+    ///   (``connectionClosed(_:)``).
+    public func ticket(dataset: Int64, after: Int64, user: Int64, limit: Int, connection: ObjectIdentifier? = nil) throws(Busy) -> Ticket {
         let id: UInt64? = state.withLockedValue { state in
             guard state.byUser[user, default: 0] < limit else { return nil }
             state.next += 1
-            state.waiters[state.next] = Waiter(dataset: dataset, user: user, after: after, signalled: state.closing)
+            state.waiters[state.next] = Waiter(dataset: dataset, user: user, after: after, connection: connection, signalled: state.closing)
             state.byDataset[dataset, default: []].insert(state.next)
+            if let connection { state.byConnection[connection, default: []].insert(state.next) }
             state.byUser[user, default: 0] += 1
             return state.next
         }
@@ -74,6 +81,12 @@ public final class LogSignals: Sendable {
     public func notifyAll() {
         let woken = state.withLockedValue { state in state.waiters.keys.compactMap { state.signal($0) } }
         for continuation in woken { continuation.resume(returning: true) }
+    }
+
+    /// A client's connection closed: its pull stops waiting (``ConnectionGuard`` calls it).
+    public func connectionClosed(_ connection: ObjectIdentifier) {
+        let ids = state.withLockedValue { $0.byConnection[connection] ?? [] }
+        for id in ids { resume(id, woken: false) }
     }
 
     /// Ends every wait now and every later one at once (the server is shutting down: waiting
@@ -112,15 +125,26 @@ public final class LogSignals: Sendable {
         let id: UInt64
 
         /// Waits until a push to the dataset commits (`true`, also when one committed since
-        /// the ticket was taken), `timeout` passes or the task is cancelled (`false`). One
-        /// wait per ticket.
-        public func wait(for timeout: Duration) async -> Bool {
+        /// the ticket was taken), `timeout` passes, the ticket's connection closes or the
+        /// task is cancelled (`false`). One wait per ticket.
+        ///
+        /// `timer`: an event loop that times the wait (a scheduled closure, cheaper than
+        /// the sleeping task used without one). Not an `EmbeddedEventLoop`: its time does
+        /// not pass by itself.
+        public func wait(for timeout: Duration, timer: (any EventLoop)? = nil) async -> Bool {
             let (signals, id) = (self.signals, self.id)
-            let timer = Task {
-                try? await Task.sleep(for: timeout)
-                signals.resume(id, woken: false)
+            let scheduled = timer?.scheduleTask(in: TimeAmount(timeout)) { signals.resume(id, woken: false) }
+            let sleeping: Task<Void, Never>? =
+                scheduled != nil
+                ? nil
+                : Task {
+                    try? await Task.sleep(for: timeout)
+                    signals.resume(id, woken: false)
+                }
+            defer {
+                scheduled?.cancel()
+                sleeping?.cancel()
             }
-            defer { timer.cancel() }
             return await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     let now: Bool? = signals.state.withLockedValue { state in
@@ -163,6 +187,10 @@ public final class LogSignals: Sendable {
             if state.byDataset[waiter.dataset]?.isEmpty == true { state.byDataset[waiter.dataset] = nil }
             state.byUser[waiter.user, default: 1] -= 1
             if state.byUser[waiter.user] == 0 { state.byUser[waiter.user] = nil }
+            if let connection = waiter.connection {
+                state.byConnection[connection]?.remove(id)
+                if state.byConnection[connection]?.isEmpty == true { state.byConnection[connection] = nil }
+            }
             return waiter.continuation
         }
         continuation?.resume(returning: false)

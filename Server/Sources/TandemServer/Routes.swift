@@ -3,6 +3,7 @@ import Metrics
 import NIOConcurrencyHelpers
 import Hummingbird
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import HTTPTypes
 import TandemGzip
@@ -397,7 +398,8 @@ struct Routes: Sendable {
         while true {
             let ticket: LogSignals.Ticket
             do {
-                ticket = try signals.ticket(dataset: dataset, after: after, user: user.id, limit: configuration.maxWaitingPullsPerUser)
+                ticket = try signals.ticket(
+                    dataset: dataset, after: after, user: user.id, limit: configuration.maxWaitingPullsPerUser, connection: context.connection)
             } catch {
                 var refusal = APIError(
                     .tooManyRequests, "too_many_waiting",
@@ -418,16 +420,15 @@ struct Routes: Sendable {
                 return page
             }
             // A graceful shutdown (SIGTERM) ends every wait at once: the server waits for
-            // requests in flight, and a waiting pull must not hold it up.
-            let woken = try? await withGracefulShutdownHandler {
-                try await Self.cancellingWhenClosed(context.connectionClosed) {
-                    defer { ticket.cancel() }
-                    return await ticket.wait(for: left)
-                }
+            // requests in flight, and a waiting pull must not hold it up. The connection's
+            // close ends it too (ConnectionGuard), and so does the task's cancellation.
+            let woken = await withGracefulShutdownHandler {
+                await ticket.wait(for: left, timer: MultiThreadedEventLoopGroup.singleton.any())
             } onGracefulShutdown: {
                 signals.close()
             }
-            guard woken == true else { return page }
+            ticket.cancel()
+            guard woken else { return page }
         }
     }
 

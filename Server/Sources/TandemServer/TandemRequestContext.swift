@@ -9,10 +9,13 @@ public struct TandemRequestContext: RequestContext {
     public var user: ServerUser?
     /// Completed when the client's connection closes: long work for it stops then.
     public let connectionClosed: EventLoopFuture<Void>
+    /// The client's connection (``ConnectionGuard`` reports its close to waiting pulls).
+    public let connection: ObjectIdentifier
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.connectionClosed = source.channel.closeFuture
+        self.connection = ObjectIdentifier(source.channel)
     }
 
     /// The authenticated user (``Authenticator`` guarantees one on `/v1` routes).

@@ -206,6 +206,25 @@ struct LogSignalsTests {
         next.cancel()
     }
 
+    @Test func aClosedConnectionEndsTheWaitOnItOnly() async throws {
+        let signals = LogSignals()
+        let one = NSObject(), two = NSObject()
+        let closing = try signals.ticket(dataset: 1, after: 0, user: 1, limit: 4, connection: ObjectIdentifier(one))
+        let staying = try signals.ticket(dataset: 1, after: 0, user: 1, limit: 4, connection: ObjectIdentifier(two))
+        let ended = Task { await closing.wait(for: .seconds(60)) }
+        let woken = Task { await staying.wait(for: .seconds(60)) }
+        try await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        signals.connectionClosed(ObjectIdentifier(one))
+        #expect(await ended.value == false)
+        #expect(ContinuousClock.now - started < .seconds(30))
+        signals.notify(dataset: 1)
+        #expect(await woken.value, "the other connection's pull still waited, and was woken")
+        closing.cancel()
+        staying.cancel()
+        #expect(signals.waiting == 0)
+    }
+
     @Test func ticketsPastTheUsersLimitAreRefusedAndComeBackWhenGiven() throws {
         let signals = LogSignals()
         let first = try signals.ticket(dataset: 1, after: 0, user: 1, limit: 2)
