@@ -3,7 +3,8 @@
 # and the `tandem` CLI's schema commands timed as whole processes.
 # Usage: Scripts/bench.sh [--rows N] [--runs K] [--only insert|fetch|groupby|graph|journal|schema]
 # Then (without --only) Scripts/bench-server.sh, the sync server under wrk load, and
-# Scripts/bench-sync.sh, the sync engine from store to store.
+# Scripts/bench-sync.sh, the sync engine from store to store, and Scripts/bench-live.sh,
+# live sync's edit-to-visible latency.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
@@ -14,4 +15,5 @@ swift build -c release --product tandem
 if [[ " $* " != *" --only "* ]]; then
     Scripts/bench-server.sh "${TANDEM_SERVER_BENCH_SECONDS:-30}"
     Scripts/bench-sync.sh "${TANDEM_SYNC_BENCH_CHANGES:-100000}"
+    Scripts/bench-live.sh "${TANDEM_LIVE_BENCH_EDITS:-200}"
 fi
