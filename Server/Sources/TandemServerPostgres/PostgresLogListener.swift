@@ -49,15 +49,15 @@ final class PostgresLogListener: Sendable {
                         // Cancelled (the storage closes): the connection closes, which ends the loop.
                         try await withTaskCancellationHandler {
                             try await connection.listen(on: channel) { notifications in
-                            // Pushes committed while nobody listened: every waiter reads again.
-                            signals.notifyAll()
-                            up.withLockedValue { $0 = true }
-                            defer { up.withLockedValue { $0 = false } }
-                            for try await notification in notifications {
-                                let parts = notification.payload.split(separator: " ")
-                                guard parts.count == 2, let dataset = Int64(parts[0]), parts[1] != node else { continue }
-                                signals.notify(dataset: dataset)
-                            }
+                                // Pushes committed while nobody listened: every waiter reads again.
+                                signals.notifyAll()
+                                up.withLockedValue { $0 = true }
+                                defer { up.withLockedValue { $0 = false } }
+                                for try await notification in notifications {
+                                    let parts = notification.payload.split(separator: " ")
+                                    guard parts.count == 2, let dataset = Int64(parts[0]), parts[1] != node else { continue }
+                                    signals.notify(dataset: dataset)
+                                }
                             }
                         } onCancel: {
                             _ = connection.close() as EventLoopFuture<Void>
