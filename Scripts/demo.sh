@@ -4,7 +4,8 @@
 #  2. sync: tandem-server on its embedded SQLite default, a user, a token and a dataset; two
 #     stores ("laptop" and "phone") made from release 1's schema edit offline, including one
 #     real conflict and one delete against an update, sync through the server and converge;
-#     the converged records and the conflict log are printed;
+#     the converged records and the conflict log are printed; then live: a daemon on each
+#     store, and a record put on the laptop shows on the phone without a sync by hand;
 #  3. a breaking schema change refused by `tandem schema check`.
 # Exits non-zero if anything diverged or a step fails. The server is stopped at the end.
 # Usage: Scripts/demo.sh [directory]   (default: a fresh temporary directory)
@@ -49,6 +50,26 @@ $tandem sync --store "$work/phone.store"
 check_converged laptop phone
 echo
 $tandem status --store "$work/laptop.store" --server "$url"
+
+echo
+echo "-- live: a tandem daemon on each store; a new record on the laptop shows on the phone"
+$tandem daemon --store "$work/laptop.store" 2>/dev/null &
+daemons="$!"
+$tandem daemon --store "$work/phone.store" 2>/dev/null &
+daemons="$daemons $!"
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$daemons" ] && kill $daemons 2>/dev/null; rm -rf "$work"' EXIT
+sleep 1
+started=$(date +%s%N)
+live=$(put laptop '{"code":"T-5","title":"Seen live","people.name":"Ann","people.age":31,"priority":1}')
+arrived=""
+for _ in $(seq 1 500); do
+  if $tandem records get --store "$work/phone.store" "$live" >/dev/null 2>&1; then arrived=$(date +%s%N); break; fi
+  sleep 0.01
+done
+[ -n "$arrived" ] || { echo "the record did not reach the phone live"; exit 1; }
+echo "T-5 put on the laptop is on the phone $(( (arrived - started) / 1000000 )) ms later (the put's process start included), no sync run by hand"
+kill -TERM $daemons; wait $daemons 2>/dev/null || true
+daemons=""
 
 echo
 echo "== Schema check: release 2 of the models against release 1 =="
