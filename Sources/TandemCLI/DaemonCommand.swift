@@ -20,13 +20,14 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: "Seconds between full syncs (live: the safety net; --no-live: the polling period).") var interval: Double = 30
     @Flag(inversion: .prefixedNo, help: "Wait at the server for other replicas' changes (a server without live pulls is polled every --interval).")
     var live = true
-    @Option(help: "Seconds one live pull waits at the server before asking again (cut to the server's maximum).") var wait: Double = 25
+    @Option(help: "Seconds one live pull waits at the server before asking again, 1 to 100 (cut to the server's maximum).") var wait: Double = 25
     @Option(help: "Longest backoff after failures, in seconds.") var maxBackoff: Double = 300
 
     func validate() throws {
         guard interval.isFinite, interval >= 0.05 else { throw ValidationError("--interval must be a number of seconds, at least 0.05") }
         guard maxBackoff.isFinite, maxBackoff >= 0.05 else { throw ValidationError("--max-backoff must be a number of seconds, at least 0.05") }
-        guard wait.isFinite, wait >= 1 else { throw ValidationError("--wait must be a number of seconds, at least 1") }
+        // Below the transport's 120 s timeout, so a wait never looks like a dead server.
+        guard wait.isFinite, wait >= 1, wait <= 100 else { throw ValidationError("--wait must be a number of seconds from 1 to 100") }
     }
 
     func run() async throws {

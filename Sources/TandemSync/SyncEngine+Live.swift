@@ -5,10 +5,10 @@ import TandemWire
 extension SyncEngine {
     /// Syncs live until `shouldStop` says so or the task is cancelled: a pull stays waiting
     /// at the server (`pull?wait=`), which answers as soon as another replica pushes, and a
-    /// local commit is pushed within about `checkInterval`. A full sync also runs right away,
-    /// every `interval` as a safety net, and after every failure (with ``Backoff``'s
-    /// exponential delay and jitter, or the server's `Retry-After`); the waiting pull then
-    /// resumes from the store's cursor. Against a server without live pulls (no `pullWait`
+    /// local commit is pushed within about `checkInterval` (four of them after a quiet
+    /// spell). A full sync also runs right away, every `interval` as a safety net, and after
+    /// every failure (with ``Backoff``'s exponential delay and jitter, or the server's
+    /// `Retry-After`); the waiting pull then resumes from the store's cursor. Against a server without live pulls (no `pullWait`
     /// in its capabilities) it syncs every `interval` and after local commits.
     ///
     /// What a waiting pull brings is applied by an ordinary sync (pushes first, then the
@@ -22,8 +22,10 @@ extension SyncEngine {
     /// ```
     ///
     /// - Parameters:
-    ///   - wait: how long one pull waits at the server (cut to the server's maximum).
-    ///   - checkInterval: how often the store is checked for local commits (a cheap check,
+    ///   - wait: how long one pull waits at the server (cut to the server's maximum); keep
+    ///     it under the transport's timeout (`CurlTransport`: 120 s).
+    ///   - checkInterval: how often the store is checked for local commits while it is
+    ///     busy, four times less often after 2 s without one (a cheap check,
     ///     ``StoreChangeWatch``; the journal is read only when something committed).
     ///   - onSync: told the outcome of every sync (for logs, status and UI refreshes).
     public func runLive(
@@ -34,13 +36,19 @@ extension SyncEngine {
         let (events, sink) = AsyncStream.makeStream(of: LiveEvent.self, bufferingPolicy: .bufferingNewest(64))
         let watcher = Task.detached { [container] in
             var watch = StoreChangeWatch(container)
-            var ticks = 0
+            var lastCommit = ContinuousClock.now
+            var sinceTick = Duration.zero
             while !Task.isCancelled {
-                try? await Task.sleep(for: checkInterval)
-                ticks += 1
+                // Every `checkInterval` while the store is busy; four times slower once it has
+                // been quiet for 2 s (an idle daemon wakes 10 times a second, not 40).
+                let pause = ContinuousClock.now - lastCommit < .seconds(2) ? checkInterval : checkInterval * 4
+                try? await Task.sleep(for: pause)
+                sinceTick += pause
                 if watch.changed() {
+                    lastCommit = .now
                     sink.yield(.committed)
-                } else if ticks % 10 == 0 {
+                } else if sinceTick >= .milliseconds(250) {
+                    sinceTick = .zero
                     sink.yield(.tick)  // lets the loop see a stop, a deadline or a retry time
                 }
             }
@@ -96,6 +104,10 @@ extension SyncEngine {
             switch event {
             case .pulled(let from, let page):
                 if poll?.cursor == from { poll = nil }
+                // A sync moved the cursor while the pull waited (this replica's own push woke
+                // it, most often): its page is stale, and the next pull waits from the cursor.
+                let current = (try? read { db in try SyncState.read(db)?.cursor }) ?? nil
+                guard current == from else { continue }
                 live.pulled(from: from, page, now: .now)
             case .waitFailed(let error):
                 poll = nil

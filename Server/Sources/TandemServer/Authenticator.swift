@@ -33,6 +33,7 @@ struct Authenticator: RouterMiddleware {
         }
         var context = context
         context.user = stored.user
+        context.tokenID = token.id
         context.logger[metadataKey: "user"] = .string(stored.user.name)
         return try await next(request, context)
     }

@@ -374,11 +374,16 @@ struct Routes: Sendable {
         return try Self.json(stored.response)
     }
 
-    /// The `wait` of a pull, cut to the configured maximum (zero without one).
-    private func pullWait(_ text: String?) throws -> Duration {
-        guard let text else { return .zero }
-        guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
-            throw APIError.badRequest("invalid_wait", "wait must be a number of seconds from 0 to \(configuration.maxPullWait.components.seconds)")
+    /// The `wait` of a pull, cut to the configured maximum (zero without one): decimal
+    /// seconds, given once.
+    private func pullWait(_ values: [String]) throws -> Duration {
+        guard let text = values.first else { return .zero }
+        let maximum = configuration.maxPullWait.components.seconds
+        let decimal = text.utf8.allSatisfy { $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        guard values.count == 1, decimal, text.utf8.filter({ $0 == UInt8(ascii: ".") }).count <= 1, let seconds = Double(text), seconds.isFinite else {
+            throw APIError.badRequest(
+                "invalid_wait",
+                "wait must be given once, as decimal seconds such as 25 or 2.5 (more than \(maximum) is cut to \(maximum), this server's longest wait)")
         }
         return min(.milliseconds(Int64(min(seconds, 86_400) * 1000)), configuration.maxPullWait)
     }
@@ -429,6 +434,10 @@ struct Routes: Sendable {
             }
             ticket.cancel()
             guard woken else { return page }
+            // A token revoked while its pull waited gets nothing that arrived meanwhile.
+            if let token = context.tokenID, try await storage.token(id: token) == nil {
+                throw APIError.unauthorized("unknown or revoked token")
+            }
         }
     }
 
@@ -443,7 +452,9 @@ struct Routes: Sendable {
                 throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
             }
             guard decoded.scope.tag == scope.tag else {
-                throw APIError(.forbidden, "cursor_other_dataset", "the cursor belongs to another dataset")
+                throw APIError(
+                    .forbidden, "cursor_other_dataset",
+                    "the cursor belongs to another dataset: pass a nextCursor from this dataset's pulls, or nothing to start")
             }
             // Positions after a restored head are written again with other changes: a client
             // of the history before must start again rather than skip them.
@@ -462,7 +473,7 @@ struct Routes: Sendable {
             }
             limit = min(value, configuration.maxPageSize, Int(Int32.max))
         }
-        let wait = try pullWait(query["wait"].map(String.init))
+        let wait = try pullWait(query.getAll("wait"))
         var page = try await storage.pullJSON(dataset: dataset.id, after: after, limit: limit, maxBytes: configuration.maxPageBytes)
         // A cursor past the end of the log is from another log: the server's data was
         // replaced or restored from an older copy. Answering it with an empty page would let

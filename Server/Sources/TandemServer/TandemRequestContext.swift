@@ -7,6 +7,9 @@ public struct TandemRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by ``Authenticator`` on every `/v1` route.
     public var user: ServerUser?
+    /// The id of the token that authenticated the request (a waiting pull checks it is still
+    /// live before it answers with what arrived meanwhile).
+    public var tokenID: String?
     /// Completed when the client's connection closes: long work for it stops then.
     public let connectionClosed: EventLoopFuture<Void>
     /// The client's connection (``ConnectionGuard`` reports its close to waiting pulls).

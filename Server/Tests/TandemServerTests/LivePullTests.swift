@@ -81,10 +81,28 @@ struct LivePullTests {
         let harness = try await ServerHarness.make(.memory)
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann)
-            for wait in ["abc", "-1", "nan", "inf", ""] {
+            for wait in ["abc", "-1", "nan", "inf", "", "0x10", "1e1", "%2B1", "1.2.3", "1&wait=2"] {
                 let answer = try await client.send(.get, "/v1/datasets/todos/pull?wait=\(wait)", token: harness.ann)
                 #expect(answer.status == .badRequest && answer.errorCode == "invalid_wait", "wait=\(wait)")
             }
+        }
+    }
+
+    /// A token revoked while its pull waits gets nothing that arrived meanwhile (401).
+    @Test(arguments: StorageKind.allCases)
+    func aTokenRevokedWhileItsPullWaitsGetsNothingNew(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        let other = try await TokenIssuer.issue(for: try #require(try await harness.storage.user(named: "ann")), in: harness.storage)
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            async let waiting = client.send(.get, "/v1/datasets/todos/pull?wait=20", token: other)
+            try await Self.waitUntil(harness.storage.logSignals, holds: 1)
+            let id = try #require(APIToken(text: other)).id
+            #expect(try await harness.storage.revokeToken(id: id))
+            _ = try await client.push("todos", token: harness.ann, key: "k", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1)]))
+            let answer = try await waiting
+            #expect(answer.status == .unauthorized, "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+            #expect(!String(decoding: answer.body, as: UTF8.self).contains("00000000-0000-0000-0000-000000000001"))
         }
     }
 
