@@ -4,7 +4,6 @@ import NIOConcurrencyHelpers
 import Hummingbird
 import NIOCore
 import NIOPosix
-import ServiceLifecycle
 import HTTPTypes
 import TandemGzip
 import TandemSchema
@@ -424,14 +423,9 @@ struct Routes: Sendable {
                 ticket.cancel()
                 return page
             }
-            // A graceful shutdown (SIGTERM) ends every wait at once: the server waits for
-            // requests in flight, and a waiting pull must not hold it up. The connection's
-            // close ends it too (ConnectionGuard), and so does the task's cancellation.
-            let woken = await withGracefulShutdownHandler {
-                await ticket.wait(for: left, timer: MultiThreadedEventLoopGroup.singleton.any())
-            } onGracefulShutdown: {
-                signals.close()
-            }
+            // A graceful shutdown ends every wait at once (WaitingPullsService), and so do
+            // the connection's close (ConnectionGuard) and the task's cancellation.
+            let woken = await ticket.wait(for: left, timer: MultiThreadedEventLoopGroup.singleton.any())
             ticket.cancel()
             guard woken else { return page }
             // A token revoked while its pull waited gets nothing that arrived meanwhile.

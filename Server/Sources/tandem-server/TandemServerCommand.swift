@@ -211,7 +211,9 @@ struct Serve: AsyncParsableCommand {
         // SIGTERM or SIGINT: stop accepting, let requests in flight finish, and past the
         // shutdown timeout cancel them (a cancelled push rolls back; SQLite's locks go with
         // the process), so a replacement server never finds the database locked.
-        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // Waiting pulls end first (services shut down in reverse order).
+        var group = ServiceGroupConfiguration(
+            services: [app, WaitingPullsService(signals: storage.logSignals)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
         group.maximumCancellationDuration = .seconds(5)
         try await ServiceGroup(configuration: group).run()
