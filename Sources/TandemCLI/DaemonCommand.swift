@@ -13,7 +13,7 @@ struct DaemonCommand: AsyncParsableCommand {
         commandName: "daemon",
         abstract: "Keep a store in sync, live: other replicas' changes arrive as they are pushed, local ones are pushed within moments; backs off when the server is away.",
         discussion:
-            "Live (the default): a pull waits at the server, which answers as soon as another replica pushes; local commits are pushed within about 25 ms; a full sync also runs every --interval as a safety net. With --no-live: a sync on start, every --interval, and soon after local changes. SIGTERM or SIGINT lets a sync in progress finish, then exits 0. After a crash it resumes where it stopped (the cursor and the pushed ranges live in the store). Logs go to standard error (TANDEM_LOG_LEVEL, default info)."
+            "Live (the default): a pull waits at the server, which answers as soon as another replica pushes; local commits are pushed within about 25 ms (100 ms after a quiet spell); a full sync also runs every --interval as a safety net. With --no-live: a sync on start, every --interval, and soon after local changes. SIGTERM or SIGINT lets a sync in progress finish, then exits 0. After a crash it resumes where it stopped (the cursor and the pushed ranges live in the store). Logs go to standard error (TANDEM_LOG_LEVEL, default info)."
     )
     @OptionGroup var store: StoreOptions
     @OptionGroup var server: ServerOptions

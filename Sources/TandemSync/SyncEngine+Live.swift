@@ -1,5 +1,6 @@
 import Foundation
 import Tandem
+import TandemLocking
 import TandemWire
 
 extension SyncEngine {
@@ -54,7 +55,9 @@ extension SyncEngine {
             }
         }
         var live = LiveState(interval: interval)
-        var poll: (cursor: String, task: Task<Void, Never>)?
+        // The waiting pull: its outcome is kept with it, not only sent as an event (events
+        // can be dropped while a long sync runs; an outcome of a replaced pull is ignored).
+        var poll: (cursor: String, task: Task<Void, Never>, outcome: Locked<Result<PullResponse, SyncError>?>)?
         var random = SystemRandomNumberGenerator()
         var iterator = events.makeAsyncIterator()
         defer {
@@ -87,36 +90,33 @@ extension SyncEngine {
             }
             if poll == nil, live.mayWait(now: .now), let cursor, let seconds = waitSeconds(wait) {
                 let limit = pageLimit
-                poll = (
-                    cursor,
-                    Task.detached {
-                        do {
-                            let page = try await self.page(after: cursor, limit: limit, wait: seconds)
-                            sink.yield(.pulled(cursor: page.cursor, page: page.page))
-                        } catch is CancellationError {
-                        } catch {
-                            if !Task.isCancelled { sink.yield(.waitFailed(error as? SyncError ?? SyncError(.unreachable, "\(error)"))) }
-                        }
+                let outcome = Locked<Result<PullResponse, SyncError>?>(nil)
+                let task = Task.detached {
+                    do {
+                        let page = try await self.page(after: cursor, limit: limit, wait: seconds).page
+                        outcome.withLock { $0 = .success(page) }
+                    } catch {
+                        if Task.isCancelled { return }
+                        outcome.withLock { $0 = .failure(error as? SyncError ?? SyncError(.unreachable, "\(error)")) }
                     }
-                )
+                    sink.yield(.waitEnded)
+                }
+                poll = (cursor, task, outcome)
             }
             guard let event = await iterator.next() else { break }
-            switch event {
-            case .pulled(let from, let page):
-                if poll?.cursor == from { poll = nil }
+            if case .committed = event, live.healthy, hasLocalChanges(after: live.synced) { live.localChange() }
+            // Whatever woke the loop, a waiting pull that answered is handled now.
+            guard let current = poll, let outcome = current.outcome.withLock({ $0 }) else { continue }
+            poll = nil
+            switch outcome {
+            case .success(let page):
                 // A sync moved the cursor while the pull waited (this replica's own push woke
                 // it, most often): its page is stale, and the next pull waits from the cursor.
-                let current = (try? read { db in try SyncState.read(db)?.cursor }) ?? nil
-                guard current == from else { continue }
-                live.pulled(from: from, page, now: .now)
-            case .waitFailed(let error):
-                poll = nil
+                let cursor = (try? read { db in try SyncState.read(db)?.cursor }) ?? nil
+                if cursor == current.cursor { live.pulled(from: current.cursor, page, now: .now) }
+            case .failure(let error):
                 let delay = live.waitFailed(error, backoff: backoff, now: .now, using: &random)
                 logger.debug("the waiting pull failed; syncing", metadata: ["error": "\(error)", "waits again in": "\(delay)"])
-            case .committed:
-                if live.healthy, hasLocalChanges(after: live.synced) { live.localChange() }
-            case .tick:
-                break
             }
         }
     }
@@ -129,11 +129,10 @@ extension SyncEngine {
     }
 }
 
-/// What reaches the live loop.
+/// What wakes the live loop (the waiting pull's outcome itself is kept with the pull).
 enum LiveEvent: Sendable {
-    /// A waiting pull answered (a page after `cursor`, possibly empty).
-    case pulled(cursor: String, page: PullResponse)
-    case waitFailed(SyncError)
+    /// The waiting pull answered or failed.
+    case waitEnded
     /// Something committed to the store (maybe a local change).
     case committed
     case tick

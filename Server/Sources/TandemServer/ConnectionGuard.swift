@@ -57,6 +57,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let now = counter.open.wrappingAdd(1, ordering: .relaxed).newValue
         counted = true
         if now > maxConnections { return context.close(promise: nil) }
+        if context.channel.isActive { signals?.connectionOpened(ObjectIdentifier(context.channel)) }
         close(context, after: headerTimeout)
     }
 
@@ -65,6 +66,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         deadline?.cancel()
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: timeout) { bound.value.close(promise: nil) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        signals?.connectionOpened(ObjectIdentifier(context.channel))
+        context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -35,6 +35,10 @@ public final class LogSignals: Sendable {
         var byDataset: [Int64: Set<UInt64>] = [:]
         var byUser: [Int64: Int] = [:]
         var byConnection: [ObjectIdentifier: Set<UInt64>] = [:]
+        /// The connections open now, once ``ConnectionGuard`` reports them (then a ticket of
+        /// a connection not among them, closed before the ticket was taken, waits no time).
+        var open: Set<ObjectIdentifier> = []
+        var tracksConnections = false
         var next: UInt64 = 0
         /// Set while the server shuts down: every wait ends at once.
         var closing = false
@@ -58,7 +62,8 @@ public final class LogSignals: Sendable {
         let id: UInt64? = state.withLockedValue { state in
             guard state.byUser[user, default: 0] < limit else { return nil }
             state.next += 1
-            state.waiters[state.next] = Waiter(dataset: dataset, user: user, after: after, connection: connection, signalled: state.closing)
+            let gone = connection.map { state.tracksConnections && !state.open.contains($0) } ?? false
+            state.waiters[state.next] = Waiter(dataset: dataset, user: user, after: after, connection: connection, signalled: state.closing, ended: gone)
             state.byDataset[dataset, default: []].insert(state.next)
             if let connection { state.byConnection[connection, default: []].insert(state.next) }
             state.byUser[user, default: 0] += 1
@@ -83,9 +88,20 @@ public final class LogSignals: Sendable {
         for continuation in woken { continuation.resume(returning: true) }
     }
 
+    /// A client's connection opened (``ConnectionGuard`` calls it).
+    public func connectionOpened(_ connection: ObjectIdentifier) {
+        state.withLockedValue { state in
+            state.tracksConnections = true
+            state.open.insert(connection)
+        }
+    }
+
     /// A client's connection closed: its pull stops waiting (``ConnectionGuard`` calls it).
     public func connectionClosed(_ connection: ObjectIdentifier) {
-        let ids = state.withLockedValue { $0.byConnection[connection] ?? [] }
+        let ids = state.withLockedValue { state in
+            state.open.remove(connection)
+            return state.byConnection[connection] ?? []
+        }
         for id in ids { resume(id, woken: false) }
     }
 

@@ -399,12 +399,16 @@ struct Routes: Sendable {
         let deadline = ContinuousClock.now + wait
         metrics.waitingPulls.increment()
         defer { metrics.waitingPulls.decrement() }
+        var woken = false
         while true {
             let ticket: LogSignals.Ticket
             do {
                 ticket = try signals.ticket(
                     dataset: dataset, after: after, user: user.id, limit: configuration.maxWaitingPullsPerUser, connection: context.connection)
             } catch {
+                // Woken, but another pull of the user's took the place meanwhile: it answers
+                // what is there rather than a refusal.
+                if woken { return try await storage.pullJSON(dataset: dataset, after: after, limit: limit, maxBytes: configuration.maxPageBytes) }
                 var refusal = APIError(
                     .tooManyRequests, "too_many_waiting",
                     "this user has \(error.limit) pulls waiting for changes already (the most this server allows); stop other waiting clients or pull without wait")
@@ -425,7 +429,7 @@ struct Routes: Sendable {
             }
             // A graceful shutdown ends every wait at once (WaitingPullsService), and so do
             // the connection's close (ConnectionGuard) and the task's cancellation.
-            let woken = await ticket.wait(for: left, timer: MultiThreadedEventLoopGroup.singleton.any())
+            woken = await ticket.wait(for: left, timer: MultiThreadedEventLoopGroup.singleton.any())
             ticket.cancel()
             guard woken else { return page }
             // A token revoked while its pull waited gets nothing that arrived meanwhile.

@@ -241,6 +241,13 @@ struct LogSignalsTests {
         closing.cancel()
         staying.cancel()
         #expect(signals.waiting == 0)
+        // Once connections are reported, one that closed before its ticket waits no time.
+        signals.connectionOpened(ObjectIdentifier(two))
+        let late = try signals.ticket(dataset: 1, after: 0, user: 1, limit: 4, connection: ObjectIdentifier(one))
+        let started2 = ContinuousClock.now
+        #expect(await late.wait(for: .seconds(60)) == false)
+        #expect(ContinuousClock.now - started2 < .seconds(30))
+        late.cancel()
     }
 
     @Test func ticketsPastTheUsersLimitAreRefusedAndComeBackWhenGiven() throws {
