@@ -100,9 +100,12 @@ public final class PostgresServerStorage: ServerStorage {
             throw error
         }
         if listens {
+            // Named like the node's pool connections, so pg_stat_activity shows whose it is.
+            var listening = url.connectionConfiguration
+            listening.options.additionalStartupParameters.append(("application_name", applicationName))
             listener.withLockedValue {
                 $0 = PostgresLogListener(
-                    configuration: url.connectionConfiguration, channel: channel, node: node, signals: logSignals, recheckInterval: recheckInterval,
+                    configuration: listening, channel: channel, node: node, signals: logSignals, recheckInterval: recheckInterval,
                     heads: { [weak self] datasets in try await self?.logHeads(datasets) ?? [:] }, logger: logger)
             }
         }
