@@ -62,16 +62,8 @@ struct SlowClientTests {
         // The 1 100 connections are held by a child process: Foundation's Process.run, which
         // other tests call meanwhile, over-reads its list of this process's descriptors when
         // it is long (swift-corelibs-foundation#5472, Swift 6.3.1).
-        let holder = Process()
-        holder.executableURL = URL(filePath: "/usr/bin/python3")
-        holder.arguments = ["-c", Self.holdScript, String(server.port), "1100"]
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        holder.standardError = FileHandle.nullDevice
-        try holder.run()
+        let (holder, input, reader) = try Self.python(Self.holdScript, [String(server.port), "1100"])
         defer { if holder.isRunning { holder.terminate() } }
-        let reader = output.fileHandleForReading
         let held = try await FairnessProcessTests.onThread { Self.line(from: reader) }
         #expect(held == "held 1100", "\(held)")
         // Others are answered while all of them are held (well before the idle timeout
@@ -114,6 +106,20 @@ struct SlowClientTests {
                 closed += 1
         print("closed", closed, flush=True)
         """
+
+    /// Runs `script` in a Python child process (connections are held there, not in this
+    /// process: see the slowloris test); its process, its standard input and its output.
+    static func python(_ script: String, _ arguments: [String]) throws -> (Process, Pipe, FileHandle) {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/python3")
+        process.arguments = ["-c", script] + arguments
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, input, output.fileHandleForReading)
+    }
 
     /// One line from `handle` (without its newline), read as it comes.
     static func line(from handle: FileHandle) -> String {

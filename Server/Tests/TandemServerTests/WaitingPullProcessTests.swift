@@ -24,16 +24,8 @@ struct WaitingPullProcessTests {
                 == 201)
         // Held by a child process (see SlowClientTests: Foundation's Process.run and long
         // descriptor lists).
-        let holder = Process()
-        holder.executableURL = URL(filePath: "/usr/bin/python3")
-        holder.arguments = ["-c", Self.waitScript, String(server.port), token, "1000"]
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        holder.standardError = FileHandle.nullDevice
-        try holder.run()
+        let (holder, input, reader) = try SlowClientTests.python(Self.waitScript, [String(server.port), token, "1000"])
         defer { if holder.isRunning { holder.terminate() } }
-        let reader = output.fileHandleForReading
         let sent = try await FairnessProcessTests.onThread { SlowClientTests.line(from: reader) }
         #expect(sent == "sent 1000", "\(sent)")
         // Every one of them is waiting (the server counts them).
