@@ -107,7 +107,9 @@ extension Schema {
 
         public var typeName: String
         public var rawType: ScalarType
-        /// The cases, when the type is `CaseIterable`; `nil` when they cannot be listed.
+        /// The cases: every declared one in a schema extracted from Swift sources; at runtime
+        /// only when the type is `CaseIterable`, else `nil` (unknown: the server learns them
+        /// from `tandem schema publish`, see ``Schema/isVersion(of:)``).
         public var cases: [Case]?
 
         public init(typeName: String, rawType: ScalarType, cases: [Case]?) {

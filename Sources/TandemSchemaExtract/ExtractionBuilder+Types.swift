@@ -191,7 +191,9 @@ extension ExtractionBuilder {
                 "\(use.location): \(use.path) has type \(name), which Tandem cannot store inside a composite unless it is CaseIterable (or has a case with raw value \(Self.placeholder(rawType).debugDescription)); make it CaseIterable",
                 location: use.location)
         }
-        return .enumeration(Schema.Enumeration(typeName: name, rawType: rawType, cases: isCaseIterable ? cases : nil))
+        // The sources list every case, CaseIterable or not (a running app lists only a
+        // CaseIterable enum's; its schema then matches this one: `Schema.isVersion(of:)`).
+        return .enumeration(Schema.Enumeration(typeName: name, rawType: rawType, cases: cases))
     }
 
     /// The placeholder the runtime probes with, as `String(describing:)` prints it.

@@ -380,7 +380,13 @@ public actor SyncEngine {
         _ = try await call("PUT", path)
         let canonical = try container.schema.canonicalJSON()
         let history = try Self.decode(SchemaHistory.self, try await call("GET", path + "/schema"))
-        if let known = history.versions.last(where: { $0.schema == String(decoding: canonical, as: UTF8.self) }) {
+        // The newest version this store's schema is: the same, or the same with what the
+        // running app cannot see (cases of enums that are not CaseIterable) listed, as
+        // `tandem schema publish` registers it from the sources.
+        let text = String(decoding: canonical, as: UTF8.self)
+        if let known = history.versions.last(where: { version in
+            version.schema == text || (try? Schema(canonicalJSON: Data(version.schema.utf8))).map { container.schema.isVersion(of: $0) } == true
+        }) {
             schemaVersion = known.version
             return known.version
         }

@@ -237,7 +237,8 @@ public struct SchemaHistory: Sendable, Hashable, Codable {
 /// The answer to `PUT /v1/datasets/{dataset}/schema`.
 public struct SchemaRegistration: Sendable, Hashable, Codable {
     public var version: Int
-    /// `false` when the schema equals the latest version (nothing registered).
+    /// `false` when the schema is a registered version already (nothing registered): the
+    /// same, or the same but for the enum cases a running app cannot list.
     public var created: Bool
     public init(version: Int, created: Bool) {
         self.version = version

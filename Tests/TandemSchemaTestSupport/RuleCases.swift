@@ -106,10 +106,27 @@ public let ruleCases: [RuleCase] = [
         rule: "ENUM_CASE_ADDED", verdict: .warning, path: "Note.priority.urgent",
         v1: note("var priority: Priority = .low", "enum Priority: String, Codable, CaseIterable { case low, high }"),
         v2: note("var priority: Priority = .low", "enum Priority: String, Codable, CaseIterable { case low, high, urgent }")),
+    // The style of the seed articles: raw values, not CaseIterable. The sources list the
+    // cases all the same.
+    RuleCase(
+        rule: "ENUM_CASE_REMOVED", verdict: .breaking, path: "Note.kind.three",
+        v1: note("var kind: MyType = .one", "enum MyType: Int, Codable { case one, two, three }"),
+        v2: note("var kind: MyType = .one", "enum MyType: Int, Codable { case one, two }")),
+    RuleCase(
+        rule: "ENUM_CASE_ADDED", verdict: .warning, path: "Note.kind.four",
+        v1: note("var kind: MyType = .one", "enum MyType: Int, Codable { case one, two, three }"),
+        v2: note("var kind: MyType = .one", "enum MyType: Int, Codable { case one, two, three, four }")),
+    RuleCase(
+        rule: "ENUM_CASE_RAW_VALUE_CHANGED", verdict: .breaking, path: "Note.kind.three",
+        v1: note("var kind: MyType = .one", "enum MyType: Int, Codable { case one, two, three }"),
+        v2: note("var kind: MyType = .one", "enum MyType: Int, Codable { case one, two, three = 7 }")),
+    // A RawRepresentable struct stores raw values whose cases no declaration lists.
     RuleCase(
         rule: "ENUM_CASES_UNKNOWN", verdict: .warning, path: "Note.priority",
         v1: note("var priority: Priority = .low", "enum Priority: String, Codable, CaseIterable { case low, high }"),
-        v2: note("var priority: Priority = .low", "enum Priority: String, Codable { case low }")),
+        v2: note(
+            "var priority: Priority = Priority(rawValue: \"low\")",
+            "struct Priority: RawRepresentable, Codable { var rawValue: String; init(rawValue: String) { self.rawValue = rawValue } }")),
     RuleCase(
         rule: "ENUM_WITHOUT_RAW_VALUE_CHANGED", verdict: .breaking, path: "Note.shape",
         v1: note("var shape: Shape = .dot", "enum Shape: Codable { case dot, circle(radius: Double) }"),

@@ -27,29 +27,6 @@ struct SchemaExtractionTests {
         }
     }
 
-    /// JSON-stored enums carry their declared cases only when read from source.
-    static func withoutSourceShapes(_ schema: Schema) -> Schema {
-        func strip(_ type: Schema.AttributeType) -> Schema.AttributeType {
-            switch type {
-            case .json(let name, _): return .json(typeName: name)
-            case .collection(let name, let element): return .collection(typeName: name, element: element.map(strip))
-            case .composite(var composite):
-                composite.fields = composite.fields.map {
-                    var field = $0; field.type = strip(field.type); return field
-                }
-                return .composite(composite)
-            default: return type
-            }
-        }
-        var schema = schema
-        for e in schema.entities.indices {
-            for a in schema.entities[e].attributes.indices {
-                schema.entities[e].attributes[a].type = strip(schema.entities[e].attributes[a].type)
-            }
-        }
-        return schema
-    }
-
     /// Each version of the versioned `Note` with every top-level test model.
     @Test(arguments: ["V1", "V2", "V3Bad", "V4Bad", "V5"])
     func extractedSchemaEqualsTheRuntimeSchemaOfTheTestModels(version: String) throws {
@@ -57,9 +34,32 @@ struct SchemaExtractionTests {
         let names = extracted.schema.entities.map(\.name)
         #expect(Set(names) == Set(Self.models.keys).union(["Note"]), "every test model is found, and only those")
         let runtime = try Schema(names.map { $0 == "Note" ? Self.versions[version]! : Self.models[$0]! })
-        let expected = String(decoding: try runtime.canonicalJSON(), as: UTF8.self)
-        let actual = String(decoding: try Self.withoutSourceShapes(extracted.schema).canonicalJSON(), as: UTF8.self)
+        // The sources show what the runtime cannot (the cases of an enum that is not
+        // CaseIterable, the shape of a JSON-stored type); everything else is equal.
+        #expect(runtime.isVersion(of: extracted.schema))
+        let expected = String(decoding: try extracted.schema.canonicalJSON(), as: UTF8.self)
+        let actual = String(decoding: try runtime.fillingUnknowns(from: extracted.schema).canonicalJSON(), as: UTF8.self)
         #expect(actual == expected)
+    }
+
+    @Test func enumsThatAreNotCaseIterableListTheirCasesFromSourceOnly() throws {
+        let extracted = try SchemaExtractor(scope: "V1").extract(try Self.supportSources())
+        let fromSource = try #require(extracted.schema.entity(named: "Product")?.attribute(named: "grade"))
+        #expect(
+            fromSource.type
+                == .enumeration(
+                    Schema.Enumeration(
+                        typeName: "Grade", rawType: .int,
+                        cases: [.init(name: "one", rawValue: "0"), .init(name: "two", rawValue: "1"), .init(name: "three", rawValue: "7")])))
+        let runtime = try Schema([Product.self])
+        #expect(runtime.entities[0].attribute(named: "grade")?.type == .enumeration(Schema.Enumeration(typeName: "Grade", rawType: .int, cases: nil)))
+        // One version: a store of these models syncs as the published (extracted) schema.
+        let published = Schema(entities: [try #require(extracted.schema.entity(named: "Product"))])
+        #expect(runtime.isVersion(of: published))
+        // Not when anything the runtime knows differs.
+        var other = published
+        other.entities[0].attributes.removeAll { $0.name == "level" }
+        #expect(!runtime.isVersion(of: other))
     }
 
     @Test func severalModelsWithOneNameNeedAScope() throws {

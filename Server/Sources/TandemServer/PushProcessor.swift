@@ -21,14 +21,17 @@ struct PushProcessor: Sendable {
     ///   each change's stamps, parsed.
     func validate(_ changes: [WireChange]) throws -> (changes: [WireChange], stamps: [[String: HLCTimestamp]]) {
         var columns: [String: [String: Schema.Column]] = [:]
+        var enums: [String: [String: EnumCases]] = [:]
         for entity in schema.entities {
             columns[entity.name] = Dictionary(entity.columns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let cases = EnumCases.columns(of: entity)
+            if !cases.isEmpty { enums[entity.name] = cases }
         }
         var normalized: [WireChange] = []
         var stamps: [[String: HLCTimestamp]] = []
         for (index, change) in changes.enumerated() {
             var change = change
-            stamps.append(try validate(&change, at: index, columns: columns))
+            stamps.append(try validate(&change, at: index, columns: columns, enums: enums))
             normalized.append(change)
         }
         return (normalized, stamps)
@@ -36,10 +39,15 @@ struct PushProcessor: Sendable {
 
     /// Checks change `index`: its record (rewritten in canonical form), its stamps (returned,
     /// parsed, each value's own), its shape for its kind.
-    private func validate(_ change: inout WireChange, at index: Int, columns: [String: [String: Schema.Column]]) throws -> [String: HLCTimestamp] {
+    private func validate(
+        _ change: inout WireChange, at index: Int, columns: [String: [String: Schema.Column]], enums: [String: [String: EnumCases]]
+    ) throws -> [String: HLCTimestamp] {
         let entityColumns = try validateRecord(&change, at: index, columns: columns)
         let stamps = try parseStamps(of: change, at: index)
         try validateShape(of: change, at: index, columns: entityColumns)
+        if let cases = enums[change.entity], change.kind == .insert || change.kind == .update {
+            try validateEnumValues(of: change, at: index, cases: cases)
+        }
         return stamps
     }
 
@@ -147,6 +155,19 @@ struct PushProcessor: Sendable {
                         "invalid_value", "\(item).values.\(key): \(value.kindDescription) does not fit column '\(key)' (\(column.sqlType.rawValue)\(column.isNullable ? ", nullable" : ""))")
                 }
             }
+        }
+    }
+
+    /// Refuses a raw value that is none of its enum's cases in the push's schema version
+    /// (where the version lists them: one registered from the sources, `tandem schema
+    /// publish`). A newer client's new case comes with the newer version, which lists it.
+    private func validateEnumValues(of change: WireChange, at index: Int, cases: [String: EnumCases]) throws {
+        for (key, value) in change.values {
+            guard let enumeration = cases[key], !enumeration.contains(value) else { continue }
+            throw APIError.invalid(
+                "invalid_enum_value",
+                "changes[\(index)].values.\(key): \(String(decoding: WireJSON.data { $0.append(value) }, as: UTF8.self)) is not a case of enum \(enumeration.enumeration.typeName) in schema version \(schemaVersion); its cases: \(enumeration.listed)"
+            )
         }
     }
 

@@ -206,7 +206,9 @@ struct Routes: Sendable {
         var history = try await storage.schemaHistory(dataset: dataset.id)
         let limit = limits.schemaVersions
         for _ in 0..<8 {
-            if history.last?.schema == canonical { return try Self.json(SchemaRegistration(version: history.count, created: false)) }
+            if let known = Self.knownVersion(of: schema, canonical: canonical, in: history) {
+                return try Self.json(SchemaRegistration(version: known, created: false))
+            }
             guard history.count < limit else {
                 throw APIError(
                     .forbidden, "quota_exceeded",
@@ -232,6 +234,16 @@ struct Routes: Sendable {
             history = try await storage.schemaHistory(dataset: dataset.id)
         }
         throw APIError(.conflict, "schema_contended", "other schema versions of '\(dataset.name)' kept arriving during the check; send it again")
+    }
+
+    /// The newest registered version `schema` is (the same, or the same but for what a
+    /// running app cannot see: enum cases of types that are not CaseIterable, registered
+    /// from the sources by `tandem schema publish`), if any.
+    static func knownVersion(of schema: Schema, canonical: String, in history: [SchemaVersionInfo]) -> Int? {
+        if history.last?.schema == canonical { return history.last?.version }
+        return history.last { version in
+            version.schema == canonical || (try? Schema(canonicalJSON: Data(version.schema.utf8))).map { schema.isVersion(of: $0) } == true
+        }?.version
     }
 
     /// Runs `body` in a task that is cancelled when `closed` completes (the client's

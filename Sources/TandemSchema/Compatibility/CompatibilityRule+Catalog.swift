@@ -227,14 +227,14 @@ extension CompatibilityRule {
         verdict: .warning,
         rationale: "Old clients meet a raw value they cannot decode until they update.",
         hint: "Release the new case after every client can decode it, or handle unknown values in old clients.")
-    /// An enum's cases cannot be compared (not CaseIterable): warning.
+    /// An enum's cases cannot be compared (one version does not list them): warning.
     public static let enumCasesUnknown = CompatibilityRule(
         id: "ENUM_CASES_UNKNOWN",
         category: .enumeration,
-        change: "an enum became or stopped being CaseIterable, so its cases cannot be compared",
+        change: "an enum's cases are listed by one version and not by the other, so they cannot be compared",
         verdict: .warning,
-        rationale: "Without CaseIterable the schema cannot list the cases, so removed or changed raw values go unnoticed.",
-        hint: "Make the enum CaseIterable.")
+        rationale: "A schema recorded by a running app lists the cases of CaseIterable enums only, so removed or changed raw values go unnoticed.",
+        hint: "Check schemas extracted from the Swift sources (tandem schema extract lists every case), and publish them (tandem schema publish) so the server knows the cases.")
     /// Any change to an enum stored as JSON (no raw values): breaking.
     public static let enumWithoutRawValueChanged = CompatibilityRule(
         id: "ENUM_WITHOUT_RAW_VALUE_CHANGED",

@@ -325,7 +325,10 @@ struct SchemaComparison {
         guard let oldCases = a.cases, let newCases = b.cases else {
             // Both unknown: nothing to compare and nothing changed that the schema shows.
             if (a.cases == nil) != (b.cases == nil) {
-                add(.enumCasesUnknown, path, "enum \(b.typeName) is \(b.cases == nil ? "no longer" : "now") CaseIterable, so its cases cannot be compared with the other version's")
+                add(
+                    .enumCasesUnknown, path,
+                    "the \(b.cases == nil ? "candidate" : "baseline") does not list the cases of enum \(b.typeName) (a schema a running app recorded lists only a CaseIterable enum's), so they cannot be compared with the other version's"
+                )
             }
             return
         }

@@ -53,6 +53,12 @@ enum Big: UInt64, Codable, CaseIterable {
     case small = 1, huge = 18_000_000_000_000_000_000
 }
 
+/// The style of the seed articles: raw values, not CaseIterable. The sources list its cases;
+/// the runtime cannot.
+enum Grade: Int, Codable {
+    case one, two, three = 7
+}
+
 enum Level: Int, Codable, CaseIterable, CustomStringConvertible {
     case low = 1, high = 9
     var description: String { self == .low ? "Low" : "High" }
@@ -70,6 +76,7 @@ enum Level: Int, Codable, CaseIterable, CustomStringConvertible {
     var ratio: Ratio = .one
     var big: Big = .small
     var level: Level = .low
+    var grade: Grade = .one
     init(name: String) {
         self.name = name
         self.price = Price(cents: 0)
