@@ -1,11 +1,9 @@
 import ArgumentParser
+import Foundation
 import TandemSchema
 
-/// Options shared by `check` and `diff`.
-struct ComparisonOptions: ParsableArguments {
-    @Option(help: "A released schema JSON file, or a directory of them (the candidate is checked against every one).")
-    var baseline: String
-
+/// The candidate schema of `check`, `diff` and `publish`.
+struct CandidateOptions: ParsableArguments {
     @Option(parsing: .upToNextOption, help: "The new schema: a JSON file, or Swift sources (files or directories) to extract it from.")
     var candidate: [String]
 
@@ -22,12 +20,36 @@ struct ComparisonOptions: ParsableArguments {
         if candidate.isEmpty { throw ValidationError("--candidate needs a schema JSON file or Swift sources") }
     }
 
+    func load() throws -> SchemaInputs.Candidate {
+        try SchemaInputs.candidate(at: candidate, typesFile: types, scope: scope)
+    }
+}
+
+/// Options shared by `check` and `diff`: the released schemas (files, or a live server's
+/// registered versions) and the candidate.
+struct ComparisonOptions: ParsableArguments {
+    @Option(help: "A released schema JSON file, or a directory of them (the candidate is checked against every one). Or use --server.")
+    var baseline: String?
+
+    @OptionGroup var remote: SchemaServerOptions
+
+    @OptionGroup var candidateOptions: CandidateOptions
+
+    var format: OutputFormat { candidateOptions.format }
+
+    func validate() throws {
+        if (baseline == nil) == (remote.server == nil) {
+            throw ValidationError("pass --baseline FILE|DIR, or --server URL --dataset NAME (the versions a server registered), not both")
+        }
+    }
+
     func run(includeSafe: Bool, config: String?) throws -> (CompatibilityReport, [CompatibilityCheck.Baseline]) {
         // Baselines and candidate are read in parallel: on a large schema, reading is most of the work.
         let baseline = self.baseline
+        let remote = self.remote
         let (baselines, loaded) = try SchemaInputs.concurrently(
-            { try SchemaInputs.baselines(at: baseline) },
-            { try SchemaInputs.candidate(at: candidate, typesFile: types, scope: scope) })
+            { try baseline.map { try SchemaInputs.baselines(at: $0) } ?? remote.baselines() },
+            { try candidateOptions.load() })
         let ignores = try SchemaInputs.ignores(config)
         let check = CompatibilityCheck(allowances: ignores.allowances + loaded.allowances, locations: loaded.locations)
         var report = check.run(baselines: baselines, candidate: loaded.schema)
@@ -52,7 +74,10 @@ struct SchemaCheckCommand: ParsableCommand {
     var config: String?
 
     func run() throws {
-        let (report, baselines) = try options.run(includeSafe: false, config: config)
+        let (report, baselines) = try SchemaServerOptions.exitingWhenUnreachable { try options.run(includeSafe: false, config: config) }
+        if baselines.isEmpty, let dataset = options.remote.dataset {
+            FileHandle.standardError.write(Data("tandem: '\(dataset)' has no schema version on the server yet: nothing to check against\n".utf8))
+        }
         print(FindingFormatter(format: options.format).render(report, baselines: baselines.map(\.name), title: "check", strict: strict), terminator: "")
         if report.fails(strict: strict) { throw CheckFailed() }
     }
@@ -67,7 +92,7 @@ struct SchemaDiffCommand: ParsableCommand {
     @OptionGroup var options: ComparisonOptions
 
     func run() throws {
-        let (report, baselines) = try options.run(includeSafe: true, config: nil)
+        let (report, baselines) = try SchemaServerOptions.exitingWhenUnreachable { try options.run(includeSafe: true, config: nil) }
         print(FindingFormatter(format: options.format).render(report, baselines: baselines.map(\.name), title: "diff", strict: false), terminator: "")
     }
 }
@@ -83,5 +108,53 @@ struct SchemaRulesCommand: ParsableCommand {
 
     func run() throws {
         print(FindingFormatter(format: format).render(rules: CompatibilityRule.all), terminator: "")
+    }
+}
+
+/// `tandem schema publish --server … --dataset … --candidate …`: registers a release's schema
+/// from CI, so the server knows it (and its enum cases) before any client ships it.
+struct SchemaPublishCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Register a schema version on a server before a release (the server checks it against every registered version).",
+        discussion: """
+            The server refuses a schema that would break sync with a registered version, with its findings (rule IDs): nothing is registered then. \
+            A schema that is a registered version already (the same, or the same but for enum cases a running app cannot list) registers nothing. \
+            Exit codes: 0 registered (or already registered), 1 refused as incompatible, 2 bad input, 3 the server is unreachable or busy (retry later).
+            """)
+
+    @OptionGroup var remote: SchemaServerOptions
+
+    @OptionGroup var candidateOptions: CandidateOptions
+
+    func validate() throws {
+        if remote.server == nil { throw ValidationError("publish needs --server URL --dataset NAME") }
+    }
+
+    func run() throws {
+        let candidate = try candidateOptions.load()
+        let publication = try SchemaServerOptions.exitingWhenUnreachable { try remote.publish(candidate.schema) }
+        let dataset = remote.dataset ?? ""
+        switch publication {
+        case .registered(let version, let created):
+            switch candidateOptions.format {
+            case .json: try printJSON(PublishResult(dataset: dataset, version: version, created: created))
+            case .text, .github:
+                print(created ? "published '\(dataset)' schema version \(version)" : "'\(dataset)' has this schema already: version \(version) (nothing registered)")
+            }
+        case .refused(let message, var findings):
+            for index in findings.indices { findings[index].location = candidate.locations[findings[index].path] }
+            let report = CompatibilityReport(findings: findings)
+            if candidateOptions.format == .text { FileHandle.standardError.write(Data("tandem: the server refused the schema: \(message)\n".utf8)) }
+            print(FindingFormatter(format: candidateOptions.format).render(report, baselines: ["server"], title: "publish", strict: false), terminator: "")
+            throw CheckFailed()
+        }
+    }
+
+    /// `--format json` of a registration.
+    struct PublishResult: Encodable {
+        var dataset: String
+        var version: Int
+        var created: Bool
     }
 }

@@ -76,7 +76,7 @@ struct SchemaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema",
         abstract: "Extract a schema from Swift sources and check that a new model version keeps sync working.",
-        subcommands: [SchemaExtractCommand.self, SchemaCheckCommand.self, SchemaDiffCommand.self, SchemaRulesCommand.self])
+        subcommands: [SchemaExtractCommand.self, SchemaCheckCommand.self, SchemaDiffCommand.self, SchemaPublishCommand.self, SchemaRulesCommand.self])
 }
 
 /// A check that found breaking changes (exit 1); its report is already printed.

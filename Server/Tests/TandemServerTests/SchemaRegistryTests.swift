@@ -107,7 +107,9 @@ struct SchemaRegistryTests {
     /// (an app's own schema, not published), it is taken as it comes.
     @Test(arguments: StorageKind.allCases)
     func aRawValueOutsideTheCasesOfItsVersionIsRefused(_ kind: StorageKind) async throws {
-        let source = note(base + "\nvar kind: MyType = .one\nvar info: Info? = nil", """
+        let source = note(
+            base + "\nvar kind: MyType = .one\nvar info: Info? = nil",
+            """
             enum MyType: Int, Codable { case one, two, three = 7 }
             enum Level: String, Codable, CaseIterable { case low, high }
             struct Info: Codable { var level: Level }

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+
+/// The release pipeline as a CI job runs it: `tandem schema publish` and `tandem schema check
+/// --server` against a real `tandem-server`, with models in the style of the seed articles
+/// (an enum with raw values that is not CaseIterable), and the sync handshake of a store whose
+/// schema the server refuses.
+@Suite("Schema release pipeline (the processes)", .serialized)
+struct SchemaPipelineProcessTests {
+    static func models(_ members: String, _ cases: String) -> String {
+        """
+        import Tandem
+
+        enum MyType: Int, Codable { \(cases) }
+
+        @Model final class Note {
+            var title: String = ""
+            var kind: MyType = .one
+            \(members)
+            init() {}
+        }
+        """
+    }
+
+    /// Runs `tandem` with `arguments`; its exit status and outputs.
+    static func tandem(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = try #require(DaemonProcessTests.tandem, "tandem is not built: run `swift build --build-tests`")
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile(), error = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: error, as: UTF8.self))
+    }
+
+    /// A directory with one release's model source.
+    static func release(_ directory: URL, _ name: String, _ source: String) throws -> String {
+        let folder = directory.appending(path: name)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try source.write(to: folder.appending(path: "Models.swift"), atomically: true, encoding: .utf8)
+        return folder.path(percentEncoded: false)
+    }
+
+    /// The versions the server registered for `dataset`.
+    static func versions(_ server: SyncServerProcess, _ dataset: String) throws -> [Int] {
+        let body = try SyncServerProcess.run(
+            URL(filePath: "/usr/bin/curl"), ["-sf", "-H", "Authorization: Bearer \(server.token)", server.base + "/v1/datasets/\(dataset)/schema"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        return (object["versions"] as? [[String: Any]] ?? []).compactMap { $0["version"] as? Int }
+    }
+
+    @Test func publishAndCheckAgainstALiveServerAndTheHandshakeRefusesWhatPublishRefuses() async throws {
+        let server = try await SyncServerProcess.make()
+        let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-pipeline-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tokenFile = directory.appending(path: "token").path(percentEncoded: false)
+        try server.token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let remote = ["--server", server.base, "--dataset", "notes", "--token-file", tokenFile]
+
+        let v1 = try Self.release(directory, "v1", Self.models("", "case one, two, three"))
+        let v2 = try Self.release(directory, "v2", Self.models("var body: String? = nil", "case one, two, three, four"))
+        let removed = try Self.release(directory, "removed", Self.models("", "case one, two"))
+        let renumbered = try Self.release(directory, "renumbered", Self.models("", "case one, two, three = 7"))
+
+        // Nothing registered yet: nothing to check against.
+        let first = try Self.tandem(["schema", "check"] + remote + ["--candidate", v1])
+        #expect(first.status == 0, "\(first.out)\(first.err)")
+        #expect(first.err.contains("no schema version on the server yet"))
+
+        let published = try Self.tandem(["schema", "publish"] + remote + ["--candidate", v1])
+        #expect(published.status == 0, "\(published.out)\(published.err)")
+        #expect(published.out.contains("published 'notes' schema version 1"))
+        let again = try Self.tandem(["schema", "publish"] + remote + ["--candidate", v1, "--format", "json"])
+        #expect(again.status == 0)
+        #expect(again.out.contains("\"created\" : false") && again.out.contains("\"version\" : 1"), "\(again.out)")
+
+        // The cases of an enum that is not CaseIterable are compared: each change has its rule.
+        let added = try Self.tandem(["schema", "check"] + remote + ["--candidate", v2])
+        #expect(added.status == 0, "a new case is a warning: \(added.out)")
+        #expect(added.out.contains("ENUM_CASE_ADDED") && added.out.contains("Note.kind.four"))
+        for (candidate, rule) in [(removed, "ENUM_CASE_REMOVED"), (renumbered, "ENUM_CASE_RAW_VALUE_CHANGED")] {
+            let checked = try Self.tandem(["schema", "check"] + remote + ["--candidate", candidate, "--format", "github"])
+            #expect(checked.status == 1, "\(checked.out)")
+            #expect(checked.out.contains("::error") && checked.out.contains(rule), "\(checked.out)")
+            let refused = try Self.tandem(["schema", "publish"] + remote + ["--candidate", candidate])
+            #expect(refused.status == 1, "\(refused.out)\(refused.err)")
+            #expect(refused.out.contains(rule), "the findings name the rule: \(refused.out)")
+            #expect(refused.err.contains("the server refused the schema"))
+        }
+        #expect(try Self.versions(server, "notes") == [1], "nothing refused was registered")
+
+        // A store whose models are the refused release: its sync's handshake is refused too,
+        // naming the rule, and nothing is registered.
+        let extracted = directory.appending(path: "removed.json").path(percentEncoded: false)
+        #expect(try Self.tandem(["schema", "extract", removed, "-o", extracted]).status == 0)
+        let store = directory.appending(path: "removed.store").path(percentEncoded: false)
+        #expect(try Self.tandem(["init", "--store", store, "--schema", extracted, "--dataset", "notes"]).status == 0)
+        let sync = try Self.tandem(["sync", "--store", store, "--server", server.base, "--token-file", tokenFile])
+        #expect(sync.status == 1, "\(sync.out)\(sync.err)")
+        #expect(sync.err.contains("ENUM_CASE_REMOVED"), "\(sync.err)")
+        #expect(try Self.versions(server, "notes") == [1])
+
+        // A store that records the schema as a running app does (the enum's cases unknown)
+        // syncs as the published version 1: nothing new is registered.
+        let published1 = directory.appending(path: "v1.json").path(percentEncoded: false)
+        #expect(try Self.tandem(["schema", "extract", v1, "-o", published1]).status == 0)
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: published1))) as? [String: Any])
+        var entities = try #require(json["entities"] as? [[String: Any]])
+        var attributes = try #require(entities[0]["attributes"] as? [[String: Any]])
+        let kindIndex = try #require(attributes.firstIndex { $0["name"] as? String == "kind" })
+        var type = try #require(attributes[kindIndex]["type"] as? [String: Any])
+        var enumeration = try #require(type["enumeration"] as? [String: Any])
+        #expect(enumeration["cases"] != nil, "the sources list the cases")
+        enumeration.removeValue(forKey: "cases")
+        type["enumeration"] = enumeration
+        attributes[kindIndex]["type"] = type
+        entities[0]["attributes"] = attributes
+        json["entities"] = entities
+        let running = directory.appending(path: "running.json")
+        try JSONSerialization.data(withJSONObject: json).write(to: running)
+        let appStore = directory.appending(path: "app.store").path(percentEncoded: false)
+        let made = try Self.tandem(["init", "--store", appStore, "--schema", running.path(percentEncoded: false), "--dataset", "notes"])
+        #expect(made.status == 0, "\(made.err)")
+        let appSync = try Self.tandem(["sync", "--store", appStore, "--server", server.base, "--token-file", tokenFile])
+        #expect(appSync.status == 0, "\(appSync.out)\(appSync.err)")
+        #expect(try Self.versions(server, "notes") == [1])
+
+        // A server that does not answer: exit 3 (retry later), not a verdict.
+        await server.stopped()
+        let down = try Self.tandem(["schema", "check"] + remote + ["--candidate", v1])
+        #expect(down.status == 3, "\(down.out)\(down.err)")
+        #expect(down.err.contains("did not answer"))
+    }
+
+    @Test func badPipelineInputIsAnErrorThatSaysWhatToFix() throws {
+        let both = try Self.tandem(["schema", "check", "--baseline", "a.json", "--server", "http://127.0.0.1:1", "--dataset", "d", "--candidate", "b.json"])
+        #expect(both.status != 0 && both.err.contains("not both"), "\(both.err)")
+        let neither = try Self.tandem(["schema", "check", "--candidate", "b.json"])
+        #expect(neither.status != 0 && neither.err.contains("--baseline FILE|DIR, or --server URL"), "\(neither.err)")
+        let noDataset = try Self.tandem(["schema", "publish", "--server", "http://127.0.0.1:1", "--candidate", "b.json"])
+        #expect(noDataset.status != 0 && noDataset.err.contains("--dataset"), "\(noDataset.err)")
+    }
+}
