@@ -258,7 +258,9 @@ extension ChangeApplier {
         }
         for (index, column) in sortedColumns.enumerated() {
             guard let remote = remoteStamp(column) else { continue }
-            let localStamp = local[column] ?? local["*"] ?? .zero
+            // A kept value shown at last: its column was never written here (added by the
+            // migration, or holding a first case meanwhile) unless a stamp of its own says so.
+            let localStamp = local[column] ?? (replayingKept ? nil : local["*"]) ?? .zero
             if remote == localStamp {
                 // The same write: nothing to decide, unless the values differ. One save
                 // stamps all it writes alike, so a unique merge can give one record two

@@ -36,6 +36,8 @@ struct ChangeApplier {
         var applied = 0
         var conflicts = 0
         var quarantined = 0
+        /// Values kept for a schema that can show them (``SyncStore/keep(record:field:stamp:position:schemaVersion:change:at:_:)``).
+        var kept = 0
         var newestStamp: HLCTimestamp?
         /// Values a conflict policy decided, to write as new local edits after the page.
         var resolutions: [Resolution] = []
@@ -126,6 +128,15 @@ struct ChangeApplier {
     /// merge map (a query per pulled change of a bulk pull otherwise).
     let merges = MergeFlag()
 
+    /// Whether the store keeps any value for a newer schema: until then a pulled delete
+    /// looks up nothing kept of its record.
+    let keptAny = KeptFlag()
+
+    /// Set once a value is kept; a class so a page's applier sees what it kept itself.
+    final class KeptFlag {
+        var value = false
+    }
+
     /// Set once a merge is known; a class so a page's applier sees merges made within it.
     final class MergeFlag {
         var any = false
@@ -136,6 +147,15 @@ struct ChangeApplier {
     }
     /// Entity → its to-one columns pointing at an entity with a unique attribute, and that entity.
     let mergeableReferences: [String: [(column: String, destination: String)]]
+    /// Entity → its enum columns whose cases this store knows (its schema's; the engine adds
+    /// those of the published version it syncs as): a pulled raw value that is none of them
+    /// is kept aside, as a value of a newer schema is, not shown to an app that cannot
+    /// decode it.
+    var enumCases: [String: [String: EnumCases]]
+    /// Set while kept values are applied (``SyncEngine`` `applyKept`): a column with no stamp
+    /// of its own in a row was never written here (the store could not show it), so it does
+    /// not carry the row's creation stamp.
+    var replayingKept = false
 
     func q(_ name: String) -> String { quoted[name] ?? SQLName.quote(name) }
 
@@ -178,6 +198,12 @@ struct ChangeApplier {
                 insertNew: Self.insertSQL(table: table, columns: names.map { quoted[$0]! }) + " ON CONFLICT(\(Self.idColumn)) DO NOTHING")
         }
         self.sql = sql
+        var enumCases: [String: [String: EnumCases]] = [:]
+        for entity in schema.entities {
+            let cases = EnumCases.columns(of: entity)
+            if !cases.isEmpty { enumCases[entity.name] = cases }
+        }
+        self.enumCases = enumCases
         let unique = Set(schema.entities.filter { $0.attributes.contains(where: \.isUnique) }.map(\.name))
         uniqueEntities = unique
         var mergeable: [String: [(column: String, destination: String)]] = [:]
@@ -217,8 +243,8 @@ struct ChangeApplier {
 
     func apply(_ entry: LogEntry, _ db: Database, into outcome: inout Outcome) throws {
         var change = entry.change
-        func quarantine(_ reason: String, newerSchema: Bool = false) throws {
-            try self.quarantine(entry, change, reason, newerSchema: newerSchema, db, &outcome)
+        func quarantine(_ reason: String) throws {
+            try self.quarantine(entry, change, reason, db, &outcome)
         }
         guard let uri = RecordURI(change.record) else {
             return try quarantine("'\(change.record)' is not a record URI")
@@ -227,19 +253,35 @@ struct ChangeApplier {
             return try quarantine("the record URI names dataset '\(uri.dataset)' and entity '\(uri.entity)'; this store is dataset '\(dataset)' and the change says '\(change.entity)'")
         }
         var uuid = uri.id
-        guard let known = columns[change.entity] else {
-            return try quarantine(
-                "entity '\(change.entity)' is not in this store's schema (it was written with schema version \(entry.schemaVersion)); migrate the store to a schema that has it", newerSchema: true)
-        }
         var stamps = [String: HLCTimestamp](minimumCapacity: change.stamps.count)
         for (key, text) in change.stamps {
             guard let stamp = HLCTimestamp(text) else { return try quarantine("the stamp of '\(key)' is not an HLC stamp: '\(text)'") }
             stamps[key] = stamp
         }
         if let newest = stamps.values.max() { outcome.newestStamp = max(outcome.newestStamp ?? newest, newest) }
+        // An entity of a newer schema: kept whole for a schema that has it.
+        guard let known = columns[change.entity] else {
+            return try keep(change, fields: nil, entry, stamps: stamps, db, &outcome)
+        }
+        if change.kind == .delete, keptAny.value, let star = stamps[WireChange.deleteStampKey] {
+            try SyncStore.forgetKept(record: change.record, through: star, db)
+        }
         var values = change.values
-        if !change.kind.isLink, !values.keys.allSatisfy({ known[$0] != nil }) {
-            values = try keepUnknownColumns(of: change, entry, known: known, db, &outcome)
+        if change.kind.isLink, let name = change.values.keys.first, schema.entity(named: change.entity)?.relationship(named: name) == nil {
+            return try keep(change, fields: nil, entry, stamps: stamps, db, &outcome)
+        }
+        if !change.kind.isLink, !values.allSatisfy({ isShown($0.key, $0.value, of: change.entity, known: known) }) {
+            values = try keepUnknownColumns(of: change, entry, stamps: stamps, known: known, db, &outcome)
+            // A new record whose enum value is kept (a case this store does not know): its
+            // first case meanwhile, under the zero stamp, so the kept value replaces it
+            // once it can be shown, and an edit here replaces both.
+            if change.kind == .insert, let cases = enumCases[change.entity] {
+                for (column, enumeration) in cases where values[column] == nil && change.values[column] != nil {
+                    guard let first = enumeration.firstCase else { continue }
+                    values[column] = first
+                    stamps[column] = .zero
+                }
+            }
             if values.isEmpty { return }
         }
         if change.kind != .delete, merges.any, uniqueEntities.contains(change.entity) {
@@ -320,36 +362,72 @@ struct ChangeApplier {
         }
     }
 
-    /// The values of `change` this store's schema has (`known`); the others wait in the
-    /// quarantine as an update, marked as of a newer schema. Only the unknown values wait: the
-    /// known ones are applied now, and a retry must not apply them again over later edits, or
-    /// re-insert the record.
+    /// Whether this store can show `value` in column `column` of `entity`: a column of its
+    /// schema, and for an enum column a raw value of a case it knows.
+    func isShown(_ column: String, _ value: WireValue, of entity: String, known: [String: Schema.Column]) -> Bool {
+        guard known[column] != nil else { return false }
+        guard let cases = enumCases[entity]?[column] else { return true }
+        return cases.contains(value)
+    }
+
+    /// The values of `change` this store can show (see ``isShown(_:_:of:known:)``); the
+    /// others are kept aside for a schema that has them, value by value with their stamps.
     func keepUnknownColumns(
-        of change: WireChange, _ entry: LogEntry, known: [String: Schema.Column], _ db: Database,
+        of change: WireChange, _ entry: LogEntry, stamps: [String: HLCTimestamp], known: [String: Schema.Column], _ db: Database,
         _ outcome: inout Outcome
     ) throws -> [String: WireValue] {
-        let unknown = change.values.keys.filter { known[$0] == nil }.sorted()
-        var waiting = change
-        waiting.kind = .update
-        waiting.values = change.values.filter { known[$0.key] == nil }
-        waiting.stamps = change.stamps.filter { $0.key == "*" || known[$0.key] == nil }
-        try SyncStore.quarantine(
-            WireJSON.data { $0.append(waiting) }.utf8Text, position: entry.position,
-            reason: "columns \(unknown) are not in this store's schema (written with schema version \(entry.schemaVersion)); the other values were applied",
-            at: now, record: change.record, schemaVersion: entry.schemaVersion, newerSchema: true, db)
-        outcome.quarantined += 1
-        return change.values.filter { known[$0.key] != nil }
+        let unknown = Set(change.values.filter { !isShown($0.key, $0.value, of: change.entity, known: known) }.keys)
+        try keep(change, fields: unknown, entry, stamps: stamps, db, &outcome)
+        return change.values.filter { !unknown.contains($0.key) }
+    }
+
+    /// Keeps `change` (its `fields` only, when given) for a schema that can show it, field by
+    /// field: each value with its stamp, a link under `<relationship>#<member>`, an insert's
+    /// or a delete's existence under `*`. A delete forgets what was kept of the record
+    /// before it.
+    func keep(
+        _ change: WireChange, fields: Set<String>?, _ entry: LogEntry, stamps: [String: HLCTimestamp], _ db: Database, _ outcome: inout Outcome
+    ) throws {
+        func store(_ field: String, _ part: WireChange, _ stamp: HLCTimestamp) throws {
+            try SyncStore.keep(
+                record: change.record, field: field, stamp: stamp, position: entry.position, schemaVersion: entry.schemaVersion, change: part, at: now, db)
+            outcome.kept += 1
+            keptAny.value = true
+        }
+        let star = stamps[WireChange.deleteStampKey]
+        switch change.kind {
+        case .delete:
+            guard let star else { return }
+            try SyncStore.forgetKept(record: change.record, through: star, db)
+            try store(WireChange.deleteStampKey, change, star)
+        case .link, .unlink:
+            guard let (name, member) = change.values.first, case .text(let target) = member, let stamp = star ?? stamps.values.first else { return }
+            try store(name + "#" + target, change, stamp)
+        case .insert, .update:
+            if fields == nil, change.kind == .insert, let created = star {
+                try store(
+                    WireChange.deleteStampKey,
+                    WireChange(record: change.record, entity: change.entity, kind: .insert, values: [:], stamps: [WireChange.deleteStampKey: created.description]),
+                    created)
+            }
+            for (column, value) in change.values where fields?.contains(column) ?? true {
+                guard let stamp = stamps[column] ?? star else { continue }
+                try store(
+                    column, WireChange(record: change.record, entity: change.entity, kind: .update, values: [column: value], stamps: [column: stamp.description]),
+                    stamp)
+            }
+        }
     }
 
     /// Sets `change` (of `entry`, as it stands: pointed at a survivor, say) aside in the
     /// quarantine with `reason`.
     func quarantine(
-        _ entry: LogEntry, _ change: WireChange, _ reason: String, newerSchema: Bool = false, _ db: Database,
+        _ entry: LogEntry, _ change: WireChange, _ reason: String, _ db: Database,
         _ outcome: inout Outcome
     ) throws {
         try SyncStore.quarantine(
             WireJSON.data { $0.append(change) }.utf8Text, position: entry.position, reason: reason, at: now,
-            record: change.record, schemaVersion: entry.schemaVersion, newerSchema: newerSchema, db)
+            record: change.record, schemaVersion: entry.schemaVersion, db)
         outcome.quarantined += 1
     }
 
@@ -640,7 +718,7 @@ struct ChangeApplier {
         _ db: Database
     ) throws -> Bool {
         let rows = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL AND newer_schema = 0 ORDER BY id DESC"),
+            db.cachedStatement(sql: "SELECT id, change FROM tandem_sync_quarantine WHERE record = ? AND position IS NOT NULL ORDER BY id DESC"),
             arguments: [record])
         for row in rows {
             guard var insert = try? WireJSONReader.change(Data((row[1] as String).utf8)),

@@ -98,6 +98,13 @@ extension SyncEngine {
         applier.node = node
         applier.merges.any = try read { db in try SyncStore.count("tandem_sync_merged", db) > 0 }
         applier.merges.ever = try applier.merges.any || read { db in try SyncState.read(db)?.everMerged ?? false }
+        applier.keptAny.value = try read { db in try SyncStore.keptCount(db) > 0 }
+        if let publishedSchema {
+            for entity in container.schema.fillingUnknowns(from: publishedSchema).entities {
+                let cases = EnumCases.columns(of: entity)
+                if !cases.isEmpty { applier.enumCases[entity.name] = cases }
+            }
+        }
         return applier
     }
 

@@ -70,6 +70,12 @@ public actor SyncEngine {
         echoSkipChecksPulledChanges = false
     }
     private var schemaVersion: Int?
+    /// The registered version this store syncs as, when it is not the store's own schema
+    /// but one that lists what the app cannot (the cases of an enum that is not CaseIterable,
+    /// published from the sources): what those cases are, for the applier.
+    var publishedSchema: Schema?
+    /// Whether this engine applied the kept values its schema can show (``applyKept()``).
+    var keptTried = false
     /// A page a waiting pull brought (live sync), applied by the next sync's pull when it
     /// follows the store's cursor.
     var prefetchedPage: (cursor: String, page: PullResponse)?
@@ -120,6 +126,8 @@ public actor SyncEngine {
         try prepare()
         var summary = SyncSummary()
         summary.schemaVersion = try await handshake()
+        // Values pulled before this store's schema could show them, shown now that it can.
+        summary.pulled += try applyKept()
         // With conflict policies, pull first: the policies must see pulled values against
         // local edits that are not pushed yet (once pushed, the newer stamp has already won).
         let policiesFirst = !configuration.conflictPolicies.isEmpty || !configuration.updateWinsOverDelete.isEmpty
@@ -154,10 +162,11 @@ public actor SyncEngine {
         summary.conflicts = pushed.conflicts + pulled.conflicts
         summary.pulled = pulled.applied
         let waiting = try read { db in try SyncStore.quarantineCounts(db) }
-        (summary.waitingLocal, summary.waitingPulled, summary.keptForNewerSchema) = (waiting.local, waiting.pulled, waiting.newerSchema)
+        (summary.waitingLocal, summary.waitingPulled) = (waiting.local, waiting.pulled)
+        summary.keptForNewerSchema = try read { db in try SyncStore.keptCount(db) }
         // Put in the quarantine by this sync and still there (a pulled change the retry after
         // the pull applied is not counted).
-        summary.quarantined = min(pulled.quarantined + pushed.quarantined, summary.waitingLocal + summary.waitingPulled + summary.keptForNewerSchema)
+        summary.quarantined = min(pulled.quarantined + pushed.quarantined, summary.waitingLocal + summary.waitingPulled)
         summary.clockOffset = clockOffset.withLock { $0 }
         if let offset = summary.clockOffset, abs(offset) >= Self.clockWarningMilliseconds {
             logger.warning("this machine's clock is \(abs(offset) / 1000) s \(offset > 0 ? "behind" : "ahead of") the server's; edits are stamped with the server's time. Correct the clock (NTP)")
@@ -384,11 +393,15 @@ public actor SyncEngine {
         // running app cannot see (cases of enums that are not CaseIterable) listed, as
         // `tandem schema publish` registers it from the sources.
         let text = String(decoding: canonical, as: UTF8.self)
-        if let known = history.versions.last(where: { version in
-            version.schema == text || (try? Schema(canonicalJSON: Data(version.schema.utf8))).map { container.schema.isVersion(of: $0) } == true
-        }) {
-            schemaVersion = known.version
-            return known.version
+        for version in history.versions.reversed() {
+            if version.schema == text {
+                (schemaVersion, publishedSchema) = (version.version, nil)
+                return version.version
+            }
+            if let published = try? Schema(canonicalJSON: Data(version.schema.utf8)), container.schema.isVersion(of: published) {
+                (schemaVersion, publishedSchema) = (version.version, published)
+                return version.version
+            }
         }
         let registration = try Self.decode(SchemaRegistration.self, try await call("PUT", path + "/schema", body: canonical))
         logger.info("registered the store's schema", metadata: ["version": "\(registration.version)"])

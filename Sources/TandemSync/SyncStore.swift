@@ -19,9 +19,13 @@ import TandemWire
 ///   pulled ones that could not be applied (`position` set: retried after every pull) and
 ///   local ones the server refused (`position` NULL: sent again on every sync, and counted
 ///   as pending until the server takes them). `record` and `schema_version` say whose
-///   change it is and in which schema a pulled one was written; `newer_schema` is 1 for
-///   pulled values of an entity or attribute this store's schema lacks (kept for a schema
-///   that has them, not an error: the sync is complete without them).
+///   change it is and in which schema a pulled one was written.
+/// - `tandem_sync_kept(record, field)`: pulled values this store's schema cannot show (an
+///   entity or attribute of a newer schema, a many-to-many relationship it lacks, an enum
+///   raw value none of its cases): the newest value of each field of each record with its
+///   stamp, as a one-field change (`*` is a record's insert or delete). Never shown to the
+///   app and not an error (the sync is complete without them); applied, as pulled changes
+///   are, by the first sync whose schema has them (``SyncEngine`` `applyKept`).
 /// - `tandem_sync_tombstone(entity, id)`: records of referenced entities (targets of a
 ///   to-one) that a pulled delete removed, so a reference to one that arrives later gets
 ///   the delete rule instead of pointing nowhere. A pulled re-insert removes it.
@@ -39,7 +43,7 @@ import TandemWire
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
 /// (``ModelContainer/unpushedHistory()``).
 enum SyncStore {
-    static let formatVersion = 4
+    static let formatVersion = 5
     static let reader = "sync"
     static let author = "sync"
 
@@ -70,7 +74,10 @@ enum SyncStore {
                     winner TEXT NOT NULL, rule TEXT NOT NULL, survivor TEXT);
                 CREATE TABLE IF NOT EXISTS tandem_sync_quarantine (
                     id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL,
-                    record TEXT, schema_version INTEGER, newer_schema INTEGER NOT NULL DEFAULT 0);
+                    record TEXT, schema_version INTEGER);
+                CREATE TABLE IF NOT EXISTS tandem_sync_kept (
+                    record TEXT NOT NULL, field TEXT NOT NULL, stamp TEXT NOT NULL, position INTEGER NOT NULL, schema_version INTEGER,
+                    change TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (record, field)) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS tandem_sync_tombstone (entity TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (entity, id)) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS tandem_sync_merged (
                     entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL,
@@ -97,11 +104,59 @@ enum SyncStore {
     }
 
     static func quarantine(
-        _ change: String, position: Int64?, reason: String, at: Int64, record: String? = nil, schemaVersion: Int? = nil,
-        newerSchema: Bool = false, _ db: Database
+        _ change: String, position: Int64?, reason: String, at: Int64, record: String? = nil, schemaVersion: Int? = nil, _ db: Database
     ) throws {
-        try db.cachedStatement(sql: "INSERT INTO tandem_sync_quarantine (at, position, change, reason, record, schema_version, newer_schema) VALUES (?, ?, ?, ?, ?, ?, ?)")
-            .execute(arguments: [at, position, change, reason, record, schemaVersion, newerSchema])
+        try db.cachedStatement(sql: "INSERT INTO tandem_sync_quarantine (at, position, change, reason, record, schema_version) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [at, position, change, reason, record, schemaVersion])
+    }
+
+    /// Keeps field `field` of `record` (a one-field change, `change`) for a schema that can
+    /// show it, unless a newer value of the field is kept already (last writer wins, as on
+    /// the server).
+    static func keep(
+        record: String, field: String, stamp: HLCTimestamp, position: Int64, schemaVersion: Int, change: WireChange, at: Int64, _ db: Database
+    ) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO tandem_sync_kept (record, field, stamp, position, schema_version, change, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (record, field) DO UPDATE SET stamp = excluded.stamp, position = excluded.position,
+                    schema_version = excluded.schema_version, change = excluded.change, at = excluded.at
+                WHERE excluded.stamp >= tandem_sync_kept.stamp
+                """
+        ).execute(arguments: [record, field, stamp.description, position, schemaVersion, WireJSON.data { $0.append(change) }.utf8Text, at])
+    }
+
+    /// Forgets the kept fields of `record` stamped at or before `stamp` (its delete).
+    static func forgetKept(record: String, through stamp: HLCTimestamp, _ db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM tandem_sync_kept WHERE record = ? AND stamp <= ?").execute(arguments: [record, stamp.description])
+    }
+
+    /// A kept field, as stored.
+    struct Kept {
+        var record: String
+        var field: String
+        var position: Int64
+        var schemaVersion: Int?
+        var change: WireChange?
+    }
+
+    /// Every kept field, by record, in log order within a record.
+    static func kept(_ db: Database) throws -> [Kept] {
+        guard try db.tableExists("tandem_sync_kept") else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT record, field, position, schema_version, change FROM tandem_sync_kept ORDER BY record, position, field").map { row in
+            let text: String = row[4]
+            return Kept(record: row[0], field: row[1], position: row[2], schemaVersion: row[3], change: try? WireJSONReader.change(Data(text.utf8)))
+        }
+    }
+
+    static func removeKept(record: String, field: String, _ db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM tandem_sync_kept WHERE record = ? AND field = ?").execute(arguments: [record, field])
+    }
+
+    /// How many fields are kept for a schema that can show them.
+    static func keptCount(_ db: Database) throws -> Int {
+        guard try db.tableExists("tandem_sync_kept") else { return 0 }
+        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tandem_sync_kept") ?? 0
     }
 
     /// A quarantined change, as stored.
@@ -121,8 +176,6 @@ enum SyncStore {
         var local = 0
         /// Pulled changes not applied, for a cause that can go away.
         var pulled = 0
-        /// Pulled values of a newer schema, kept for a schema that has them.
-        var newerSchema = 0
     }
 
     static func quarantineCounts(_ db: Database) throws -> QuarantineCounts {
@@ -130,23 +183,21 @@ enum SyncStore {
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT total(position IS NULL), total(position IS NOT NULL AND newer_schema = 0), total(position IS NOT NULL AND newer_schema = 1)
-                    FROM tandem_sync_quarantine
+                    SELECT total(position IS NULL), total(position IS NOT NULL) FROM tandem_sync_quarantine
                     """)
         else { return QuarantineCounts() }
-        return QuarantineCounts(local: Int(row[0] as Double), pulled: Int(row[1] as Double), newerSchema: Int(row[2] as Double))
+        return QuarantineCounts(local: Int(row[0] as Double), pulled: Int(row[1] as Double))
     }
 
     /// Quarantined local changes (`pulled: false`, the server refused them) or pulled ones,
-    /// oldest first (values of a newer schema after the others, so they never fill a
-    /// retry's `limit` ahead of changes that may apply now).
+    /// oldest first.
     static func quarantined(pulled: Bool, _ db: Database, limit: Int = .max) throws -> [Quarantined] {
         guard try db.tableExists("tandem_sync_quarantine") else { return [] }
         return try Row.fetchAll(
             db,
             sql: """
                 SELECT id, position, change, schema_version FROM tandem_sync_quarantine
-                WHERE position IS \(pulled ? "NOT NULL" : "NULL") ORDER BY newer_schema, position, id LIMIT ?
+                WHERE position IS \(pulled ? "NOT NULL" : "NULL") ORDER BY position, id LIMIT ?
                 """, arguments: [limit]
         ).map { Quarantined(id: $0[0], position: $0[1], change: $0[2], schemaVersion: $0[3]) }
     }

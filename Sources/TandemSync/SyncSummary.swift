@@ -15,9 +15,11 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
     public var waitingLocal = 0
     /// Pulled changes waiting in the quarantine after this sync (applied again after every pull).
     public var waitingPulled = 0
-    /// Pulled values of entities or attributes this store's schema lacks (written by a newer
-    /// app version), kept in the quarantine: expected on a store whose app has not updated
-    /// yet, so the sync is complete without them.
+    /// Pulled values this store's schema cannot show (entities, attributes, relationships or
+    /// enum cases of a newer app version), kept aside value by value with their stamps, never
+    /// shown to the app: expected on a store whose app has not updated yet, so the sync is
+    /// complete without them. The first sync after the store migrates to a schema that has
+    /// them applies them, without pulling them again.
     public var keptForNewerSchema = 0
     /// The server's clock minus this machine's (ms), from the sync's last answer.
     public var clockOffset: Int64?
@@ -37,6 +39,6 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
             + (resynced ? ", resynced from the start (the server's data was restored or copied)" : "")
             + (waitingLocal > 0 ? ", \(waitingLocal) local changes refused by the server waiting" : "")
             + (waitingPulled > 0 ? ", \(waitingPulled) pulled changes not applied waiting" : "")
-            + (keptForNewerSchema > 0 ? ", \(keptForNewerSchema) pulled changes of a newer schema kept" : "")
+            + (keptForNewerSchema > 0 ? ", \(keptForNewerSchema) values of a newer schema kept for it" : "")
     }
 }

@@ -40,6 +40,18 @@ public struct EnumCases: Sendable, Hashable {
         }
     }
 
+    /// The first case's raw value as it travels: what a replica shows in a new record whose
+    /// value it keeps aside (a case it does not know), until it can show that value.
+    public var firstCase: WireValue? {
+        guard let raw = enumeration.cases?.first?.rawValue else { return nil }
+        switch enumeration.rawType.sqlType {
+        case .integer: return Int64(raw).map(WireValue.integer)
+        case .real: return Double(raw).map(WireValue.real)
+        case .text: return .text(raw)
+        case .blob: return nil
+        }
+    }
+
     /// The cases for a message: `0 (one), 1 (two), 7 (three)`.
     public var listed: String {
         (enumeration.cases ?? []).map { "\($0.rawValue) (\($0.name))" }.joined(separator: ", ")

@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+import Tandem
+import TandemSchema
+import TandemWire
+
+/// Values kept for a schema that can show them (``SyncStore``'s `tandem_sync_kept`): applied
+/// by the first sync whose store can, without pulling them again.
+extension SyncEngine {
+    /// Applies the kept values this store's schema can show now (its app was updated, and
+    /// the store migrated to a schema with the attribute, entity, relationship or enum case),
+    /// record by record as pulled changes with their stamps: an edit made here since wins
+    /// where it is newer. Those the schema still cannot show stay kept. Returns how many
+    /// changes were applied.
+    ///
+    /// ```swift
+    /// let shown = try engine.applyKept()   // every sync does it after its handshake
+    /// ```
+    ///
+    /// - Throws: ``SyncError`` with code `store`.
+    func applyKept() throws -> Int {
+        // The store's schema (and the version it syncs as) is the engine's for its lifetime:
+        // once per engine is enough.
+        guard !keptTried else { return 0 }
+        keptTried = true
+        let kept = try read { db in try SyncStore.kept(db) }
+        guard !kept.isEmpty else { return 0 }
+        var applier = try makeApplier()
+        applier.replayingKept = true
+        var shown: [(position: Int64, version: Int, change: WireChange, fields: [String])] = []
+        for record in Dictionary(grouping: kept, by: \.record).values {
+            shown += Self.replay(record, applier: applier)
+        }
+        guard !shown.isEmpty else { return 0 }
+        shown.sort { $0.position < $1.position }
+        let outcome: ChangeApplier.Outcome
+        do {
+            outcome = try container.write(author: SyncStore.author) { db in
+                var outcome = ChangeApplier.Outcome()
+                for item in shown {
+                    for field in item.fields { try SyncStore.removeKept(record: item.change.record, field: field, db) }
+                    try applier.apply(LogEntry(position: item.position, change: item.change, schemaVersion: item.version), db, into: &outcome)
+                }
+                if let newest = outcome.newestStamp { try ModelContainer.advanceClock(past: newest, in: db) }
+                return outcome
+            }
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+        logger.info("applied values kept for this store's schema", metadata: ["changes": "\(shown.count)", "still kept": "\(outcome.kept)"])
+        return outcome.applied
+    }
+
+    /// The changes to apply of one record's kept fields that `applier`'s schema shows now,
+    /// each with the fields it uses up: its existence and values as one insert (or its
+    /// delete), else its values as one update; its links one by one.
+    static func replay(_ fields: [SyncStore.Kept], applier: ChangeApplier) -> [(position: Int64, version: Int, change: WireChange, fields: [String])] {
+        let parsed = fields.compactMap { kept in kept.change.map { (kept, $0) } }
+        guard let entity = parsed.first?.1.entity, let known = applier.columns[entity] else { return [] }
+        var result: [(position: Int64, version: Int, change: WireChange, fields: [String])] = []
+        var existence = parsed.first { $0.0.field == WireChange.deleteStampKey }
+        // A delete: applied first; values kept after it (newer than it) then meet the delete
+        // as they would have in log order (logged as lost to it).
+        if let deleted = existence, deleted.1.kind == .delete {
+            result.append((deleted.0.position, deleted.0.schemaVersion ?? 0, deleted.1, [deleted.0.field]))
+            existence = nil
+        }
+        var values: [String: WireValue] = [:]
+        var stamps: [String: String] = [:]
+        var used: [String] = []
+        var position = existence?.0.position ?? result.first?.position ?? 0
+        var version = existence?.0.schemaVersion ?? result.first?.version ?? 0
+        for (kept, change) in parsed where change.kind == .update {
+            guard let (column, value) = change.values.first, applier.isShown(column, value, of: entity, known: known) else { continue }
+            values[column] = value
+            stamps[column] = change.stamps[column]
+            used.append(kept.field)
+            position = max(position, kept.position)
+            version = max(version, kept.schemaVersion ?? 0)
+        }
+        if let existence, let created = existence.1.stamps[WireChange.deleteStampKey] {
+            stamps[WireChange.deleteStampKey] = created
+            result.append((position, version, WireChange(record: existence.1.record, entity: entity, kind: .insert, values: values, stamps: stamps), used + [existence.0.field]))
+        } else if !values.isEmpty {
+            result.append((position, version, WireChange(record: parsed[0].1.record, entity: entity, kind: .update, values: values, stamps: stamps), used))
+        }
+        for (kept, change) in parsed where change.kind.isLink {
+            guard let name = change.values.keys.first, applier.schema.entity(named: entity)?.relationship(named: name) != nil else { continue }
+            result.append((kept.position, kept.schemaVersion ?? 0, change, [kept.field]))
+        }
+        return result
+    }
+}
