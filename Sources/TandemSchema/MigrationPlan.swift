@@ -93,6 +93,13 @@ public struct MigrationPlan: Sendable, Hashable {
             {
                 previous = renamed
                 steps.append(.renameAttribute(entity: entity.name, from: originalName, to: attribute))
+            } else if let originalName = attribute.originalName,
+                let renamed = old.attributes.first(where: { $0.originalName == originalName && $0.name != attribute.name }),
+                entity.attribute(named: renamed.name) == nil
+            {
+                // Renamed again: both keep the first name as originalName.
+                previous = renamed
+                steps.append(.renameAttribute(entity: entity.name, from: renamed.name, to: attribute))
             } else {
                 if attribute.isOptional || attribute.defaultValue != nil {
                     steps.append(.addAttribute(entity: entity.name, attribute))

@@ -156,6 +156,8 @@ struct ChangeApplier {
     /// of its own in a row was never written here (the store could not show it), so it does
     /// not carry the row's creation stamp.
     var replayingKept = false
+    /// The store's column names on the wire.
+    let naming: WireNaming
 
     func q(_ name: String) -> String { quoted[name] ?? SQLName.quote(name) }
 
@@ -204,6 +206,7 @@ struct ChangeApplier {
             if !cases.isEmpty { enumCases[entity.name] = cases }
         }
         self.enumCases = enumCases
+        naming = WireNaming(schema: schema)
         let unique = Set(schema.entities.filter { $0.attributes.contains(where: \.isUnique) }.map(\.name))
         uniqueEntities = unique
         var mergeable: [String: [(column: String, destination: String)]] = [:]
@@ -242,7 +245,9 @@ struct ChangeApplier {
     static let idColumn = SyncJournal.idColumn
 
     func apply(_ entry: LogEntry, _ db: Database, into outcome: inout Outcome) throws {
-        var change = entry.change
+        // Renamed attributes arrive under their first name (`WireNaming`); the names of a
+        // newer schema stay as they came (kept for it).
+        var change = naming.isIdentity ? entry.change : naming.fromWire(entry.change)
         func quarantine(_ reason: String) throws {
             try self.quarantine(entry, change, reason, db, &outcome)
         }

@@ -73,7 +73,9 @@ extension SyncEngine {
         var position = existence?.0.position ?? result.first?.position ?? 0
         var version = existence?.0.schemaVersion ?? result.first?.version ?? 0
         for (kept, change) in parsed where change.kind == .update {
-            guard let (column, value) = change.values.first, applier.isShown(column, value, of: entity, known: known) else { continue }
+            // Kept under its wire name: shown when this store has a column by that name.
+            guard let (column, value) = change.values.first, applier.isShown(applier.naming.localColumn(column, of: entity), value, of: entity, known: known)
+            else { continue }
             values[column] = value
             stamps[column] = change.stamps[column]
             used.append(kept.field)

@@ -66,7 +66,8 @@ extension SyncEngine {
     /// (``PushRequest/OutcomeDetail/lost``).
     func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int) async throws -> PushResult {
         let batch = pushed.changes
-        let body = pushed.body(schemaVersion: schemaVersion)
+        // Renamed attributes travel under their first name (`WireNaming`).
+        let body = naming.isIdentity ? pushed.body(schemaVersion: schemaVersion) : PushPlanner.Batch(batch.map(naming.toWire)).body(schemaVersion: schemaVersion)
         let response: TransportResponse
         do {
             response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
@@ -117,7 +118,8 @@ extension SyncEngine {
         var lostLinks: [LostLink] = []
         for (index, outcome) in outcomes {
             let change = batch[index]
-            for value in outcome.lost {
+            for var value in outcome.lost {
+                value.attribute = naming.localColumn(value.attribute, of: change.entity)
                 let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.toDelete ? .deleteWins : .lastWriterWins)
                 if rule == .lastWriterWins, let winner = ServerWinner(record: change.record, entity: change.entity, lost: value, schema: container.schema) { winners.append(winner) }
                 if let link = LostLink(change: change, lost: value, schema: container.schema) { lostLinks.append(link) }

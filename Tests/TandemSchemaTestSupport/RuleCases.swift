@@ -39,8 +39,16 @@ public let ruleCases: [RuleCase] = [
     RuleCase(rule: "ATTRIBUTE_ADDED_REQUIRED", verdict: .breaking, path: "Note.rank", v1: note(base), v2: note(base + "\nvar rank: Int")),
     RuleCase(rule: "ATTRIBUTE_REMOVED", verdict: .breaking, path: "Note.body", v1: note(base + "\nvar body: String?"), v2: note(base)),
     RuleCase(
-        rule: "ATTRIBUTE_RENAMED", verdict: .breaking, path: "Note.heading",
+        rule: "ATTRIBUTE_RENAMED", verdict: .safe, path: "Note.heading",
         v1: note(base), v2: note("@Attribute(originalName: \"title\") var heading: String = \"\"")),
+    // Renamed again, the first name kept: still what it syncs under.
+    RuleCase(
+        rule: "ATTRIBUTE_RENAMED", verdict: .safe, path: "Note.caption",
+        v1: note("@Attribute(originalName: \"title\") var heading: String = \"\""), v2: note("@Attribute(originalName: \"title\") var caption: String = \"\"")),
+    // Renamed again with the previous name: it would sync under another name.
+    RuleCase(
+        rule: "ATTRIBUTE_RENAMED", verdict: .breaking, path: "Note.caption",
+        v1: note("@Attribute(originalName: \"title\") var heading: String = \"\""), v2: note("@Attribute(originalName: \"heading\") var caption: String = \"\"")),
     RuleCase(rule: "ATTRIBUTE_TYPE_CHANGED", verdict: .breaking, path: "Note.title", v1: note(base), v2: note("var title: Int = 0")),
     RuleCase(rule: "ATTRIBUTE_TYPE_CHANGED", verdict: .warning, path: "Note.count", v1: note("var count: Int = 0"), v2: note("var count: Int64 = 0")),
     RuleCase(rule: "ATTRIBUTE_NUMERIC_WIDENED", verdict: .breaking, path: "Note.count", v1: note("var count: Int32 = 0"), v2: note("var count: Int64 = 0")),

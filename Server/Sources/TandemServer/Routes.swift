@@ -93,7 +93,8 @@ struct Routes: Sendable {
     }
 
     /// What makes a well-formed schema unusable as a dataset's schema: repeated names, a
-    /// column named like the primary key, a relationship named like an attribute.
+    /// column named like the primary key, a relationship named like an attribute, a first
+    /// name (`originalName`) that two attributes sync under.
     static func structuralProblem(_ schema: Schema) -> String? {
         var entities: Set<String> = []
         for entity in schema.entities {
@@ -110,7 +111,8 @@ struct Routes: Sendable {
                 guard members.insert(relationship.name).inserted else { return "\(entity.name): the name '\(relationship.name)' is used twice" }
             }
         }
-        return nil
+        // Renamed attributes sync under their first name: it must name one attribute only.
+        return schema.identityProblem
     }
 
     // MARK: Handlers

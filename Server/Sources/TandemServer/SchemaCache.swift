@@ -39,7 +39,8 @@ actor SchemaCache {
         self.recheck = recheck
     }
 
-    /// The schema `version` of `dataset`, reading the history with `load` on a miss; `nil`
+    /// The schema `version` of `dataset` as the wire names it (``Schema/onTheWire``: renamed
+    /// attributes under their first name), reading the history with `load` on a miss; `nil`
     /// when the dataset has no such version.
     ///
     /// - Throws: what `load` throws, or ``SchemaError`` for a stored version that does not
@@ -54,7 +55,8 @@ actor SchemaCache {
         let history = try await load()
         var parsed: [Int: Schema] = [:]
         for info in history where !have.contains(info.version) {
-            parsed[info.version] = try Schema(canonicalJSON: Data(info.schema.utf8))
+            // As the wire names it: renamed attributes under their first name.
+            parsed[info.version] = try Schema(canonicalJSON: Data(info.schema.utf8)).onTheWire
         }
         return await store(dataset, parsed, wanted: version)
     }

@@ -10,7 +10,8 @@ import Testing
 
 /// Three app versions in the field at once, through a real `tandem-server`: version 1 (a
 /// `Todo` with a title and an enum `kind`), version 2 (adds the optional `note` and the
-/// entity `Tag`), version 3 (adds the case `three` to `kind`). Each replica edits what its
+/// entity `Tag`, and renames `title` to `heading` with `originalName: "title"`), version 3
+/// (adds the case `three` to `kind`). Each replica edits what its
 /// version has, in a random order, syncing now and then; every replica ends with every value
 /// its version can show, values it cannot show are kept (not lost when it edits the same
 /// records), and the oldest replica, migrated to version 3, shows them all without pulling.
@@ -20,7 +21,7 @@ struct SchemaEvolutionProcessTests {
         var cases: [Schema.Enumeration.Case] = [.init(name: "one", rawValue: "0"), .init(name: "two", rawValue: "1")]
         if version >= 3 { cases.append(.init(name: "three", rawValue: "2")) }
         var todo = [
-            Schema.Attribute(name: "title", type: .scalar(.string)),
+            version >= 2 ? Schema.Attribute(name: "heading", type: .scalar(.string), originalName: "title") : Schema.Attribute(name: "title", type: .scalar(.string)),
             Schema.Attribute(name: "kind", type: .enumeration(Schema.Enumeration(typeName: "Kind", rawType: .int, cases: cases)), defaultValue: ".one"),
         ]
         if version >= 2 { todo.append(Schema.Attribute(name: "note", type: .scalar(.string), isOptional: true)) }
@@ -58,7 +59,8 @@ struct SchemaEvolutionProcessTests {
         try store.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM Todo").reduce(into: [:]) { result, row in
                 let id: String = row["#id"]
-                var values: [String: DatabaseValue] = ["title": row["title"], "kind": row["kind"]]
+                // By the name it syncs under.
+                var values: [String: DatabaseValue] = ["title": row[version >= 2 ? "heading" : "title"], "kind": row["kind"]]
                 if version >= 2 { values["note"] = row["note"] }
                 result[Int(id.suffix(12))!] = values
             }
@@ -122,7 +124,7 @@ struct SchemaEvolutionProcessTests {
                 let note: String? = version >= 2 && random.next() % 2 == 0 ? "note \(step)" : nil
                 try store.write(author: "app") { db in
                     if version >= 2 {
-                        try db.execute(sql: "INSERT INTO Todo (\"#id\", title, kind, note) VALUES (?, ?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind, note])
+                        try db.execute(sql: "INSERT INTO Todo (\"#id\", heading, kind, note) VALUES (?, ?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind, note])
                     } else {
                         try db.execute(sql: "INSERT INTO Todo (\"#id\", title, kind) VALUES (?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind])
                     }
@@ -130,7 +132,7 @@ struct SchemaEvolutionProcessTests {
                 oracle.todos[n] = ["title": "todo \(step)".databaseValue, "kind": kind.databaseValue, "note": note.databaseValue]
             case 3...4 where !live.isEmpty:
                 let n = live[Int(random.next() % UInt64(live.count))]
-                try SyncFixtures.update(store, n, "title", "edit \(step)")
+                try SyncFixtures.update(store, n, version >= 2 ? "heading" : "title", "edit \(step)")
                 oracle.todos[n]?["title"] = "edit \(step)".databaseValue
             case 5 where !live.isEmpty && version >= 2:
                 let n = live[Int(random.next() % UInt64(live.count))]

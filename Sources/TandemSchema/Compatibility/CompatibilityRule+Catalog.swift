@@ -60,9 +60,11 @@ extension CompatibilityRule {
         id: "ATTRIBUTE_RENAMED",
         category: .attribute,
         change: "an attribute renamed with @Attribute(originalName:)",
-        verdict: .breaking,
-        rationale: "A local migration follows the rename, but over sync old clients send and expect the old name.",
-        hint: "Add a new optional attribute instead, keep the old one, and copy the values in your code.")
+        verdict: .safe,
+        verdictNote: "breaking when originalName does not name the attribute's first name (the one it syncs under)",
+        rationale:
+            "A renamed attribute syncs under its first name, its originalName: clients of every version read and write it under their own name. An originalName that names a later name changes what it syncs under, and old clients no longer read it.",
+        hint: "Keep originalName the attribute's first name through every later rename.")
     /// An attribute's type changed to an incompatible one: breaking (warning for Int ↔ Int64 and UInt ↔ UInt64 (the same width on 64-bit platforms)).
     public static let attributeTypeChanged = CompatibilityRule(
         id: "ATTRIBUTE_TYPE_CHANGED",

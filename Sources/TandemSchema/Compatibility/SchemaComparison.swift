@@ -98,6 +98,7 @@ struct SchemaComparison {
     )
         -> (pairs: [(old: Member, new: Member, renamedFrom: String?)], removed: [Member], added: [Member])
     {
+        func sameFirstName(_ member: Member, _ first: String) -> Bool { originalName(member) == first }
         let newNames = Set(new.map(name))
         let oldByName = byName(old, name)
         let unmatched = old.filter { !newNames.contains(name($0)) }
@@ -111,6 +112,12 @@ struct SchemaComparison {
             } else if let originalName = originalName(member), let previous = unmatchedByName.take(originalName) {
                 pairs.append((previous, member, originalName))
                 taken.insert(originalName)
+            } else if let originalName = originalName(member),
+                let previous = unmatched.first(where: { !taken.contains(name($0)) && sameFirstName($0, originalName) && name($0) != name(member) })
+            {
+                // Renamed again: both name the first name, the one they sync under.
+                pairs.append((previous, member, name(previous)))
+                taken.insert(name(previous))
             } else {
                 added.append(member)
             }
@@ -123,7 +130,17 @@ struct SchemaComparison {
         for (previous, attribute, renamedFrom) in pairs {
             let path = "\(new.name).\(attribute.name)"
             if let originalName = renamedFrom {
-                add(.attributeRenamed, path, "attribute '\(originalName)' was renamed to '\(attribute.name)' (originalName: \"\(originalName)\")")
+                if previous.identity == attribute.identity {
+                    add(
+                        .attributeRenamed, path,
+                        "attribute '\(originalName)' was renamed to '\(attribute.name)'; both sync as '\(attribute.identity)' (originalName: \"\(attribute.identity)\")")
+                } else {
+                    add(
+                        .attributeRenamed, path,
+                        "attribute '\(originalName)' (synced as '\(previous.identity)') was renamed to '\(attribute.name)' with originalName \"\(attribute.originalName ?? "")\", so it would sync as '\(attribute.identity)': old clients would not read it",
+                        verdict: .breaking,
+                        hint: "originalName names the first name an attribute synced under: use @Attribute(originalName: \"\(previous.identity)\") (kept through every later rename).")
+                }
             }
             compare(previous, attribute, path: path)
         }
