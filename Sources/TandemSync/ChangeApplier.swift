@@ -156,6 +156,8 @@ struct ChangeApplier {
     /// of its own in a row was never written here (the store could not show it), so it does
     /// not carry the row's creation stamp.
     var replayingKept = false
+    /// `false` only when a test plants the loss of values a schema cannot show.
+    var keepsUnknownValues = true
     /// The store's column names on the wire.
     let naming: WireNaming
 
@@ -394,6 +396,7 @@ struct ChangeApplier {
         _ change: WireChange, fields: Set<String>?, _ entry: LogEntry, stamps: [String: HLCTimestamp], _ db: Database, _ outcome: inout Outcome
     ) throws {
         func store(_ field: String, _ part: WireChange, _ stamp: HLCTimestamp) throws {
+            guard keepsUnknownValues else { return }
             try SyncStore.keep(
                 record: change.record, field: field, stamp: stamp, position: entry.position, schemaVersion: entry.schemaVersion, change: part, at: now, db)
             outcome.kept += 1

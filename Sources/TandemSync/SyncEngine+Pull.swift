@@ -99,6 +99,7 @@ extension SyncEngine {
         applier.merges.any = try read { db in try SyncStore.count("tandem_sync_merged", db) > 0 }
         applier.merges.ever = try applier.merges.any || read { db in try SyncState.read(db)?.everMerged ?? false }
         applier.keptAny.value = try read { db in try SyncStore.keptCount(db) > 0 }
+        applier.keepsUnknownValues = keepsUnknownValues
         if let publishedSchema {
             for entity in container.schema.fillingUnknowns(from: publishedSchema).entities {
                 let cases = EnumCases.columns(of: entity)

@@ -69,6 +69,16 @@ public actor SyncEngine {
     func plantEchoSkipIgnoringPulledChanges() {
         echoSkipChecksPulledChanges = false
     }
+
+    /// Whether pulled values this store's schema cannot show are kept (`false` only when a
+    /// test plants their loss: the simulation must catch it).
+    var keepsUnknownValues = true
+
+    /// Plants an applier that drops what its schema cannot show instead of keeping it
+    /// (tests only).
+    func plantDroppingUnknownValues() {
+        keepsUnknownValues = false
+    }
     private var schemaVersion: Int?
     /// The registered version this store syncs as, when it is not the store's own schema
     /// but one that lists what the app cannot (the cases of an enum that is not CaseIterable,

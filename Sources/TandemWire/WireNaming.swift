@@ -53,8 +53,22 @@ public struct WireNaming: Sendable {
             return change
         }
         var renamed = change
-        renamed.values = Dictionary(uniqueKeysWithValues: change.values.map { (names[$0.key] ?? $0.key, $0.value) })
-        renamed.stamps = Dictionary(uniqueKeysWithValues: change.stamps.map { (names[$0.key] ?? $0.key, $0.value) })
+        renamed.values = [:]
+        renamed.stamps = [:]
+        // Two names of one column in one change (edits journaled under the name before a
+        // local rename, and after it): the newer stamp's value.
+        let fallback = change.stamps[WireChange.deleteStampKey]
+        for (key, value) in change.values {
+            let name = names[key] ?? key
+            let stamp = change.stamps[key]
+            if renamed.values[name] != nil, let other = renamed.stamps[name] ?? fallback, (stamp ?? fallback ?? "") < other { continue }
+            renamed.values[name] = value
+            renamed.stamps[name] = stamp
+        }
+        if let fallback { renamed.stamps[WireChange.deleteStampKey] = fallback }
+        for (key, stamp) in change.stamps where key != WireChange.deleteStampKey && change.values[key] == nil {
+            renamed.stamps[names[key] ?? key] = stamp
+        }
         return renamed
     }
 }

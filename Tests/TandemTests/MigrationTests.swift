@@ -35,6 +35,25 @@ struct MigrationTests {
         }
     }
 
+    /// A renamed column keeps each row's stamp of it: the sync's last writer wins compares
+    /// it with pulled values, and an edit made before the rename must still win over older ones.
+    @Test func aRenamedColumnKeepsItsStamps() throws {
+        try withV1Store { url in
+            let before = try ModelContainer(for: V1.Note.self, configurations: ModelConfiguration(url: url))
+            try before.write(author: "app") { db in try db.execute(sql: "UPDATE Note SET title = 'edited'") }
+            let stampsBefore = try #require(try before.read { db in try String.fetchOne(db, sql: ##"SELECT "#hlc" FROM Note"##) })
+            let titleStamp = try #require(Self.stamps(stampsBefore)["title"], "the edit stamped the column: \(stampsBefore)")
+            let container = try ModelContainer(for: V2.Note.self, configurations: ModelConfiguration(url: url))
+            let after = try #require(try container.read { db in try String.fetchOne(db, sql: ##"SELECT "#hlc" FROM Note"##) })
+            #expect(Self.stamps(after)["heading"] == titleStamp, "\(after)")
+            #expect(Self.stamps(after)["title"] == nil)
+        }
+    }
+
+    static func stamps(_ json: String) -> [String: String] {
+        (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String]) ?? [:]
+    }
+
     @Test func addingTheIndexedOptionCreatesTheIndexOnOpen() throws {
         try withV1Store { url in
             let container = try ModelContainer(for: V5.Note.self, configurations: ModelConfiguration(url: url))

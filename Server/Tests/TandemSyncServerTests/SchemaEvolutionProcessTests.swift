@@ -105,7 +105,7 @@ struct SchemaEvolutionProcessTests {
         // Registered in release order, as the apps would ship.
         for engine in engines { _ = try await engine.sync() }
 
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var oracle = Oracle()
         var next = 1
         for step in 0..<70 {
@@ -184,18 +184,5 @@ struct SchemaEvolutionProcessTests {
         #expect(problems.isEmpty, "seed \(seed), migrated: \(problems)")
         #expect(try await Self.engine(stores[0], server).sync().keptForNewerSchema == 0, "nothing is kept once the schema shows it all")
         #expect(try Self.differences(stores[0], version: 3, oracle).isEmpty)
-    }
-}
-
-/// SplitMix64: a seeded generator, so a failing history can be run again.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -40,8 +40,18 @@ enum Migrator {
             case .renameAttribute(let entityName, let from, let attribute):
                 var renamed = attribute
                 renamed.name = from
+                let stamps = SQLName.quote(JournalDDL.stampColumn)
                 for (old, new) in zip(renamed.columns, attribute.columns) {
                     try db.execute(sql: "ALTER TABLE \(SQLName.quote(entityName)) RENAME COLUMN \(SQLName.quote(old.name)) TO \(SQLName.quote(new.name))")
+                    // Each row's stamp of the column goes with it (the sync's last-writer-wins
+                    // compares it); the triggers are off, so this is no edit.
+                    let from = "$.\"" + old.name.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+                    let to = "$.\"" + new.name.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+                    try db.execute(
+                        sql: """
+                            UPDATE \(SQLName.quote(entityName)) SET \(stamps) = json_set(json_remove(\(stamps), ?1), ?2, json_extract(\(stamps), ?1))
+                            WHERE json_valid(\(stamps)) AND json_extract(\(stamps), ?1) IS NOT NULL
+                            """, arguments: [from, to])
                 }
             case .addUniqueIndex(let entityName, let attribute):
                 try db.execute(sql: DDL.createUniqueIndex(entity: entityName, attribute: attribute))
