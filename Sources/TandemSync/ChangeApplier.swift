@@ -277,7 +277,9 @@ struct ChangeApplier {
         if change.kind.isLink, let name = change.values.keys.first, schema.entity(named: change.entity)?.relationship(named: name) == nil {
             return try keep(change, fields: nil, entry, stamps: stamps, db, &outcome)
         }
-        if !change.kind.isLink, !values.allSatisfy({ isShown($0.key, $0.value, of: change.entity, known: known) }) {
+        // One lookup per change, not per value: most entities have no enum column.
+        let cases = enumCases[change.entity]
+        if !change.kind.isLink, !values.allSatisfy({ known[$0.key] != nil && (cases?[$0.key]?.contains($0.value) ?? true) }) {
             values = try keepUnknownColumns(of: change, entry, stamps: stamps, known: known, db, &outcome)
             // A new record whose enum value is kept (a case this store does not know): its
             // first case meanwhile, under the zero stamp, so the kept value replaces it
