@@ -43,10 +43,15 @@ struct SchemaServerOptions: ParsableArguments {
     }
 
     /// Every version the server registered for the dataset, oldest first, as baselines named
-    /// `version N`; none when the dataset does not exist yet.
+    /// `version N` (none for a dataset without a version yet).
+    ///
+    /// - Throws: ``CLIError`` when the server has no such dataset.
     func baselines() throws -> [CompatibilityCheck.Baseline] {
         let response = try call("GET", "/v1/datasets/\(try datasetName())/schema")
-        if response.status == 404 { return [] }
+        if response.status == 404 {
+            // A typo in CI must not pass as "nothing to check against".
+            throw CLIError("\(server!) has no dataset '\(dataset!)' for this token's user; check --dataset (tandem schema publish creates it)")
+        }
         try expect(response, [200], "read the dataset's schema versions")
         let history: SchemaHistory
         do { history = try JSONDecoder().decode(SchemaHistory.self, from: response.body) } catch {
@@ -116,7 +121,8 @@ struct SchemaServerOptions: ParsableArguments {
             (try? JSONDecoder().decode(WireErrorBody.self, from: response.body).error).map { "\($0.code): \($0.message)" }
             ?? String(decoding: response.body.prefix(300), as: UTF8.self)
         if response.status == 401 { throw CLIError("\(server!) refused the token (401): \(detail); check --token-file") }
-        if response.status == 429 || response.status >= 500 { throw Unreachable(message: "\(server!) could not \(what) (\(response.status)): \(detail); retry later") }
+        let code = (try? JSONDecoder().decode(WireErrorBody.self, from: response.body).error.code) ?? ""
+        if response.status == 429 || response.status >= 500 || code == "schema_contended" { throw Unreachable(message: "\(server!) could not \(what) (\(response.status)): \(detail); retry later") }
         throw CLIError("\(server!) could not \(what) (\(response.status)): \(detail)")
     }
 

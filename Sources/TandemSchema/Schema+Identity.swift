@@ -42,6 +42,9 @@ extension Schema {
                 }
             }
             for attribute in entity.attributes where attribute.identity != attribute.name {
+                if let relationship = entity.relationships.first(where: { $0.name == attribute.identity }) {
+                    return "\(entity.name): '\(attribute.identity)' is the original name of '\(attribute.name)' and the name of the relationship '\(relationship.name)'"
+                }
                 if let other = entity.attributes.first(where: { $0.name == attribute.identity }) {
                     return "\(entity.name): '\(attribute.identity)' is the original name of '\(attribute.name)' and the name of '\(other.name)'; give one of them another name"
                 }

@@ -399,8 +399,11 @@ struct ChangeApplier {
     ) throws {
         func store(_ field: String, _ part: WireChange, _ stamp: HLCTimestamp) throws {
             guard keepsUnknownValues else { return }
+            // Under its wire name: a later local rename does not change it.
+            let wire = naming.isIdentity ? part : naming.toWire(part)
+            let wireField = part.kind == .update ? naming.wireColumn(field, of: change.entity) : field
             try SyncStore.keep(
-                record: change.record, field: field, stamp: stamp, position: entry.position, schemaVersion: entry.schemaVersion, change: part, at: now, db)
+                record: change.record, field: wireField, stamp: stamp, position: entry.position, schemaVersion: entry.schemaVersion, change: wire, at: now, db)
             outcome.kept += 1
             keptAny.value = true
         }

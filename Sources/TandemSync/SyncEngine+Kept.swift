@@ -22,17 +22,24 @@ extension SyncEngine {
         // The store's schema (and the version it syncs as) is the engine's for its lifetime:
         // once per engine is enough.
         guard !keptTried else { return 0 }
-        keptTried = true
         let kept = try read { db in try SyncStore.kept(db) }
-        guard !kept.isEmpty else { return 0 }
+        guard !kept.isEmpty else {
+            keptTried = true
+            return 0
+        }
         var applier = try makeApplier()
         applier.replayingKept = true
         var shown: [(position: Int64, version: Int, change: WireChange, fields: [String])] = []
         for record in Dictionary(grouping: kept, by: \.record).values {
             shown += Self.replay(record, applier: applier)
         }
-        guard !shown.isEmpty else { return 0 }
-        shown.sort { $0.position < $1.position }
+        guard !shown.isEmpty else {
+            keptTried = true
+            return 0
+        }
+        // In log order, links after every record (a record's insert is replayed at its
+        // newest field's position, which may follow a link's).
+        shown.sort { ($0.change.kind.isLink ? 1 : 0, $0.position) < ($1.change.kind.isLink ? 1 : 0, $1.position) }
         let outcome: ChangeApplier.Outcome
         do {
             outcome = try container.write(author: SyncStore.author) { db in
@@ -48,6 +55,15 @@ extension SyncEngine {
             throw error
         } catch {
             throw SyncError(.store, "the store failed: \(error)")
+        }
+        keptTried = true
+        // What the replay decided, as a pull's retry does: policy decisions and delete rules
+        // become local edits, pushed by this sync.
+        try resolve(outcome.resolutions)
+        if !outcome.dangling.isEmpty {
+            do { _ = try container.write(author: "sync.resolve") { db in try applier.resolveDangling(outcome.dangling, db) } } catch {
+                throw SyncError(.store, "the store failed: \(error)")
+            }
         }
         logger.info("applied values kept for this store's schema", metadata: ["changes": "\(shown.count)", "still kept": "\(outcome.kept)"])
         return outcome.applied

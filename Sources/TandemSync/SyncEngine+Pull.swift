@@ -87,6 +87,29 @@ extension SyncEngine {
         return total
     }
 
+    /// The enum cases a store whose schema lists none for an enum (not CaseIterable) can
+    /// show: those every registered version it may be (`versions`, published from the
+    /// sources) lists. Entity → column → cases.
+    static func enumCases(of schema: Schema, in versions: [Schema]) -> [String: [String: EnumCases]] {
+        // Each version's cases, as this store's schema filled from it.
+        let listed = versions.map { version in
+            Dictionary(uniqueKeysWithValues: schema.fillingUnknowns(from: version).entities.map { ($0.name, EnumCases.columns(of: $0)) })
+        }
+        guard let first = listed.first else { return [:] }
+        var result: [String: [String: EnumCases]] = [:]
+        for (entity, columns) in first {
+            for (column, cases) in columns {
+                var enumeration = cases.enumeration
+                for other in listed.dropFirst() {
+                    let rawValues = Set(other[entity]?[column]?.enumeration.cases?.map(\.rawValue) ?? [])
+                    enumeration.cases = enumeration.cases?.filter { rawValues.contains($0.rawValue) }
+                }
+                if let shown = EnumCases(enumeration) { result[entity, default: [:]][column] = shown }
+            }
+        }
+        return result
+    }
+
     /// An applier of pulled changes with this engine's rules and the store's unpushed edits.
     func makeApplier() throws -> ChangeApplier {
         let node = container.hlcNode
@@ -100,12 +123,7 @@ extension SyncEngine {
         applier.merges.ever = try applier.merges.any || read { db in try SyncState.read(db)?.everMerged ?? false }
         applier.keptAny.value = try read { db in try SyncStore.keptCount(db) > 0 }
         applier.keepsUnknownValues = keepsUnknownValues
-        if let publishedSchema {
-            for entity in container.schema.fillingUnknowns(from: publishedSchema).entities {
-                let cases = EnumCases.columns(of: entity)
-                if !cases.isEmpty { applier.enumCases[entity.name] = cases }
-            }
-        }
+        applier.enumCases.merge(Self.enumCases(of: container.schema, in: publishedSchemas)) { _, published in published }
         return applier
     }
 

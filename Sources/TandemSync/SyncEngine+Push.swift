@@ -27,6 +27,9 @@ extension SyncEngine {
         var refused: [(change: String, record: String, reason: String, at: Int64)] = []
         /// Records whose insert is among `refused`: links to them wait with them.
         var refusedInserts: Set<String> = []
+        /// Deletes the server took: what this store kept of their records for a newer schema
+        /// (stamped before them) goes with them (``save(_:_:)``).
+        var deletes: [(record: String, stamp: HLCTimestamp)] = []
 
         mutating func add(_ other: PushResult) {
             pushed += other.pushed
@@ -39,6 +42,7 @@ extension SyncEngine {
             lostLinks += other.lostLinks
             refused += other.refused
             refusedInserts.formUnion(other.refusedInserts)
+            deletes += other.deletes
         }
 
         /// Writes the lost values and refused changes, and forgets them; takes the server's
@@ -54,6 +58,10 @@ extension SyncEngine {
             }
             lostValues = []
             refused = []
+            if !deletes.isEmpty, try SyncStore.keptCount(db) > 0 {
+                for delete in deletes { try SyncStore.forgetKept(record: delete.record, through: delete.stamp, db) }
+            }
+            deletes = []
         }
     }
 
@@ -131,9 +139,12 @@ extension SyncEngine {
                         winner: .server, rule: rule.rawValue))
             }
         }
+        let deletes = batch.compactMap { change in
+            change.kind == .delete ? change.stamps[WireChange.deleteStampKey].flatMap(HLCTimestamp.init).map { (change.record, $0) } : nil
+        }
         return PushResult(
             pushed: batch.count, conflicts: lost.count, echoes: echo(of: batch, answer: answer).map { [$0] } ?? [],
-            lostValues: lost, winners: winners, lostLinks: lostLinks)
+            lostValues: lost, winners: winners, lostLinks: lostLinks, deletes: deletes)
     }
 
     /// Pushes every journaled local change after the `sync` reader's acknowledged token, in

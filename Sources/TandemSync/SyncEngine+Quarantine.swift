@@ -220,8 +220,8 @@ extension SyncEngine {
 
     /// Sends the waiting local changes and applies the waiting pulled ones again now (what
     /// every sync does first), with the schema handshake first. Returns how many changes
-    /// are still waiting (values of a newer schema, kept for a schema that has them, are not
-    /// counted: see ``SyncSummary/keptForNewerSchema``).
+    /// are still waiting (values of a newer schema are not in the quarantine: they are kept
+    /// aside for a schema that can show them, see ``SyncSummary/keptForNewerSchema``).
     ///
     /// ```swift
     /// let left = try await engine.retryQuarantined()   // tandem quarantine retry
@@ -232,8 +232,6 @@ extension SyncEngine {
         let version = try await handshake()
         _ = try await repairingClock { try await self.retryQuarantined(schemaVersion: version) }
         _ = try retryPulledQuarantine()
-        // Values of a newer schema wait for the app's schema, not for a cause that can go
-        // away: they are not counted.
         let left = try read { db in try SyncStore.quarantineCounts(db) }
         return left.local + left.pulled
     }

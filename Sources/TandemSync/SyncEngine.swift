@@ -80,10 +80,10 @@ public actor SyncEngine {
         keepsUnknownValues = false
     }
     private var schemaVersion: Int?
-    /// The registered version this store syncs as, when it is not the store's own schema
-    /// but one that lists what the app cannot (the cases of an enum that is not CaseIterable,
-    /// published from the sources): what those cases are, for the applier.
-    var publishedSchema: Schema?
+    /// The registered versions this store's schema is, when they are not the store's own
+    /// schema but list what the app cannot (the cases of an enum that is not CaseIterable,
+    /// published from the sources): the applier shows the cases all of them have.
+    var publishedSchemas: [Schema] = []
     /// Whether this engine applied the kept values its schema can show (``applyKept()``).
     var keptTried = false
     /// The store's column names on the wire (renamed attributes under their first name).
@@ -139,7 +139,7 @@ public actor SyncEngine {
         var summary = SyncSummary()
         summary.schemaVersion = try await handshake()
         // Values pulled before this store's schema could show them, shown now that it can.
-        summary.pulled += try applyKept()
+        let shownKept = try applyKept()
         // With conflict policies, pull first: the policies must see pulled values against
         // local edits that are not pushed yet (once pushed, the newer stamp has already won).
         let policiesFirst = !configuration.conflictPolicies.isEmpty || !configuration.updateWinsOverDelete.isEmpty
@@ -172,7 +172,7 @@ public actor SyncEngine {
         pulled.quarantined += after.quarantined
         summary.pushed = pushed.pushed
         summary.conflicts = pushed.conflicts + pulled.conflicts
-        summary.pulled = pulled.applied
+        summary.pulled = pulled.applied + shownKept
         let waiting = try read { db in try SyncStore.quarantineCounts(db) }
         (summary.waitingLocal, summary.waitingPulled) = (waiting.local, waiting.pulled)
         summary.keptForNewerSchema = try read { db in try SyncStore.keptCount(db) }
@@ -405,15 +405,19 @@ public actor SyncEngine {
         // running app cannot see (cases of enums that are not CaseIterable) listed, as
         // `tandem schema publish` registers it from the sources.
         let text = String(decoding: canonical, as: UTF8.self)
-        for version in history.versions.reversed() {
-            if version.schema == text {
-                (schemaVersion, publishedSchema) = (version.version, nil)
-                return version.version
-            }
-            if let published = try? Schema(canonicalJSON: Data(version.schema.utf8)), container.schema.isVersion(of: published) {
-                (schemaVersion, publishedSchema) = (version.version, published)
-                return version.version
-            }
+        if let same = history.versions.last(where: { $0.schema == text }) {
+            (schemaVersion, publishedSchemas) = (same.version, [])
+            return same.version
+        }
+        let matching = history.versions.compactMap { version in
+            (try? Schema(canonicalJSON: Data(version.schema.utf8))).flatMap { container.schema.isVersion(of: $0) ? (version.version, $0) : nil }
+        }
+        if let newest = matching.last {
+            // Several versions can differ only in cases this app cannot list (a release that
+            // added a case): the app may be any of them, so it shows only the cases all of
+            // them have (`publishedSchemas`), and keeps the others aside.
+            (schemaVersion, publishedSchemas) = (newest.0, matching.map(\.1))
+            return newest.0
         }
         let registration = try Self.decode(SchemaRegistration.self, try await call("PUT", path + "/schema", body: canonical))
         logger.info("registered the store's schema", metadata: ["version": "\(registration.version)"])

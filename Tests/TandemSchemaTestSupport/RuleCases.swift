@@ -45,6 +45,11 @@ public let ruleCases: [RuleCase] = [
     RuleCase(
         rule: "ATTRIBUTE_RENAMED", verdict: .safe, path: "Note.caption",
         v1: note("@Attribute(originalName: \"title\") var heading: String = \"\""), v2: note("@Attribute(originalName: \"title\") var caption: String = \"\"")),
+    // The originalName dropped once the rename is done (as after a SwiftData migration): what
+    // it syncs under changes.
+    RuleCase(
+        rule: "ATTRIBUTE_RENAMED", verdict: .breaking, path: "Note.heading",
+        v1: note("@Attribute(originalName: \"title\") var heading: String = \"\""), v2: note("var heading: String = \"\"")),
     // Renamed again with the previous name: it would sync under another name.
     RuleCase(
         rule: "ATTRIBUTE_RENAMED", verdict: .breaking, path: "Note.caption",

@@ -176,8 +176,8 @@ struct SchemaEvolutionProcessTests {
 
         // The oldest app updates: its store migrates to version 3 and shows every value at its
         // next sync, before (and without) any pull.
-        engines[0] = try Self.engine(stores[0], server)
         stores[0] = try ModelContainer(schema: Self.schema(3), configuration: ModelConfiguration(url: urls[0], dataset: "todos"))
+        engines[0] = try Self.engine(stores[0], server)
         let migrated = try Self.engine(stores[0], server, transport: PullRefusing(base: try CurlTransport(baseURL: server.base)))
         await #expect(throws: SyncError.self) { try await migrated.sync() }
         let problems = try Self.differences(stores[0], version: 3, oracle)

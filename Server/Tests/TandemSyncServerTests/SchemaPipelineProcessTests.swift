@@ -66,7 +66,12 @@ struct SchemaPipelineProcessTests {
         let removed = try Self.release(directory, "removed", Self.models("", "case one, two"))
         let renumbered = try Self.release(directory, "renumbered", Self.models("", "case one, two, three = 7"))
 
-        // Nothing registered yet: nothing to check against.
+        // No such dataset: an error (a typo in CI must not pass), not a pass.
+        let missing = try Self.tandem(["schema", "check"] + remote + ["--candidate", v1])
+        #expect(missing.status == 2, "\(missing.out)\(missing.err)")
+        #expect(missing.err.contains("no dataset 'notes'"))
+        // A dataset without a version yet: nothing to check against.
+        _ = try SyncServerProcess.run(URL(filePath: "/usr/bin/curl"), ["-sf", "-X", "PUT", "-H", "Authorization: Bearer \(server.token)", server.base + "/v1/datasets/notes"])
         let first = try Self.tandem(["schema", "check"] + remote + ["--candidate", v1])
         #expect(first.status == 0, "\(first.out)\(first.err)")
         #expect(first.err.contains("no schema version on the server yet"))
@@ -128,6 +133,27 @@ struct SchemaPipelineProcessTests {
         let appSync = try Self.tandem(["sync", "--store", appStore, "--server", server.base, "--token-file", tokenFile])
         #expect(appSync.status == 0, "\(appSync.out)\(appSync.err)")
         #expect(try Self.versions(server, "notes") == [1])
+
+        // A release that only adds a case: the app (its cases unknown) may be either version,
+        // so it shows the cases both list, and keeps a value of the new one aside.
+        let v1four = try Self.release(directory, "v1four", Self.models("", "case one, two, three, four"))
+        let addedCase = try Self.tandem(["schema", "publish"] + remote + ["--candidate", v1four])
+        #expect(addedCase.status == 0 && addedCase.out.contains("version 2"), "\(addedCase.out)\(addedCase.err)")
+        let four = directory.appending(path: "v1four.json").path(percentEncoded: false)
+        #expect(try Self.tandem(["schema", "extract", v1four, "-o", four]).status == 0)
+        let writer = directory.appending(path: "writer.store").path(percentEncoded: false)
+        #expect(try Self.tandem(["init", "--store", writer, "--schema", four, "--dataset", "notes"]).status == 0)
+        let id3 = "00000000-0000-4000-8000-000000000003", id4 = "00000000-0000-4000-8000-000000000004"
+        #expect(try Self.tandem(["records", "put", "--store", writer, "--entity", "Note", "--id", id3, #"{"title": "three", "kind": 2}"#]).status == 0)
+        #expect(try Self.tandem(["records", "put", "--store", writer, "--entity", "Note", "--id", id4, #"{"title": "four", "kind": 3}"#]).status == 0)
+        #expect(try Self.tandem(["sync", "--store", writer, "--server", server.base, "--token-file", tokenFile]).status == 0)
+        let appPull = try Self.tandem(["sync", "--store", appStore, "--server", server.base, "--token-file", tokenFile])
+        #expect(appPull.status == 0, "\(appPull.out)\(appPull.err)")
+        #expect(appPull.out.contains("values of a newer schema kept"), "\(appPull.out)")
+        let shown = try Self.tandem(["records", "get", "--store", appStore, "tandem://notes/Note/\(id3)"])
+        #expect(shown.out.contains(#""kind" : 2"#) || shown.out.contains(#""kind":2"#), "a case both versions list is shown: \(shown.out)")
+        let kept = try Self.tandem(["records", "get", "--store", appStore, "tandem://notes/Note/\(id4)"])
+        #expect(kept.out.contains(#""kind" : 0"#) || kept.out.contains(#""kind":0"#), "the new case is kept, the first case shown meanwhile: \(kept.out)")
 
         // A server that does not answer: exit 3 (retry later), not a verdict.
         await server.stopped()

@@ -129,6 +129,14 @@ struct SchemaComparison {
         let (pairs, unmatchedOld, added) = Self.match(old.attributes, new.attributes, name: \.name, originalName: \.originalName)
         for (previous, attribute, renamedFrom) in pairs {
             let path = "\(new.name).\(attribute.name)"
+            if renamedFrom == nil, previous.identity != attribute.identity {
+                // The same name, another first name: what it syncs under changed.
+                add(
+                    .attributeRenamed, path,
+                    "attribute '\(attribute.name)' synced as '\(previous.identity)' and would sync as '\(attribute.identity)' (its originalName changed from \(previous.originalName.map { "\"\($0)\"" } ?? "none") to \(attribute.originalName.map { "\"\($0)\"" } ?? "none")): old clients would not read it",
+                    verdict: .breaking,
+                    hint: "Keep originalName: \"\(previous.identity)\" (originalName names the first name an attribute synced under, for good).")
+            }
             if let originalName = renamedFrom {
                 if previous.identity == attribute.identity {
                     add(
@@ -152,7 +160,7 @@ struct SchemaComparison {
                 add(
                     .attributeRemoved, path,
                     "attribute '\(attribute.name)' was removed; '\(twin.name)' of the same type was added — a possible undeclared rename",
-                    hint: "If '\(twin.name)' replaces '\(attribute.name)', keep '\(attribute.name)' as well: a rename breaks sync even with @Attribute(originalName:).")
+                    hint: "If '\(twin.name)' replaces '\(attribute.name)', declare it: @Attribute(originalName: \"\(attribute.identity)\") var \(twin.name) (it then syncs under its first name).")
             } else {
                 add(.attributeRemoved, path, "attribute '\(attribute.name)' (\(attribute.type.summary)) was removed")
             }
