@@ -47,9 +47,15 @@ struct ComparisonOptions: ParsableArguments {
         // Baselines and candidate are read in parallel: on a large schema, reading is most of the work.
         let baseline = self.baseline
         let remote = self.remote
-        let (baselines, loaded) = try SchemaInputs.concurrently(
+        var (baselines, loaded) = try SchemaInputs.concurrently(
             { try baseline.map { try SchemaInputs.baselines(at: $0) } ?? remote.baselines() },
             { try candidateOptions.load() })
+        // A candidate that is a registered version (a fix on an older release) is that
+        // version: checked against those up to it, as `publish` registers nothing for it.
+        if remote.isSet, let index = baselines.lastIndex(where: { loaded.schema.isVersion(of: $0.schema) }) {
+            FileHandle.standardError.write(Data("tandem: the candidate is the server's \(baselines[index].name); checked against the versions up to it\n".utf8))
+            baselines = Array(baselines[...index])
+        }
         let ignores = try SchemaInputs.ignores(config)
         let check = CompatibilityCheck(allowances: ignores.allowances + loaded.allowances, locations: loaded.locations)
         var report = check.run(baselines: baselines, candidate: loaded.schema)

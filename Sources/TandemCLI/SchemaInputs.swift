@@ -28,7 +28,10 @@ enum SchemaInputs {
     /// A schema JSON file.
     static func schema(at path: String) throws -> Schema {
         do {
-            return try Schema(canonicalJSON: try read(path))
+            let schema = try Schema(canonicalJSON: try read(path))
+            // What the server and a store would refuse, refused here too (exit 2).
+            if let problem = schema.structuralProblem { throw CLIError("\(path): \(problem)") }
+            return schema
         } catch let error as SchemaError {
             throw CLIError("\(path): \(error.message)")
         } catch let error as CLIError {
@@ -78,6 +81,7 @@ enum SchemaInputs {
             return Candidate(schema: try schema(at: paths[0]))
         }
         let extracted = try extract(paths, typesFile: typesFile, scope: scope)
+        if let problem = extracted.schema.structuralProblem { throw CLIError("\(paths.joined(separator: ", ")): \(problem)") }
         return Candidate(schema: extracted.schema, locations: extracted.locations, allowances: extracted.allowances)
     }
 

@@ -50,7 +50,10 @@ struct SchemaServerOptions: ParsableArguments {
         let response = try call("GET", "/v1/datasets/\(try datasetName())/schema")
         if response.status == 404 {
             // A typo in CI must not pass as "nothing to check against".
-            throw CLIError("\(server!) has no dataset '\(dataset!)' for this token's user; check --dataset (tandem schema publish creates it)")
+            if let error = try? JSONDecoder().decode(WireErrorBody.self, from: response.body).error, error.code == "not_found", error.message.hasPrefix("no dataset") {
+                throw CLIError("\(server!) has no dataset '\(dataset!)' for this token's user; check --dataset (tandem schema publish creates it)")
+            }
+            throw CLIError("\(server!) answered 404 to GET /v1/datasets/\(dataset!)/schema, not as a tandem-server does; check --server")
         }
         try expect(response, [200], "read the dataset's schema versions")
         let history: SchemaHistory

@@ -127,6 +127,7 @@ extension ExtractionBuilder {
                 location: declared.location)
         }
         try collectAllowances(declaration.leadingTrivia, path: use.path, file: declared.file, node: declaration)
+        try Self.refuseConditionalMembers(declaration.memberBlock, of: "enum", name, file: declared.file)
         let elements = declaration.memberBlock.members
             .compactMap { $0.decl.as(EnumCaseDeclSyntax.self) }
             .flatMap { caseDeclaration in caseDeclaration.elements.map { (caseDeclaration, $0) } }
@@ -260,6 +261,7 @@ extension ExtractionBuilder {
                 .invalidSource, "\(declared.location): struct \(name) (used by \(use.path)) is not Codable, so Tandem cannot store it; add `Codable`",
                 location: declared.location)
         }
+        try Self.refuseConditionalMembers(declaration.memberBlock, of: "struct", name, file: declared.file)
         let members = declaration.memberBlock.members.map(\.decl)
         if conformances.contains("RawRepresentable") || conformances.contains("OptionSet") {
             return try rawRepresentable(declared, members: members, use)
@@ -355,5 +357,32 @@ extension ExtractionBuilder {
     private static func isObserversOnly(_ block: AccessorBlockSyntax) -> Bool {
         guard case .accessors(let list) = block.accessors else { return false }
         return list.allSatisfy { [.keyword(.willSet), .keyword(.didSet)].contains($0.accessorSpecifier.tokenKind) }
+    }
+}
+
+extension ExtractionBuilder {
+    /// Refuses stored properties or enum cases declared inside `#if` in `block` (of `kind`
+    /// `name`): which of them exist depends on build flags the sources do not say, and a
+    /// case left out renumbers the implicit raw values after it.
+    ///
+    /// - Throws: ``SchemaError`` with code `invalidSource`, naming the `#if`.
+    static func refuseConditionalMembers(_ block: MemberBlockSyntax, of kind: String, _ name: String, file: SourceIndex.File) throws {
+        func conditional(_ members: MemberBlockItemListSyntax) -> IfConfigDeclSyntax? {
+            for member in members {
+                guard let ifConfig = member.decl.as(IfConfigDeclSyntax.self) else { continue }
+                for clause in ifConfig.clauses {
+                    guard case .decls(let decls) = clause.elements else { continue }
+                    if decls.contains(where: { $0.decl.is(VariableDeclSyntax.self) || $0.decl.is(EnumCaseDeclSyntax.self) }) { return ifConfig }
+                    if let nested = conditional(decls) { return nested }
+                }
+            }
+            return nil
+        }
+        guard let found = conditional(block.members) else { return }
+        let location = file.location(of: found)
+        throw SchemaError(
+            .invalidSource,
+            "\(location): \(kind) \(name) declares stored properties or cases inside #if; which exist depends on build flags tandem schema extract cannot know (and implicit raw values after them would change). Move them out of #if, or describe the type with --types",
+            location: location)
     }
 }

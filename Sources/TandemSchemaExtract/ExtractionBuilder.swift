@@ -83,6 +83,7 @@ struct ExtractionBuilder {
                 location: declared.location)
         }
         locations[name] = declared.location
+        try Self.refuseConditionalMembers(declaration.memberBlock, of: "model", name, file: file)
         try collectAllowances(declaration.leadingTrivia, path: name, file: file, node: declaration)
         let model = ModelDeclaration(declaration)
         if let diagnostic = model.diagnostics.first {

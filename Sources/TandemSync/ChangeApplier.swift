@@ -158,6 +158,10 @@ struct ChangeApplier {
     var replayingKept = false
     /// `false` only when a test plants the loss of values a schema cannot show.
     var keepsUnknownValues = true
+    /// Entity → the value for each column that cannot be NULL, for a pulled insert without
+    /// it (made by an app version without the attribute): the attribute's literal default,
+    /// an enum's default case, else the type's zero.
+    let insertDefaults: [String: [String: WireValue]]
     /// The store's column names on the wire.
     let naming: WireNaming
 
@@ -209,6 +213,15 @@ struct ChangeApplier {
         }
         self.enumCases = enumCases
         naming = WireNaming(schema: schema)
+        var insertDefaults: [String: [String: WireValue]] = [:]
+        for entity in schema.entities {
+            for attribute in entity.attributes {
+                for column in attribute.columns where !column.isNullable && column.role == .value {
+                    insertDefaults[entity.name, default: [:]][column.name] = Self.insertDefault(of: attribute, column: column)
+                }
+            }
+        }
+        self.insertDefaults = insertDefaults
         let unique = Set(schema.entities.filter { $0.attributes.contains(where: \.isUnique) }.map(\.name))
         uniqueEntities = unique
         var mergeable: [String: [(column: String, destination: String)]] = [:]
@@ -293,6 +306,15 @@ struct ChangeApplier {
             }
             if values.isEmpty { return }
         }
+        // An insert made by an app version without some of this store's attributes: those
+        // that cannot be NULL get their default, under the zero stamp (any value written
+        // for them replaces it).
+        if change.kind == .insert, let defaults = insertDefaults[change.entity], defaults.keys.contains(where: { values[$0] == nil }) {
+            for (column, value) in defaults where values[column] == nil {
+                values[column] = value
+                stamps[column] = .zero
+            }
+        }
         if change.kind != .delete, merges.any, uniqueEntities.contains(change.entity) {
             try followMerge(&change, uuid: &uuid, stamps: stamps, db)
         }
@@ -368,6 +390,34 @@ struct ChangeApplier {
             return db.changesCount == 1
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             return false
+        }
+    }
+
+    /// What a pulled insert without `column` (of `attribute`) gets: see ``insertDefaults``.
+    static func insertDefault(of attribute: Schema.Attribute, column: Schema.Column) -> WireValue {
+        if let text = attribute.defaultValue, attribute.columns.count == 1 {
+            switch Schema.Literal(defaultValue: text, for: column) {
+            case .integer(let value): return .integer(value)
+            case .real(let value): return .real(value)
+            case .text(let value): return .text(value)
+            case .null, nil: break
+            }
+            if case .enumeration(let enumeration) = attribute.type, text.hasPrefix("."),
+                let raw = enumeration.cases?.first(where: { $0.name == String(text.dropFirst()) })?.rawValue
+            {
+                switch column.sqlType {
+                case .integer: if let value = Int64(raw) { return .integer(value) }
+                case .real: if let value = Double(raw) { return .real(value) }
+                case .text: return .text(raw)
+                case .blob: break
+                }
+            }
+        }
+        switch column.sqlType {
+        case .integer: return .integer(0)
+        case .real: return .real(0)
+        case .text: return .text("")
+        case .blob: return .bytes(Data())
         }
     }
 

@@ -62,6 +62,22 @@ struct CLITests {
         "var title: String = \"\"\nvar priority: Priority = .low",
         "enum Priority: String, Codable, CaseIterable { case low, high }")
 
+    /// A schema JSON the server or a store would refuse is bad input here too (exit 2), with
+    /// what is wrong: not a check that passes.
+    @Test(arguments: [
+        (#"{"kind":"enumeration","enumeration":{"typeName":"K","rawType":"int","cases":[{"name":"a","rawValue":"1"},{"name":"b","rawValue":"1"}]}}"#, "Note", "raw value '1' twice"),
+        (#"{"kind":"enumeration","enumeration":{"typeName":"K","rawType":"int","cases":[{"name":"a","rawValue":"x"}]}}"#, "Note", "is not a int"),
+        (#"{"kind":"scalar","scalar":"string"}"#, "tandem_x", "names starting with tandem_"),
+    ])
+    func aStructurallyBrokenSchemaIsBadInput(type: String, entity: String, problem: String) throws {
+        let workspace = try Workspace()
+        let json = try workspace.write(
+            "bad.json", #"{"formatVersion":1,"entities":[{"name":"\#(entity)","attributes":[{"name":"k","isOptional":false,"type":\#(type)}]}]}"#)
+        let result = try workspace.run("schema", "check", "--baseline", json, "--candidate", json)
+        #expect(result.status == 2, "\(result.output)\(result.error)")
+        #expect(result.error.contains(problem), "\(result.error)")
+    }
+
     @Test func checkExitsZeroWhenCompatibleAndOneOnABreakingChangeNamingRuleAndLine() throws {
         let workspace = try Workspace()
         let baseline = try workspace.release("v1", Self.v1)

@@ -30,6 +30,26 @@ struct ExtractRobustnessTests {
         @Model final class Item { var name: String = ""; var todo: Todo?; init() {} }
         """
 
+    /// Cases or stored properties inside `#if` depend on build flags the sources do not say:
+    /// refused with the `#if`'s line, not silently dropped (a case left out renumbers the
+    /// implicit raw values after it). Methods inside `#if` are fine.
+    @Test(arguments: [
+        ("enum Cond: Int, Codable { case base\n#if DEBUG\ncase debugOnly\n#endif\ncase last }", "var cond: Cond = .base", "enum Cond"),
+        ("struct Box: Codable { var a: Int\n#if DEBUG\nvar b: Int\n#endif\n}", "var box: Box", "struct Box"),
+        ("", "var title: String = \"\"\n#if DEBUG\nvar debugNote: String = \"\"\n#endif", "model Note"),
+    ])
+    func storedMembersInsideIfConfigAreRefusedWithTheirLine(declaration: String, member: String, named: String) throws {
+        let source = "import Tandem\n\(declaration)\n@Model final class Note {\n\(member)\ninit() {}\n}\n"
+        #expect {
+            try extract(source)
+        } throws: { error in
+            let message = (error as? SchemaError)?.message ?? ""
+            return message.contains(named) && message.contains("inside #if") && message.contains("Models.swift:")
+        }
+        let methods = "import Tandem\nenum Cond: Int, Codable { case a, b\n#if DEBUG\nfunc debug() {}\n#endif\n}\n@Model final class Note { var cond: Cond = .a\ninit() {} }\n"
+        #expect(try extract(methods).schema.entities.count == 1)
+    }
+
     @Test func theUnmutatedModelExtracts() throws {
         let extracted = try SchemaExtractor().extract([SourceText(path: "M.swift", text: Self.model)])
         #expect(extracted.schema.entities.map(\.name) == ["Todo", "Item"])

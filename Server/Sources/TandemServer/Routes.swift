@@ -86,34 +86,15 @@ struct Routes: Sendable {
 
     func datasetName(_ context: TandemRequestContext) throws -> String {
         let name = context.parameters.get("dataset") ?? ""
-        guard (1...128).contains(name.count), name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
-            throw APIError.badRequest("invalid_dataset", "dataset names are 1–128 letters, digits, '-', '_' or '.'")
+        guard (1...128).contains(name.count), name != ".", name != "..", name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+            throw APIError.badRequest("invalid_dataset", "dataset names are 1–128 letters, digits, '-', '_' or '.', and not '.' or '..'")
         }
         return name
     }
 
-    /// What makes a well-formed schema unusable as a dataset's schema: repeated names, a
-    /// column named like the primary key, a relationship named like an attribute, a first
-    /// name (`originalName`) that two attributes sync under.
-    static func structuralProblem(_ schema: Schema) -> String? {
-        var entities: Set<String> = []
-        for entity in schema.entities {
-            guard entities.insert(entity.name).inserted else { return "entity '\(entity.name)' is declared twice" }
-            guard !entity.name.isEmpty else { return "an entity has an empty name" }
-            var names: Set<String> = []
-            for column in entity.columns {
-                guard !column.name.isEmpty else { return "\(entity.name): a column has an empty name" }
-                guard names.insert(column.name).inserted else { return "\(entity.name): the column '\(column.name)' is declared twice (an attribute, a composite leaf or a relationship)" }
-            }
-            var members = Set(entity.attributes.map(\.name))
-            for relationship in entity.relationships {
-                guard !relationship.name.isEmpty else { return "\(entity.name): a relationship has an empty name" }
-                guard members.insert(relationship.name).inserted else { return "\(entity.name): the name '\(relationship.name)' is used twice" }
-            }
-        }
-        // Renamed attributes sync under their first name: it must name one attribute only.
-        return schema.identityProblem
-    }
+    /// What makes a well-formed schema unusable as a dataset's schema
+    /// (``Schema/structuralProblem``).
+    static func structuralProblem(_ schema: Schema) -> String? { schema.structuralProblem }
 
     // MARK: Handlers
 

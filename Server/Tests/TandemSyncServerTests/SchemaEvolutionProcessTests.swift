@@ -24,7 +24,12 @@ struct SchemaEvolutionProcessTests {
             version >= 2 ? Schema.Attribute(name: "heading", type: .scalar(.string), originalName: "title") : Schema.Attribute(name: "title", type: .scalar(.string)),
             Schema.Attribute(name: "kind", type: .enumeration(Schema.Enumeration(typeName: "Kind", rawType: .int, cases: cases)), defaultValue: ".one"),
         ]
-        if version >= 2 { todo.append(Schema.Attribute(name: "note", type: .scalar(.string), isOptional: true)) }
+        if version >= 2 {
+            todo.append(Schema.Attribute(name: "note", type: .scalar(.string), isOptional: true))
+            // Not optional, with a default: a store made at version 2 or later gives it to
+            // the records older versions insert without it.
+            todo.append(Schema.Attribute(name: "pinned", type: .scalar(.bool), defaultValue: "true"))
+        }
         var entities = [Schema.Entity(name: "Todo", attributes: todo)]
         if version >= 2 { entities.append(Schema.Entity(name: "Tag", attributes: [Schema.Attribute(name: "name", type: .scalar(.string))])) }
         return Schema(entities: entities)
@@ -62,6 +67,7 @@ struct SchemaEvolutionProcessTests {
                 // By the name it syncs under.
                 var values: [String: DatabaseValue] = ["title": row[version >= 2 ? "heading" : "title"], "kind": row["kind"]]
                 if version >= 2 { values["note"] = row["note"] }
+                if version >= 2 { values["pinned"] = row["pinned"] }
                 result[Int(id.suffix(12))!] = values
             }
         }
@@ -83,7 +89,7 @@ struct SchemaEvolutionProcessTests {
         for (n, values) in expected {
             guard let row = rows[n] else { continue }
             for (field, value) in values {
-                if field == "note" && version < 2 { continue }
+                if (field == "note" || field == "pinned") && version < 2 { continue }
                 // A case version 1 and 2 do not know stays kept aside: not shown.
                 if field == "kind" && version < 3 && value == 2.databaseValue { continue }
                 if row[field] != value { problems.append("v\(version) todo \(n).\(field) = \(row[field] ?? .null), expected \(value)") }
@@ -124,12 +130,13 @@ struct SchemaEvolutionProcessTests {
                 let note: String? = version >= 2 && random.next() % 2 == 0 ? "note \(step)" : nil
                 try store.write(author: "app") { db in
                     if version >= 2 {
-                        try db.execute(sql: "INSERT INTO Todo (\"#id\", heading, kind, note) VALUES (?, ?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind, note])
+                        try db.execute(sql: "INSERT INTO Todo (\"#id\", heading, kind, note, pinned) VALUES (?, ?, ?, ?, 1)", arguments: [SyncFixtures.id(n), "todo \(step)", kind, note])
                     } else {
                         try db.execute(sql: "INSERT INTO Todo (\"#id\", title, kind) VALUES (?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind])
                     }
                 }
-                oracle.todos[n] = ["title": "todo \(step)".databaseValue, "kind": kind.databaseValue, "note": note.databaseValue]
+                // `pinned` is its default everywhere: version 1 does not send it.
+                oracle.todos[n] = ["title": "todo \(step)".databaseValue, "kind": kind.databaseValue, "note": note.databaseValue, "pinned": true.databaseValue]
             case 3...4 where !live.isEmpty:
                 let n = live[Int(random.next() % UInt64(live.count))]
                 try SyncFixtures.update(store, n, version >= 2 ? "heading" : "title", "edit \(step)")

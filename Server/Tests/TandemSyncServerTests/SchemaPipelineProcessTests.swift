@@ -155,6 +155,14 @@ struct SchemaPipelineProcessTests {
         let kept = try Self.tandem(["records", "get", "--store", appStore, "tandem://notes/Note/\(id4)"])
         #expect(kept.out.contains(#""kind" : 0"#) || kept.out.contains(#""kind":0"#), "the new case is kept, the first case shown meanwhile: \(kept.out)")
 
+        // A fix on the older release: it is registered version 1, checked against it only.
+        let older = try Self.tandem(["schema", "check"] + remote + ["--candidate", v1])
+        #expect(older.status == 0, "\(older.out)\(older.err)")
+        #expect(older.err.contains("the candidate is the server's version 1"), "\(older.err)")
+        // Not a tandem-server at that URL (a wrong path): an error, not a pass.
+        let wrongPath = try Self.tandem(["schema", "check", "--server", server.base + "/nope", "--dataset", "notes", "--token-file", tokenFile, "--candidate", v1])
+        #expect(wrongPath.status == 2, "\(wrongPath.out)\(wrongPath.err)")
+
         // A server that does not answer: exit 3 (retry later), not a verdict.
         await server.stopped()
         let down = try Self.tandem(["schema", "check"] + remote + ["--candidate", v1])
@@ -169,5 +177,13 @@ struct SchemaPipelineProcessTests {
         #expect(neither.status != 0 && neither.err.contains("--baseline FILE|DIR, or --server URL"), "\(neither.err)")
         let noDataset = try Self.tandem(["schema", "publish", "--server", "http://127.0.0.1:1", "--candidate", "b.json"])
         #expect(noDataset.status != 0 && noDataset.err.contains("--dataset"), "\(noDataset.err)")
+        // '..' is a path segment, not a dataset.
+        let store = FileManager.default.temporaryDirectory.appending(path: "tandem-dots-\(UUID().uuidString).store").path(percentEncoded: false)
+        let schema = FileManager.default.temporaryDirectory.appending(path: "tandem-dots-\(UUID().uuidString).json")
+        try #"{"formatVersion":1,"entities":[{"name":"Note","attributes":[{"name":"t","isOptional":false,"type":{"kind":"scalar","scalar":"string"}}]}]}"#.write(
+            to: schema, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: schema) }
+        let dots = try Self.tandem(["init", "--store", store, "--schema", schema.path(percentEncoded: false), "--dataset", ".."])
+        #expect(dots.status != 0 && dots.err.contains("not '.' or '..'"), "\(dots.err)")
     }
 }

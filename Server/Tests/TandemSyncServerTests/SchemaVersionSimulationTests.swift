@@ -73,12 +73,12 @@ struct SchemaVersionSimulationTests {
                 let note: String? = version >= 2 && pick(2) == 0 ? "note \(step)" : nil
                 try store.write(author: "app") { db in
                     if version >= 2 {
-                        try db.execute(sql: "INSERT INTO Todo (\"#id\", heading, kind, note) VALUES (?, ?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind, note])
+                        try db.execute(sql: "INSERT INTO Todo (\"#id\", heading, kind, note, pinned) VALUES (?, ?, ?, ?, 1)", arguments: [SyncFixtures.id(n), "todo \(step)", kind, note])
                     } else {
                         try db.execute(sql: "INSERT INTO Todo (\"#id\", title, kind) VALUES (?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind])
                     }
                 }
-                oracle.todos[n] = ["title": "todo \(step)".databaseValue, "kind": kind.databaseValue, "note": note.databaseValue]
+                oracle.todos[n] = ["title": "todo \(step)".databaseValue, "kind": kind.databaseValue, "note": note.databaseValue, "pinned": true.databaseValue]
                 log.append("r\(r) v\(version) insert \(n) kind \(kind)")
             case 2...3 where !live.isEmpty:
                 let n = live[pick(live.count)]

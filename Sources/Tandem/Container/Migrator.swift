@@ -93,24 +93,12 @@ enum Migrator {
 
     /// The value of a literal default's source text for `column`; `nil` when it is not one.
     static func literal(_ text: String, for column: Schema.Column) -> DatabaseValue? {
-        let text = text.trimmingCharacters(in: .whitespaces)
-        if text == "nil" { return column.isNullable ? .null : nil }
-        switch column.sqlType {
-        case .integer:
-            if text == "true" { return 1.databaseValue }
-            if text == "false" { return 0.databaseValue }
-            return Int64(text.replacingOccurrences(of: "_", with: "")).map(\.databaseValue)
-        case .real:
-            return Double(text.replacingOccurrences(of: "_", with: "")).map(\.databaseValue)
-        case .text:
-            if text == "[]" { return "[]".databaseValue }
-            if text == "[:]" { return "{}".databaseValue }
-            guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\""), !text.contains("\\(") else { return nil }
-            let inner = String(text.dropFirst().dropLast())
-            guard !inner.contains("\\") else { return nil }  // escapes: left to the app's models
-            return inner.databaseValue
-        default:
-            return nil
+        switch Schema.Literal(defaultValue: text, for: column) {
+        case nil: nil
+        case .null: .null
+        case .integer(let value): value.databaseValue
+        case .real(let value): value.databaseValue
+        case .text(let value): value.databaseValue
         }
     }
 

@@ -32,7 +32,7 @@ enum StoreFile {
 
     static func open(configuration: ModelConfiguration, schema: Schema, mappings: [EntityMapping]) throws -> Opened {
         if let dataset = configuration.dataset, !DatasetName.isValid(dataset) {
-            throw StoreError(.misuse, "dataset '\(dataset)' must be 1–128 letters, digits, '-', '_' or '.'")
+            throw StoreError(.misuse, "dataset '\(dataset)' must be 1–128 letters, digits, '-', '_' or '.', and not '.' or '..'")
         }
         let state = JournalState()
         // A commit that takes the log past 1 000 pages no longer copies them back itself.

@@ -1,0 +1,64 @@
+extension Schema {
+    /// What makes a well-formed schema unusable as a store's or a dataset's schema, if
+    /// anything: repeated names, a column named like the primary key, a relationship named
+    /// like an attribute, an entity named like the store's own tables (`tandem_…`), enum
+    /// cases repeated or with raw values their raw type cannot hold, a first name
+    /// (`originalName`) that two attributes sync under. The server refuses such a schema
+    /// (422 `invalid_schema`), and so do the CLI's schema inputs.
+    ///
+    /// ```swift
+    /// if let problem = schema.structuralProblem { print(problem) }
+    /// ```
+    public var structuralProblem: String? {
+        var names: Set<String> = []
+        for entity in entities {
+            guard names.insert(entity.name).inserted else { return "entity '\(entity.name)' is declared twice" }
+            guard !entity.name.isEmpty else { return "an entity has an empty name" }
+            var columns: Set<String> = []
+            for column in entity.columns {
+                guard !column.name.isEmpty else { return "\(entity.name): a column has an empty name" }
+                guard columns.insert(column.name).inserted else { return "\(entity.name): the column '\(column.name)' is declared twice (an attribute, a composite leaf or a relationship)" }
+            }
+            guard !entity.name.lowercased().hasPrefix("tandem_") else { return "entity '\(entity.name)': names starting with tandem_ are the store's own tables" }
+            for attribute in entity.attributes {
+                if let problem = Self.enumProblem(attribute.type, path: "\(entity.name).\(attribute.name)") { return problem }
+            }
+            var members = Set(entity.attributes.map(\.name))
+            for relationship in entity.relationships {
+                guard !relationship.name.isEmpty else { return "\(entity.name): a relationship has an empty name" }
+                guard members.insert(relationship.name).inserted else { return "\(entity.name): the name '\(relationship.name)' is used twice" }
+            }
+        }
+        // Renamed attributes sync under their first name: it must name one attribute only.
+        return identityProblem
+    }
+
+    /// Repeated enum cases, or raw values the raw type cannot hold, in `type`.
+    private static func enumProblem(_ type: AttributeType, path: String) -> String? {
+        switch type {
+        case .enumeration(let enumeration):
+            guard let cases = enumeration.cases else { return nil }
+            var names: Set<String> = []
+            var rawValues: Set<String> = []
+            for item in cases {
+                guard names.insert(item.name).inserted else { return "\(path): enum \(enumeration.typeName) has the case '\(item.name)' twice" }
+                guard rawValues.insert(item.rawValue).inserted else { return "\(path): enum \(enumeration.typeName) has the raw value '\(item.rawValue)' twice" }
+                let fits: Bool
+                switch enumeration.rawType.sqlType {
+                case .integer: fits = Int64(item.rawValue) != nil
+                case .real: fits = Double(item.rawValue) != nil
+                case .text, .blob: fits = true
+                }
+                guard fits else { return "\(path): the raw value '\(item.rawValue)' of case \(item.name) is not a \(enumeration.rawType.rawValue)" }
+            }
+            return nil
+        case .composite(let composite):
+            for field in composite.fields {
+                if let problem = enumProblem(field.type, path: path + "." + field.name) { return problem }
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+}
