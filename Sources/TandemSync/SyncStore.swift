@@ -3,7 +3,7 @@ import GRDB
 import TandemSchema
 import TandemWire
 
-/// The sync engine's own tables in the store file (format 4, ``SyncState/formatVersion``;
+/// The sync engine's own tables in the store file (format 5, ``SyncState/formatVersion``;
 /// until Tandem's first release a store of another format is refused, not upgraded):
 ///
 /// - `tandem_sync_state`: one row (``SyncState``): this store's client id, the pull cursor,
