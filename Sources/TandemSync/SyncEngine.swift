@@ -87,7 +87,7 @@ public actor SyncEngine {
     /// Whether this engine applied the kept values its schema can show (``applyKept()``).
     var keptTried = false
     /// The store's column names on the wire (renamed attributes under their first name).
-    lazy var naming = WireNaming(schema: container.schema)
+    lazy var naming = WireNaming(schema: container.schema, formerColumns: (try? container.formerColumnNames()) ?? [:])
     /// A page a waiting pull brought (live sync), applied by the next sync's pull when it
     /// follows the store's cursor.
     var prefetchedPage: (cursor: String, page: PullResponse)?

@@ -16,8 +16,10 @@ public struct WireNaming: Sendable {
     /// Entity → wire column → local column.
     private let fromWireNames: [String: [String: String]]
 
-    public init(schema: Schema) {
-        var toWire: [String: [String: String]] = [:]
+    /// With `formerColumns` (entity → a column's name before a local rename → the name it
+    /// syncs under), edits journaled under a former name are sent under the right one too.
+    public init(schema: Schema, formerColumns: [String: [String: String]] = [:]) {
+        var toWire: [String: [String: String]] = formerColumns
         var fromWire: [String: [String: String]] = [:]
         for entity in schema.entities {
             for attribute in entity.attributes where attribute.identity != attribute.name {

@@ -50,6 +50,10 @@ public let ruleCases: [RuleCase] = [
     RuleCase(
         rule: "ATTRIBUTE_RENAMED", verdict: .breaking, path: "Note.heading",
         v1: note("@Attribute(originalName: \"title\") var heading: String = \"\""), v2: note("var heading: String = \"\"")),
+    // Back to its first name: still what it syncs under.
+    RuleCase(
+        rule: "ATTRIBUTE_RENAMED", verdict: .safe, path: "Note.title",
+        v1: note("@Attribute(originalName: \"title\") var heading: String = \"\""), v2: note(base)),
     // Renamed again with the previous name: it would sync under another name.
     RuleCase(
         rule: "ATTRIBUTE_RENAMED", verdict: .breaking, path: "Note.caption",

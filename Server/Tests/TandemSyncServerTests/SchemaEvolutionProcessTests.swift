@@ -192,4 +192,32 @@ struct SchemaEvolutionProcessTests {
         #expect(try await Self.engine(stores[0], server).sync().keptForNewerSchema == 0, "nothing is kept once the schema shows it all")
         #expect(try Self.differences(stores[0], version: 3, oracle).isEmpty)
     }
+
+    /// Edits not pushed yet across two local renames (`title` → `heading` → `caption`, each
+    /// keeping `originalName: "title"`) are sent under the name the attribute syncs under:
+    /// the first sync after both is complete, and another replica gets the newest value.
+    @Test func editsJournaledBeforeTwoRenamesAreSentUnderTheFirstName() async throws {
+        let server = try await SyncServerProcess.make()
+        let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-renames-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func schema(_ name: String) -> Schema {
+            Schema(entities: [Schema.Entity(name: "Todo", attributes: [Schema.Attribute(name: name, type: .scalar(.string), originalName: name == "title" ? nil : "title")])])
+        }
+        let url = directory.appending(path: "a.store")
+        var store = try ModelContainer(schema: schema("title"), configuration: ModelConfiguration(url: url, dataset: "todos"))
+        try store.write(author: "app") { db in try db.execute(sql: "INSERT INTO Todo (\"#id\", title) VALUES (?, 'first')", arguments: [SyncFixtures.id(1)]) }
+        store = try ModelContainer(schema: schema("heading"), configuration: ModelConfiguration(url: url, dataset: "todos"))
+        try store.write(author: "app") { db in try db.execute(sql: "INSERT INTO Todo (\"#id\", heading) VALUES (?, 'second')", arguments: [SyncFixtures.id(2)]) }
+        try await Task.sleep(for: .milliseconds(3))
+        try SyncFixtures.update(store, 1, "heading", "first, edited")
+        store = try ModelContainer(schema: schema("caption"), configuration: ModelConfiguration(url: url, dataset: "todos"))
+        #expect(try store.formerColumnNames() == ["Todo": ["heading": "title"]])
+        let summary = try await Self.engine(store, server).sync()
+        #expect(summary.isComplete && summary.waitingLocal == 0, "\(summary)")
+        let other = try ModelContainer(schema: schema("title"), configuration: ModelConfiguration(url: directory.appending(path: "b.store"), dataset: "todos"))
+        _ = try await Self.engine(other, server).sync()
+        let rows = try other.read { db in try Row.fetchAll(db, sql: "SELECT \"#id\", title FROM Todo ORDER BY \"#id\"").map { "\($0[1] as String)" } }
+        #expect(rows == ["first, edited", "second"])
+    }
 }

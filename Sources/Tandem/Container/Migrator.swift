@@ -1,3 +1,4 @@
+import Foundation
 /// Applies a ``MigrationPlan`` with SQL, inside the caller's transaction.
 enum Migrator {
     static func apply(_ plan: MigrationPlan, schema: Schema, mappings: [EntityMapping], db: Database) throws {
@@ -41,6 +42,7 @@ enum Migrator {
                 var renamed = attribute
                 renamed.name = from
                 let stamps = SQLName.quote(JournalDDL.stampColumn)
+                try recordFormerNames(entity: entityName, zip(renamed.columns, attribute.columns).map { ($0.name, attribute.identity + $1.name.dropFirst(attribute.name.count)) }, db)
                 for (old, new) in zip(renamed.columns, attribute.columns) {
                     try db.execute(sql: "ALTER TABLE \(SQLName.quote(entityName)) RENAME COLUMN \(SQLName.quote(old.name)) TO \(SQLName.quote(new.name))")
                     // Each row's stamp of the column goes with it (the sync's last-writer-wins
@@ -68,6 +70,22 @@ enum Migrator {
         }
         if reshapes { try JournalDDL.createTriggers(for: schema, db) }
         try StoreFile.setMetadata("schema", String(decoding: try schema.canonicalJSON(), as: UTF8.self), db)
+    }
+
+    /// Remembers that columns of `entity` had other names (`old` → the name they sync
+    /// under): journaled edits not pushed yet still name them so, and a push sends them under
+    /// the name they sync under (`ModelContainer.formerColumnNames()`).
+    static func recordFormerNames(entity: String, _ names: [(old: String, wire: String)], _ db: Database) throws {
+        var former = try formerColumnNames(db)
+        for (old, wire) in names where old != wire { former[entity, default: [:]][old] = wire }
+        let data = try JSONEncoder().encode(former)
+        try StoreFile.setMetadata("formerColumns", String(decoding: data, as: UTF8.self), db)
+    }
+
+    /// Entity → former column name → the name it syncs under.
+    static func formerColumnNames(_ db: Database) throws -> [String: [String: String]] {
+        guard let text = try String.fetchOne(db, sql: "SELECT value FROM tandem_metadata WHERE key = 'formerColumns'") else { return [:] }
+        return (try? JSONDecoder().decode([String: [String: String]].self, from: Data(text.utf8))) ?? [:]
     }
 
     /// Gives existing rows the attribute's default (evaluated once).

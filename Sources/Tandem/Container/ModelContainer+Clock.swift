@@ -47,6 +47,13 @@ extension ModelContainer {
         return reading
     }
 
+    /// Columns that had other names before a migration renamed them: entity → former name →
+    /// the name the column syncs under (its attribute's first name, with a composite leaf's
+    /// path). Journaled edits not pushed yet still name them so.
+    public func formerColumnNames() throws -> [String: [String: String]] {
+        try StoreErrorMapping.map { try writer.read { db in try Migrator.formerColumnNames(db) } }
+    }
+
     /// The sync server's time as the store last learned it (`nil`: never synced).
     public func serverClock() throws -> ServerClockReading? {
         try StoreErrorMapping.map {

@@ -98,7 +98,6 @@ struct SchemaComparison {
     )
         -> (pairs: [(old: Member, new: Member, renamedFrom: String?)], removed: [Member], added: [Member])
     {
-        func sameFirstName(_ member: Member, _ first: String) -> Bool { originalName(member) == first }
         let newNames = Set(new.map(name))
         let oldByName = byName(old, name)
         let unmatched = old.filter { !newNames.contains(name($0)) }
@@ -112,10 +111,10 @@ struct SchemaComparison {
             } else if let originalName = originalName(member), let previous = unmatchedByName.take(originalName) {
                 pairs.append((previous, member, originalName))
                 taken.insert(originalName)
-            } else if let originalName = originalName(member),
-                let previous = unmatched.first(where: { !taken.contains(name($0)) && sameFirstName($0, originalName) && name($0) != name(member) })
-            {
-                // Renamed again: both name the first name, the one they sync under.
+            } else if let previous = unmatched.first(where: {
+                !taken.contains(name($0)) && name($0) != name(member) && (originalName($0) ?? name($0)) == (originalName(member) ?? name(member))
+            }) {
+                // Renamed again (both keep the first name), or back to it: one name on the wire.
                 pairs.append((previous, member, name(previous)))
                 taken.insert(name(previous))
             } else {
