@@ -105,18 +105,6 @@ struct SchemaServerOptions: ParsableArguments {
         return dataset.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? dataset
     }
 
-    private func token() throws -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if let path = [tokenFile, environment["TANDEM_TOKEN_FILE"]].lazy.compactMap({ $0 }).first(where: { !$0.isEmpty }) {
-            guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("\(path): the token file cannot be read") }
-            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !token.isEmpty else { throw CLIError("\(path): the token file is empty (create a token with tandem-server tokens create NAME)") }
-            return token
-        }
-        if let inline = environment["TANDEM_TOKEN"], !inline.isEmpty { return inline }
-        throw CLIError("no token: pass --token-file FILE, set TANDEM_TOKEN_FILE or TANDEM_TOKEN (create one with tandem-server tokens create NAME)")
-    }
-
     /// Refuses an answer whose status is not one of `expected`, with the server's message.
     private func expect(_ response: TransportResponse, _ expected: Set<Int>, _ what: String) throws {
         guard !expected.contains(response.status) else { return }
@@ -133,7 +121,7 @@ struct SchemaServerOptions: ParsableArguments {
     /// thread, whose stack parsing deep Swift sources needs; the request runs in a task).
     private func call(_ method: String, _ path: String, body: Data? = nil) throws -> TransportResponse {
         guard let server else { throw CLIError("no --server") }
-        let token = try token()
+        let token = try ServerOptions.token(file: tokenFile)()
         let transport: CurlTransport
         do { transport = try CurlTransport(baseURL: server, connectTimeout: 10, timeout: 60) } catch let error as SyncError { throw CLIError(error.message) }
         var headers = ["Authorization": "Bearer \(token)"]

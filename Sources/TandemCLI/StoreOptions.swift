@@ -91,19 +91,20 @@ struct ServerOptions: ParsableArguments {
         }
     }
 
-    func resolved() throws -> (server: String, dataset: String?, token: @Sendable () throws -> String) {
+    /// Reads the token: from `file` (`--token-file`), else `TANDEM_TOKEN_FILE`, else
+    /// `configured` (the config file's), else `TANDEM_TOKEN`; read again at each call.
+    ///
+    /// - Throws: ``CLIError`` when none is set (and, from the reader, when the file cannot
+    ///   be read or is empty).
+    static func token(file: String?, configured: String? = nil) throws -> @Sendable () throws -> String {
         let environment = ProcessInfo.processInfo.environment
-        let file = try fileConfig()
-        guard let server = server ?? environment["TANDEM_SERVER"] ?? file.server else {
-            throw CLIError("no server: pass --server URL, set TANDEM_SERVER, or put \"server\" in the config file")
-        }
         // An empty setting is no setting (`TANDEM_TOKEN_FILE=` in a unit file, say).
-        let tokenPath = [tokenFile, environment["TANDEM_TOKEN_FILE"], file.tokenFile].lazy.compactMap { $0 }.first { !$0.isEmpty }
+        let tokenPath = [file, environment["TANDEM_TOKEN_FILE"], configured].lazy.compactMap { $0 }.first { !$0.isEmpty }
         let inline = environment["TANDEM_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         guard tokenPath != nil || inline != nil else {
             throw CLIError("no token: pass --token-file FILE, set TANDEM_TOKEN_FILE or TANDEM_TOKEN (create one with tandem-server tokens create NAME)")
         }
-        let token: @Sendable () throws -> String = {
+        return {
             if let tokenPath {
                 guard let data = FileManager.default.contents(atPath: tokenPath) else {
                     throw CLIError("\(tokenPath): the token file cannot be read")
@@ -116,6 +117,15 @@ struct ServerOptions: ParsableArguments {
             }
             return inline ?? ""
         }
+    }
+
+    func resolved() throws -> (server: String, dataset: String?, token: @Sendable () throws -> String) {
+        let environment = ProcessInfo.processInfo.environment
+        let file = try fileConfig()
+        guard let server = server ?? environment["TANDEM_SERVER"] ?? file.server else {
+            throw CLIError("no server: pass --server URL, set TANDEM_SERVER, or put \"server\" in the config file")
+        }
+        let token = try Self.token(file: tokenFile, configured: file.tokenFile)
         return (server, dataset ?? environment["TANDEM_DATASET"] ?? file.dataset, token)
     }
 }

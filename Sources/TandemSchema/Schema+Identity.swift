@@ -7,6 +7,13 @@ extension Schema.Attribute {
     /// Schema.Attribute(name: "heading", type: .scalar(.string), originalName: "title").identity   // "title"
     /// ```
     public var identity: String { originalName ?? name }
+
+    /// The name `column` (one of ``columns``) syncs under: its name with the attribute's
+    /// ``identity`` in place of the attribute's name (`people.age` of `people`, originalName
+    /// `persons`, is `persons.age`).
+    public func wireName(of column: Schema.Column) -> String {
+        identity + column.name.dropFirst(name.count)
+    }
 }
 
 extension Schema {

@@ -164,6 +164,9 @@ struct ChangeApplier {
     let insertDefaults: [String: [String: WireValue]]
     /// The store's column names on the wire.
     let naming: WireNaming
+    /// Entity → its relationships' names: a pulled link of another is kept for a schema
+    /// that has it.
+    let relationships: [String: Set<String>]
 
     func q(_ name: String) -> String { quoted[name] ?? SQLName.quote(name) }
 
@@ -222,6 +225,7 @@ struct ChangeApplier {
             }
         }
         self.insertDefaults = insertDefaults
+        relationships = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, Set($0.relationships.map(\.name))) })
         let unique = Set(schema.entities.filter { $0.attributes.contains(where: \.isUnique) }.map(\.name))
         uniqueEntities = unique
         var mergeable: [String: [(column: String, destination: String)]] = [:]
@@ -287,34 +291,24 @@ struct ChangeApplier {
             try SyncStore.forgetKept(record: change.record, through: star, db)
         }
         var values = change.values
-        if change.kind.isLink, let name = change.values.keys.first, schema.entity(named: change.entity)?.relationship(named: name) == nil {
+        if change.kind.isLink, let name = change.values.keys.first, relationships[change.entity]?.contains(name) != true {
             return try keep(change, fields: nil, entry, stamps: stamps, db, &outcome)
         }
         // One lookup per change, not per value: most entities have no enum column.
         let cases = enumCases[change.entity]
-        if !change.kind.isLink, !values.allSatisfy({ known[$0.key] != nil && (cases?[$0.key]?.contains($0.value) ?? true) }) {
-            values = try keepUnknownColumns(of: change, entry, stamps: stamps, known: known, db, &outcome)
-            // A new record whose enum value is kept (a case this store does not know): its
-            // first case meanwhile, under the zero stamp, so the kept value replaces it
-            // once it can be shown, and an edit here replaces both.
-            if change.kind == .insert, let cases = enumCases[change.entity] {
-                for (column, enumeration) in cases where values[column] == nil && change.values[column] != nil {
-                    guard let first = enumeration.firstCase else { continue }
-                    values[column] = first
-                    stamps[column] = .zero
-                }
-            }
-            if values.isEmpty { return }
-        }
-        // An insert made by an app version without some of this store's attributes: those
-        // that cannot be NULL get their default, under the zero stamp (any value written
-        // for them replaces it).
-        if change.kind == .insert, let defaults = insertDefaults[change.entity], defaults.keys.contains(where: { values[$0] == nil }) {
-            for (column, value) in defaults where values[column] == nil {
-                values[column] = value
+        let keptSome = !change.kind.isLink && !values.allSatisfy({ Self.shows($0.key, $0.value, known: known, cases: cases) })
+        if keptSome { values = try keepUnknownColumns(of: change, entry, stamps: stamps, known: known, db, &outcome) }
+        // An insert without values this store's columns need: made by an app version without
+        // the attribute, or with an enum value kept aside above. Each gets its default (an
+        // enum column a case this store knows) under the zero stamp, so any value written
+        // for it, the kept one included once shown, replaces it.
+        if change.kind == .insert, let defaults = insertDefaults[change.entity] {
+            for (column, fallback) in defaults where values[column] == nil {
+                values[column] = cases?[column].map { $0.contains(fallback) ? fallback : $0.firstCase ?? fallback } ?? fallback
                 stamps[column] = .zero
             }
         }
+        if keptSome && values.isEmpty { return }
         if change.kind != .delete, merges.any, uniqueEntities.contains(change.entity) {
             try followMerge(&change, uuid: &uuid, stamps: stamps, db)
         }
@@ -390,95 +384,6 @@ struct ChangeApplier {
             return db.changesCount == 1
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             return false
-        }
-    }
-
-    /// What a pulled insert without `column` (of `attribute`) gets: see ``insertDefaults``.
-    static func insertDefault(of attribute: Schema.Attribute, column: Schema.Column) -> WireValue {
-        if let text = attribute.defaultValue, attribute.columns.count == 1 {
-            switch Schema.Literal(defaultValue: text, for: column) {
-            case .integer(let value): return .integer(value)
-            case .real(let value): return .real(value)
-            case .text(let value): return .text(value)
-            case .null, nil: break
-            }
-            if case .enumeration(let enumeration) = attribute.type, text.hasPrefix("."),
-                let raw = enumeration.cases?.first(where: { $0.name == String(text.dropFirst()) })?.rawValue
-            {
-                switch column.sqlType {
-                case .integer: if let value = Int64(raw) { return .integer(value) }
-                case .real: if let value = Double(raw) { return .real(value) }
-                case .text: return .text(raw)
-                case .blob: break
-                }
-            }
-        }
-        switch column.sqlType {
-        case .integer: return .integer(0)
-        case .real: return .real(0)
-        case .text: return .text("")
-        case .blob: return .bytes(Data())
-        }
-    }
-
-    /// Whether this store can show `value` in column `column` of `entity`: a column of its
-    /// schema, and for an enum column a raw value of a case it knows.
-    func isShown(_ column: String, _ value: WireValue, of entity: String, known: [String: Schema.Column]) -> Bool {
-        guard known[column] != nil else { return false }
-        guard let cases = enumCases[entity]?[column] else { return true }
-        return cases.contains(value)
-    }
-
-    /// The values of `change` this store can show (see ``isShown(_:_:of:known:)``); the
-    /// others are kept aside for a schema that has them, value by value with their stamps.
-    func keepUnknownColumns(
-        of change: WireChange, _ entry: LogEntry, stamps: [String: HLCTimestamp], known: [String: Schema.Column], _ db: Database,
-        _ outcome: inout Outcome
-    ) throws -> [String: WireValue] {
-        let unknown = Set(change.values.filter { !isShown($0.key, $0.value, of: change.entity, known: known) }.keys)
-        try keep(change, fields: unknown, entry, stamps: stamps, db, &outcome)
-        return change.values.filter { !unknown.contains($0.key) }
-    }
-
-    /// Keeps `change` (its `fields` only, when given) for a schema that can show it, field by
-    /// field: each value with its stamp, a link under `<relationship>#<member>`, an insert's
-    /// or a delete's existence under `*`. A delete forgets what was kept of the record
-    /// before it.
-    func keep(
-        _ change: WireChange, fields: Set<String>?, _ entry: LogEntry, stamps: [String: HLCTimestamp], _ db: Database, _ outcome: inout Outcome
-    ) throws {
-        func store(_ field: String, _ part: WireChange, _ stamp: HLCTimestamp) throws {
-            guard keepsUnknownValues else { return }
-            // Under its wire name: a later local rename does not change it.
-            let wire = naming.isIdentity ? part : naming.toWire(part)
-            let wireField = part.kind == .update ? naming.wireColumn(field, of: change.entity) : field
-            try SyncStore.keep(
-                record: change.record, field: wireField, stamp: stamp, position: entry.position, schemaVersion: entry.schemaVersion, change: wire, at: now, db)
-            outcome.kept += 1
-            keptAny.value = true
-        }
-        let star = stamps[WireChange.deleteStampKey]
-        switch change.kind {
-        case .delete:
-            guard let star else { return }
-            try SyncStore.forgetKept(record: change.record, through: star, db)
-            try store(WireChange.deleteStampKey, change, star)
-        case .link, .unlink:
-            guard let (name, member) = change.values.first, case .text(let target) = member, let stamp = star ?? stamps.values.first else { return }
-            try store(name + "#" + target, change, stamp)
-        case .insert, .update:
-            if fields == nil, change.kind == .insert, let created = star {
-                try store(
-                    WireChange.deleteStampKey,
-                    WireChange(record: change.record, entity: change.entity, kind: .insert, values: [:], stamps: [WireChange.deleteStampKey: created.description]),
-                    created)
-            }
-            for (column, value) in change.values where fields?.contains(column) ?? true {
-                guard let stamp = stamps[column] ?? star else { continue }
-                try store(
-                    column, WireChange(record: change.record, entity: change.entity, kind: .update, values: [column: value], stamps: [column: stamp.description]),
-                    stamp)
-            }
         }
     }
 

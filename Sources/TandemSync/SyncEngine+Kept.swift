@@ -29,7 +29,7 @@ extension SyncEngine {
         }
         var applier = try makeApplier()
         applier.replayingKept = true
-        var shown: [(position: Int64, version: Int, change: WireChange, fields: [String])] = []
+        var shown: [Replay] = []
         for record in Dictionary(grouping: kept, by: \.record).values {
             shown += Self.replay(record, applier: applier)
         }
@@ -46,7 +46,7 @@ extension SyncEngine {
                 var outcome = ChangeApplier.Outcome()
                 for item in shown {
                     for field in item.fields { try SyncStore.removeKept(record: item.change.record, field: field, db) }
-                    try applier.apply(LogEntry(position: item.position, change: item.change, schemaVersion: item.version), db, into: &outcome)
+                    try applier.apply(LogEntry(position: item.position, change: item.change, schemaVersion: item.schemaVersion), db, into: &outcome)
                 }
                 if let newest = outcome.newestStamp { try ModelContainer.advanceClock(past: newest, in: db) }
                 return outcome
@@ -69,25 +69,34 @@ extension SyncEngine {
         return outcome.applied
     }
 
-    /// The changes to apply of one record's kept fields that `applier`'s schema shows now,
-    /// each with the fields it uses up: its existence and values as one insert (or its
-    /// delete), else its values as one update; its links one by one.
-    static func replay(_ fields: [SyncStore.Kept], applier: ChangeApplier) -> [(position: Int64, version: Int, change: WireChange, fields: [String])] {
+    /// One change made of kept fields, to apply as the log entry at `position` of
+    /// `schemaVersion`; `fields` are the kept fields it uses up.
+    struct Replay {
+        var position: Int64
+        var schemaVersion: Int
+        var change: WireChange
+        var fields: [String]
+    }
+
+    /// The changes to apply of one record's kept fields that `applier`'s schema shows now:
+    /// its existence and values as one insert (or its delete), else its values as one
+    /// update; its links one by one.
+    static func replay(_ fields: [SyncStore.Kept], applier: ChangeApplier) -> [Replay] {
         let parsed = fields.compactMap { kept in kept.change.map { (kept, $0) } }
         guard let entity = parsed.first?.1.entity, let known = applier.columns[entity] else { return [] }
-        var result: [(position: Int64, version: Int, change: WireChange, fields: [String])] = []
+        var result: [Replay] = []
         var existence = parsed.first { $0.0.field == WireChange.deleteStampKey }
         // A delete: applied first; values kept after it (newer than it) then meet the delete
         // as they would have in log order (logged as lost to it).
         if let deleted = existence, deleted.1.kind == .delete {
-            result.append((deleted.0.position, deleted.0.schemaVersion ?? 0, deleted.1, [deleted.0.field]))
+            result.append(Replay(position: deleted.0.position, schemaVersion: deleted.0.schemaVersion ?? 0, change: deleted.1, fields: [deleted.0.field]))
             existence = nil
         }
         var values: [String: WireValue] = [:]
         var stamps: [String: String] = [:]
         var used: [String] = []
         var position = existence?.0.position ?? result.first?.position ?? 0
-        var version = existence?.0.schemaVersion ?? result.first?.version ?? 0
+        var version = existence?.0.schemaVersion ?? result.first?.schemaVersion ?? 0
         for (kept, change) in parsed where change.kind == .update {
             // Kept under its wire name: shown when this store has a column by that name.
             guard let (column, value) = change.values.first, applier.isShown(applier.naming.localColumn(column, of: entity), value, of: entity, known: known)
@@ -98,15 +107,20 @@ extension SyncEngine {
             position = max(position, kept.position)
             version = max(version, kept.schemaVersion ?? 0)
         }
+        let record = parsed[0].1.record
         if let existence, let created = existence.1.stamps[WireChange.deleteStampKey] {
             stamps[WireChange.deleteStampKey] = created
-            result.append((position, version, WireChange(record: existence.1.record, entity: entity, kind: .insert, values: values, stamps: stamps), used + [existence.0.field]))
+            result.append(
+                Replay(
+                    position: position, schemaVersion: version, change: WireChange(record: record, entity: entity, kind: .insert, values: values, stamps: stamps),
+                    fields: used + [existence.0.field]))
         } else if !values.isEmpty {
-            result.append((position, version, WireChange(record: parsed[0].1.record, entity: entity, kind: .update, values: values, stamps: stamps), used))
+            result.append(
+                Replay(position: position, schemaVersion: version, change: WireChange(record: record, entity: entity, kind: .update, values: values, stamps: stamps), fields: used))
         }
         for (kept, change) in parsed where change.kind.isLink {
-            guard let name = change.values.keys.first, applier.schema.entity(named: entity)?.relationship(named: name) != nil else { continue }
-            result.append((kept.position, kept.schemaVersion ?? 0, change, [kept.field]))
+            guard let name = change.values.keys.first, applier.relationships[entity]?.contains(name) == true else { continue }
+            result.append(Replay(position: kept.position, schemaVersion: kept.schemaVersion ?? 0, change: change, fields: [kept.field]))
         }
         return result
     }

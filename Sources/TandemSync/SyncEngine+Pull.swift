@@ -123,7 +123,7 @@ extension SyncEngine {
         applier.merges.ever = try applier.merges.any || read { db in try SyncState.read(db)?.everMerged ?? false }
         applier.keptAny.value = try read { db in try SyncStore.keptCount(db) > 0 }
         applier.keepsUnknownValues = keepsUnknownValues
-        applier.enumCases.merge(Self.enumCases(of: container.schema, in: publishedSchemas)) { _, published in published }
+        applier.enumCases.merge(publishedEnumCases) { _, published in published }
         return applier
     }
 

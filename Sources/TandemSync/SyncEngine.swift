@@ -80,10 +80,11 @@ public actor SyncEngine {
         keepsUnknownValues = false
     }
     private var schemaVersion: Int?
-    /// The registered versions this store's schema is, when they are not the store's own
-    /// schema but list what the app cannot (the cases of an enum that is not CaseIterable,
-    /// published from the sources): the applier shows the cases all of them have.
-    var publishedSchemas: [Schema] = []
+    /// The enum cases the applier shows beyond the store's schema's (entity → column →
+    /// cases): when the registered versions this store's schema is list what the app
+    /// cannot (the cases of an enum that is not CaseIterable, published from the sources),
+    /// those all of them list. Set by the handshake.
+    var publishedEnumCases: [String: [String: EnumCases]] = [:]
     /// Whether this engine applied the kept values its schema can show (``applyKept()``).
     var keptTried = false
     /// The store's column names on the wire (renamed attributes under their first name).
@@ -174,8 +175,7 @@ public actor SyncEngine {
         summary.conflicts = pushed.conflicts + pulled.conflicts
         summary.pulled = pulled.applied + shownKept
         let waiting = try read { db in try SyncStore.quarantineCounts(db) }
-        (summary.waitingLocal, summary.waitingPulled) = (waiting.local, waiting.pulled)
-        summary.keptForNewerSchema = try read { db in try SyncStore.keptCount(db) }
+        (summary.waitingLocal, summary.waitingPulled, summary.keptForNewerSchema) = (waiting.local, waiting.pulled, waiting.kept)
         // Put in the quarantine by this sync and still there (a pulled change the retry after
         // the pull applied is not counted).
         summary.quarantined = min(pulled.quarantined + pushed.quarantined, summary.waitingLocal + summary.waitingPulled)
@@ -404,20 +404,17 @@ public actor SyncEngine {
         // The newest version this store's schema is: the same, or the same with what the
         // running app cannot see (cases of enums that are not CaseIterable) listed, as
         // `tandem schema publish` registers it from the sources.
-        let text = String(decoding: canonical, as: UTF8.self)
-        if let same = history.versions.last(where: { $0.schema == text }) {
-            (schemaVersion, publishedSchemas) = (same.version, [])
+        let matching = history.versions(of: container.schema, canonical: String(decoding: canonical, as: UTF8.self))
+        if let same = matching.last(where: { $0.published == nil }) {
+            (schemaVersion, publishedEnumCases) = (same.version, [:])
             return same.version
-        }
-        let matching = history.versions.compactMap { version in
-            (try? Schema(canonicalJSON: Data(version.schema.utf8))).flatMap { container.schema.isVersion(of: $0) ? (version.version, $0) : nil }
         }
         if let newest = matching.last {
             // Several versions can differ only in cases this app cannot list (a release that
             // added a case): the app may be any of them, so it shows only the cases all of
-            // them have (`publishedSchemas`), and keeps the others aside.
-            (schemaVersion, publishedSchemas) = (newest.0, matching.map(\.1))
-            return newest.0
+            // them have, and keeps the others aside.
+            (schemaVersion, publishedEnumCases) = (newest.version, Self.enumCases(of: container.schema, in: matching.compactMap(\.published)))
+            return newest.version
         }
         let registration = try Self.decode(SchemaRegistration.self, try await call("PUT", path + "/schema", body: canonical))
         logger.info("registered the store's schema", metadata: ["version": "\(registration.version)"])

@@ -176,6 +176,8 @@ enum SyncStore {
         var local = 0
         /// Pulled changes not applied, for a cause that can go away.
         var pulled = 0
+        /// Fields kept for a schema that can show them (not in the quarantine: no error).
+        var kept = 0
     }
 
     static func quarantineCounts(_ db: Database) throws -> QuarantineCounts {
@@ -183,10 +185,11 @@ enum SyncStore {
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT total(position IS NULL), total(position IS NOT NULL) FROM tandem_sync_quarantine
+                    SELECT total(position IS NULL), total(position IS NOT NULL), (SELECT COUNT(*) FROM tandem_sync_kept)
+                    FROM tandem_sync_quarantine
                     """)
         else { return QuarantineCounts() }
-        return QuarantineCounts(local: Int(row[0] as Double), pulled: Int(row[1] as Double))
+        return QuarantineCounts(local: Int(row[0] as Double), pulled: Int(row[1] as Double), kept: row[2])
     }
 
     /// Quarantined local changes (`pulled: false`, the server refused them) or pulled ones,

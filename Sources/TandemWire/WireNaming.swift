@@ -24,7 +24,7 @@ public struct WireNaming: Sendable {
         for entity in schema.entities {
             for attribute in entity.attributes where attribute.identity != attribute.name {
                 for column in attribute.columns {
-                    let wire = attribute.identity + column.name.dropFirst(attribute.name.count)
+                    let wire = attribute.wireName(of: column)
                     toWire[entity.name, default: [:]][column.name] = wire
                     fromWire[entity.name, default: [:]][wire] = column.name
                 }

@@ -29,29 +29,20 @@ struct ClockProcessTests {
     /// the real clock). The boot clock is left alone, as NTP or a user fixing the clock would.
     static func tandem(_ arguments: [String], shift: String? = nil, server: SyncServerProcess? = nil) throws -> Run {
         let tandem = try #require(DaemonProcessTests.tandem, "tandem is not built: run `swift build --build-tests`")
-        let process = Process()
         var environment = ProcessInfo.processInfo.environment
         if let server {
             environment["TANDEM_TOKEN"] = server.token
             environment["TANDEM_SERVER"] = server.base
         }
+        let run: ChildProcess
         if let shift {
             let faketime = try #require(Self.faketime, "faketime is not installed (Scripts/install-deps.sh installs it)")
-            process.executableURL = URL(filePath: faketime)
-            process.arguments = ["-f", shift, tandem.path(percentEncoded: false)] + arguments
             environment["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+            run = try ChildProcess.run(URL(filePath: faketime), ["-f", shift, tandem.path(percentEncoded: false)] + arguments, environment: environment)
         } else {
-            process.executableURL = tandem
-            process.arguments = arguments
+            run = try ChildProcess.run(tandem, arguments, environment: environment)
         }
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile(), errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
+        return Run(status: run.status, output: run.out, errors: run.err)
     }
 
     static func put(_ url: URL, _ n: Int, _ json: String, shift: String? = nil) throws {

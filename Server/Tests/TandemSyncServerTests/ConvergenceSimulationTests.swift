@@ -174,10 +174,14 @@ struct ConvergenceSimulationTests {
         }
     }
 
+    /// The histories' seeds: `TANDEM_SIM_SEED` when it is set (one history, to run a failure
+    /// again), else `seed` of each of `count` numbers from `first`.
+    static func seeds(_ count: Int, first: UInt64 = 1, _ seed: (UInt64) -> UInt64) -> [UInt64] {
+        ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] } ?? (first..<first + UInt64(count)).map(seed)
+    }
+
     @Test func replicasConvergeUnderRandomEditsSyncOrdersAndFaults() async throws {
-        let seeds =
-            ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
-            ?? (1...UInt64(Self.histories)).map { $0 &* 0x9E37_79B9 }
+        let seeds = Self.seeds(Self.histories) { $0 &* 0x9E37_79B9 }
         let failures = try await Self.run(seeds: seeds, planted: .none, stopAtFirst: false)
         #expect(failures.isEmpty, "\(failures.count) of \(Self.histories) histories diverged; the first:\n\(failures.first ?? "")")
     }

@@ -6,17 +6,8 @@ import TandemSyncTestSupport
 /// `tandem history` as a process: the journal as JSON and text, filters, and bad input.
 @Suite("tandem history (the process)")
 struct HistoryCommandTests {
-    static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = try #require(DaemonProcessTests.tandem, "tandem is not built: run `swift build --build-tests`")
-        process.arguments = ["history"] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile(), error = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: error, as: UTF8.self))
+    static func run(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess.run(try #require(DaemonProcessTests.tandem, "tandem is not built: run `swift build --build-tests`"), ["history"] + arguments)
     }
 
     @Test func printsTheJournalValueByValueWithFilters() throws {

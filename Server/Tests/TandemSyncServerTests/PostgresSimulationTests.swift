@@ -68,9 +68,7 @@ struct PostgresSimulationTests {
     }
 
     @Test func replicasConvergeThroughTwoNodesOnPostgres() async throws {
-        let seeds =
-            ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
-            ?? (1...UInt64(Self.histories)).map { $0 &* 0x9E37_79B9 &+ 17 }
+        let seeds = ConvergenceSimulationTests.seeds(Self.histories) { $0 &* 0x9E37_79B9 &+ 17 }
         _ = try await Self.withTwoNodes { client, token, one, two in
             var failures: [String] = []
             for seed in seeds {

@@ -389,9 +389,7 @@ struct RichSimulationTests {
     }
 
     @Test func replicasWithLyingClocksUniqueValuesCompositesAndLinksConvergeAndLoseNothing() async throws {
-        let seeds =
-            ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
-            ?? (Self.first..<Self.first + UInt64(Self.histories)).map { $0 &* 0x2F6B_3A1D }
+        let seeds = ConvergenceSimulationTests.seeds(Self.histories, first: Self.first) { $0 &* 0x2F6B_3A1D }
         let failures = try await Self.run(seeds: seeds, planted: .none, stopAtFirst: false)
         #expect(failures.isEmpty, "\(failures.count) of \(seeds.count) histories failed; the first:\n\(failures.first ?? "")")
     }

@@ -99,6 +99,73 @@ struct SchemaEvolutionProcessTests {
         return problems
     }
 
+    /// An edit an app of one of the versions makes.
+    enum Edit { case insertTodo, title, note, kind, insertTag, delete }
+
+    /// Makes `edit` on `store` as the app of `version` would, on a record the replica has,
+    /// and records it in `oracle` (new records take ids from `next`); what it did, for a
+    /// history's log, or `nil` when the edit does not apply there (no record, an older
+    /// version).
+    static func make(
+        _ edit: Edit, on store: ModelContainer, version: Int, step: Int, random: inout SplitMix64, oracle: inout Oracle, next: inout Int
+    ) throws -> String? {
+        func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+        // Edits reach the records this replica has (pulled or made here).
+        let here = try todos(store, version: version)
+        let live = oracle.todos.keys.filter { !oracle.deleted.contains($0) && here[$0] != nil }.sorted()
+        switch edit {
+        case .insertTodo:
+            let n = next
+            next += 1
+            let kind = pick(version >= 3 ? 3 : 2)
+            let note: String? = version >= 2 && pick(2) == 0 ? "note \(step)" : nil
+            try store.write(author: "app") { db in
+                if version >= 2 {
+                    try db.execute(sql: "INSERT INTO Todo (\"#id\", heading, kind, note, pinned) VALUES (?, ?, ?, ?, 1)", arguments: [SyncFixtures.id(n), "todo \(step)", kind, note])
+                } else {
+                    try db.execute(sql: "INSERT INTO Todo (\"#id\", title, kind) VALUES (?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind])
+                }
+            }
+            // `pinned` is its default everywhere: version 1 does not send it.
+            oracle.todos[n] = ["title": "todo \(step)".databaseValue, "kind": kind.databaseValue, "note": note.databaseValue, "pinned": true.databaseValue]
+            return "insert \(n) kind \(kind)"
+        case .title where !live.isEmpty:
+            let n = live[pick(live.count)]
+            try SyncFixtures.update(store, n, version >= 2 ? "heading" : "title", "edit \(step)")
+            oracle.todos[n]?["title"] = "edit \(step)".databaseValue
+            return "title \(n)"
+        case .note where !live.isEmpty && version >= 2:
+            let n = live[pick(live.count)]
+            try SyncFixtures.update(store, n, "note", "note \(step)")
+            oracle.todos[n]?["note"] = "note \(step)".databaseValue
+            return "note \(n)"
+        case .kind where !live.isEmpty:
+            let n = live[pick(live.count)]
+            // Version 3 mostly writes the case the others do not know.
+            let kind = version >= 3 && pick(2) == 0 ? 2 : pick(2)
+            try SyncFixtures.update(store, n, "kind", kind)
+            // Setting the value a replica shows changes nothing (no journal entry), also
+            // where it keeps a newer case aside that it cannot show.
+            if here[n]?["kind"] != kind.databaseValue { oracle.todos[n]?["kind"] = kind.databaseValue }
+            return "kind \(n)=\(kind)"
+        case .insertTag where version >= 2:
+            let n = next
+            next += 1
+            try store.write(author: "app") { db in
+                try db.execute(sql: "INSERT INTO Tag (\"#id\", name) VALUES (?, ?)", arguments: [SyncFixtures.id(n), "tag \(step)"])
+            }
+            oracle.tags[n] = "tag \(step)"
+            return "tag \(n)"
+        case .delete where live.count > 2:
+            let n = live[pick(live.count)]
+            try SyncFixtures.delete(store, n)
+            oracle.deleted.insert(n)
+            return "delete \(n)"
+        default:
+            return nil
+        }
+    }
+
     @Test(arguments: [1, 2, 3])
     func threeVersionsConvergeOnWhatEachCanShowAndTheOldestShowsTheRestOnceMigrated(seed: UInt64) async throws {
         let server = try await SyncServerProcess.make()
@@ -117,54 +184,9 @@ struct SchemaEvolutionProcessTests {
         for step in 0..<70 {
             let replica = Int(random.next() % 3)
             let version = replica + 1
-            let store = stores[replica]
-            // Edits reach the records this replica has (pulled or made here).
-            let here = try Self.todos(store, version: version)
-            let live = oracle.todos.keys.filter { !oracle.deleted.contains($0) && here[$0] != nil }.sorted()
-            let kinds = version >= 3 ? 3 : 2
-            switch random.next() % 10 {
-            case 0, 1, 2:
-                let n = next
-                next += 1
-                let kind = Int(random.next() % UInt64(kinds))
-                let note: String? = version >= 2 && random.next() % 2 == 0 ? "note \(step)" : nil
-                try store.write(author: "app") { db in
-                    if version >= 2 {
-                        try db.execute(sql: "INSERT INTO Todo (\"#id\", heading, kind, note, pinned) VALUES (?, ?, ?, ?, 1)", arguments: [SyncFixtures.id(n), "todo \(step)", kind, note])
-                    } else {
-                        try db.execute(sql: "INSERT INTO Todo (\"#id\", title, kind) VALUES (?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind])
-                    }
-                }
-                // `pinned` is its default everywhere: version 1 does not send it.
-                oracle.todos[n] = ["title": "todo \(step)".databaseValue, "kind": kind.databaseValue, "note": note.databaseValue, "pinned": true.databaseValue]
-            case 3...4 where !live.isEmpty:
-                let n = live[Int(random.next() % UInt64(live.count))]
-                try SyncFixtures.update(store, n, version >= 2 ? "heading" : "title", "edit \(step)")
-                oracle.todos[n]?["title"] = "edit \(step)".databaseValue
-            case 5 where !live.isEmpty && version >= 2:
-                let n = live[Int(random.next() % UInt64(live.count))]
-                try SyncFixtures.update(store, n, "note", "note \(step)")
-                oracle.todos[n]?["note"] = "note \(step)".databaseValue
-            case 6 where !live.isEmpty:
-                let n = live[Int(random.next() % UInt64(live.count))]
-                let kind = version >= 3 ? 2 : Int(random.next() % 2)
-                try SyncFixtures.update(store, n, "kind", kind)
-                // Setting the value a replica shows changes nothing (no journal entry), also
-                // where it keeps a newer case aside that it cannot show.
-                if here[n]?["kind"] != kind.databaseValue { oracle.todos[n]?["kind"] = kind.databaseValue }
-            case 7 where version >= 2:
-                let n = next
-                next += 1
-                try store.write(author: "app") { db in
-                    try db.execute(sql: "INSERT INTO Tag (\"#id\", name) VALUES (?, ?)", arguments: [SyncFixtures.id(n), "tag \(step)"])
-                }
-                oracle.tags[n] = "tag \(step)"
-            case 8 where live.count > 3:
-                let n = live[Int(random.next() % UInt64(live.count))]
-                try SyncFixtures.delete(store, n)
-                oracle.deleted.insert(n)
-            default:
-                break
+            let edits: [Edit?] = [.insertTodo, .insertTodo, .insertTodo, .title, .title, .note, .kind, .insertTag, .delete, nil]
+            if let edit = edits[Int(random.next() % UInt64(edits.count))] {
+                _ = try Self.make(edit, on: stores[replica], version: version, step: step, random: &random, oracle: &oracle, next: &next)
             }
             // Stamps follow real time: each write is the last one when it is made.
             try await Task.sleep(for: .milliseconds(3))

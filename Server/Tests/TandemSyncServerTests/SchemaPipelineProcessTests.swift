@@ -23,17 +23,8 @@ struct SchemaPipelineProcessTests {
     }
 
     /// Runs `tandem` with `arguments`; its exit status and outputs.
-    static func tandem(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = try #require(DaemonProcessTests.tandem, "tandem is not built: run `swift build --build-tests`")
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile(), error = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: error, as: UTF8.self))
+    static func tandem(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess.run(try #require(DaemonProcessTests.tandem, "tandem is not built: run `swift build --build-tests`"), arguments)
     }
 
     /// A directory with one release's model source.

@@ -61,55 +61,12 @@ struct SchemaVersionSimulationTests {
         for step in 0..<40 {
             let r = pick(3)
             let version = versions[r]
-            let store = stores[r]
-            let here = try SchemaEvolutionProcessTests.todos(store, version: version)
-            let live = oracle.todos.keys.filter { !oracle.deleted.contains($0) && here[$0] != nil }.sorted()
-            let title = version >= 2 ? "heading" : "title"
+            let edits: [SchemaEvolutionProcessTests.Edit] = [.insertTodo, .insertTodo, .title, .title, .note, .kind, .insertTag, .delete]
             switch pick(12) {
-            case 0, 1:
-                let n = next
-                next += 1
-                let kind = pick(version >= 3 ? 3 : 2)
-                let note: String? = version >= 2 && pick(2) == 0 ? "note \(step)" : nil
-                try store.write(author: "app") { db in
-                    if version >= 2 {
-                        try db.execute(sql: "INSERT INTO Todo (\"#id\", heading, kind, note, pinned) VALUES (?, ?, ?, ?, 1)", arguments: [SyncFixtures.id(n), "todo \(step)", kind, note])
-                    } else {
-                        try db.execute(sql: "INSERT INTO Todo (\"#id\", title, kind) VALUES (?, ?, ?)", arguments: [SyncFixtures.id(n), "todo \(step)", kind])
-                    }
+            case let index where index < edits.count:
+                if let made = try SchemaEvolutionProcessTests.make(edits[index], on: stores[r], version: version, step: step, random: &random, oracle: &oracle, next: &next) {
+                    log.append("r\(r) v\(version) \(made)")
                 }
-                oracle.todos[n] = ["title": "todo \(step)".databaseValue, "kind": kind.databaseValue, "note": note.databaseValue, "pinned": true.databaseValue]
-                log.append("r\(r) v\(version) insert \(n) kind \(kind)")
-            case 2...3 where !live.isEmpty:
-                let n = live[pick(live.count)]
-                try SyncFixtures.update(store, n, title, "edit \(step)")
-                oracle.todos[n]?["title"] = "edit \(step)".databaseValue
-                log.append("r\(r) v\(version) title \(n)")
-            case 4 where !live.isEmpty && version >= 2:
-                let n = live[pick(live.count)]
-                try SyncFixtures.update(store, n, "note", "note \(step)")
-                oracle.todos[n]?["note"] = "note \(step)".databaseValue
-                log.append("r\(r) v\(version) note \(n)")
-            case 5 where !live.isEmpty:
-                let n = live[pick(live.count)]
-                let kind = pick(version >= 3 ? 3 : 2)
-                try SyncFixtures.update(store, n, "kind", kind)
-                // Setting the value a replica shows changes nothing (no journal entry).
-                if here[n]?["kind"] != kind.databaseValue { oracle.todos[n]?["kind"] = kind.databaseValue }
-                log.append("r\(r) v\(version) kind \(n)=\(kind)")
-            case 6 where version >= 2:
-                let n = next
-                next += 1
-                try store.write(author: "app") { db in
-                    try db.execute(sql: "INSERT INTO Tag (\"#id\", name) VALUES (?, ?)", arguments: [SyncFixtures.id(n), "tag \(step)"])
-                }
-                oracle.tags[n] = "tag \(step)"
-                log.append("r\(r) v\(version) tag \(n)")
-            case 7 where live.count > 2:
-                let n = live[pick(live.count)]
-                try SyncFixtures.delete(store, n)
-                oracle.deleted.insert(n)
-                log.append("r\(r) v\(version) delete \(n)")
             case 8 where version < 3 && pick(3) == 0:
                 // The app updates: the store migrates to the next version.
                 versions[r] += 1
@@ -154,9 +111,7 @@ struct SchemaVersionSimulationTests {
     }
 
     @Test func replicasOnThreeSchemaVersionsConvergeOnWhatEachCanShowAndLoseNothingWhenTheyUpgrade() async throws {
-        let seeds =
-            ProcessInfo.processInfo.environment["TANDEM_SIM_SEED"].flatMap(UInt64.init).map { [$0] }
-            ?? (RichSimulationTests.first..<RichSimulationTests.first + UInt64(Self.histories)).map { $0 &* 0x3C6E_F372 }
+        let seeds = ConvergenceSimulationTests.seeds(Self.histories, first: RichSimulationTests.first) { $0 &* 0x3C6E_F372 }
         let failures = try await Self.run(seeds: seeds, planted: .none, stopAtFirst: false)
         #expect(failures.isEmpty, "\(failures.count) of \(seeds.count) histories failed; the first:\n\(failures.first ?? "")")
     }

@@ -42,7 +42,7 @@ enum Migrator {
                 var renamed = attribute
                 renamed.name = from
                 let stamps = SQLName.quote(JournalDDL.stampColumn)
-                try recordFormerNames(entity: entityName, zip(renamed.columns, attribute.columns).map { ($0.name, attribute.identity + $1.name.dropFirst(attribute.name.count)) }, db)
+                try recordFormerNames(entity: entityName, zip(renamed.columns, attribute.columns).map { ($0.name, attribute.wireName(of: $1)) }, db)
                 for (old, new) in zip(renamed.columns, attribute.columns) {
                     try db.execute(sql: "ALTER TABLE \(SQLName.quote(entityName)) RENAME COLUMN \(SQLName.quote(old.name)) TO \(SQLName.quote(new.name))")
                     // Each row's stamp of the column goes with it (the sync's last-writer-wins
