@@ -49,11 +49,12 @@ struct HistoryCommand: ParsableCommand {
         var descriptor = HistoryDescriptor(after: after.map { HistoryToken(rawValue: $0) })
         descriptor.fetchLimit = limit
         if !entity.isEmpty {
-            let unknown = entity.filter { container.schema.entity(named: $0) == nil }
+            let unknown = entity.filter { container.schema.entity(named: container.declaredSchema.storedEntityName($0)) == nil }
             guard unknown.isEmpty else {
-                throw CLIError("the store has no entity \(unknown.joined(separator: ", ")); it has \(container.schema.entities.map(\.name).joined(separator: ", "))")
+                throw CLIError("the store has no entity \(unknown.joined(separator: ", ")); it has \(container.declaredSchema.entities.map(\.name).joined(separator: ", "))")
             }
-            descriptor.entityNames = Set(entity)
+            // The journal names a renamed model by its first name.
+            descriptor.entityNames = Set(entity.map(container.declaredSchema.storedEntityName))
         }
         if !author.isEmpty { descriptor.authors = Set(author) }
         let transactions: [HistoryTransaction]

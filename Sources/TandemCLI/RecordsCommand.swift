@@ -79,8 +79,9 @@ struct RecordsCommand: ParsableCommand {
     }
 
     static func entity(_ name: String, in container: ModelContainer) throws -> Schema.Entity {
-        guard let entity = container.schema.entity(named: name) else {
-            throw CLIError("no entity '\(name)' in the store; it has \(container.schema.entities.map(\.name).joined(separator: ", "))")
+        // A renamed model is named by its class name or its first name (URIs keep the latter).
+        guard let entity = container.schema.entity(named: container.declaredSchema.storedEntityName(name)) else {
+            throw CLIError("no entity '\(name)' in the store; it has \(container.declaredSchema.entities.map(\.name).joined(separator: ", "))")
         }
         return entity
     }

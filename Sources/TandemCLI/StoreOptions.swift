@@ -63,9 +63,10 @@ struct ServerOptions: ParsableArguments {
             default: throw CLIError("\(path): conflictPolicies.\(key) is '\(name)'; use lastWriterWins, serverWins or clientWins")
             }
             let parts = key.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            guard !key.isEmpty, let entity = container.schema.entity(named: parts[0]) else {
+            guard !key.isEmpty, let entity = container.schema.entity(named: container.declaredSchema.storedEntityName(parts[0])) else {
                 throw CLIError(
-                    "\(path): conflictPolicies names entity '\(parts[0])', which the store's schema does not have (it has \(container.schema.entities.map(\.name).sorted().joined(separator: ", ")))")
+                    "\(path): conflictPolicies names entity '\(parts[0])', which the store's schema does not have (it has \(container.declaredSchema.entities.map(\.name).sorted().joined(separator: ", ")))"
+                )
             }
             if parts.count == 2, !entity.columns.contains(where: { $0.name == parts[1] }) {
                 throw CLIError(
@@ -75,7 +76,7 @@ struct ServerOptions: ParsableArguments {
             configuration.conflictPolicies[key] = policy
         }
         for name in file.updateWinsOverDelete ?? [] {
-            guard container.schema.entity(named: name) != nil else {
+            guard container.schema.entity(named: container.declaredSchema.storedEntityName(name)) != nil else {
                 throw CLIError("\(path): updateWinsOverDelete names entity '\(name)', which the store's schema does not have")
             }
             configuration.updateWinsOverDelete.insert(name)

@@ -8,7 +8,8 @@ import SwiftSyntaxBuilder
 /// - Member-attribute role: each persisted property gets `@_PersistedProperty(index: N)`,
 ///   `N` being its position among the persisted properties.
 /// - Member role: `persistentState`, the observation registrar, `schemaMetadata`,
-///   `init(persistentRow:)`, `encodePersistentValues(to:)` and `refreshPersistentValues(from:)`.
+///   `init(persistentRow:)`, `encodePersistentValues(to:)` and `refreshPersistentValues(from:)`,
+///   and `originalEntityName` for `@Model(originalName: "Task")`.
 ///   This role alone reports the diagnostics, so each is reported once.
 /// - Extension role: `extension Todo: Tandem.PersistentModel, Observation.Observable {}`,
 ///   listing only the conformances the compiler asks for.
@@ -37,7 +38,18 @@ extension ModelMacroImplementation {
         }
         let model = ModelDeclaration(classDeclaration)
         model.diagnostics.forEach(context.diagnose)
-        return ModelMembers(model, isFinal: isFinal).declarations
+        var originalName: String?
+        if let argument = node.arguments?.as(LabeledExprListSyntax.self)?.first(where: { $0.label?.text == "originalName" }) {
+            if let literal = argument.expression.as(StringLiteralExprSyntax.self), literal.segments.count == 1,
+                case .stringSegment(let segment) = literal.segments.first, !segment.content.text.isEmpty,
+                !segment.content.text.contains("\\")
+            {
+                originalName = segment.content.text
+            } else if argument.expression.as(NilLiteralExprSyntax.self) == nil {
+                context.diagnose(Diagnostic(node: argument.expression, message: TandemDiagnostic.originalNameNotLiteral))
+            }
+        }
+        return ModelMembers(model, isFinal: isFinal, originalName: originalName).declarations
     }
 
     public static func expansion(

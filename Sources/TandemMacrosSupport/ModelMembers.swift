@@ -10,14 +10,25 @@ struct ModelMembers {
     /// Whether the class is `final`. A non-final class has already been diagnosed; its
     /// initializer is made `required` so that the error does not cascade.
     let isFinal: Bool
+    /// The model's first name (`@Model(originalName:)`), if it was renamed.
+    let originalName: String?
 
-    init(_ model: ModelDeclaration, isFinal: Bool) {
+    init(_ model: ModelDeclaration, isFinal: Bool, originalName: String? = nil) {
         self.model = model
         self.isFinal = isFinal
+        self.originalName = originalName
     }
 
     /// All generated members, in the order they appear in the expansion.
     var declarations: [DeclSyntax] {
+        var declarations = members
+        if let originalName {
+            declarations.append(DeclSyntax(stringLiteral: "public static var originalEntityName: String? { \(originalName.swiftStringLiteral) }"))
+        }
+        return declarations
+    }
+
+    private var members: [DeclSyntax] {
         [
             "public var persistentState = Tandem.PersistentState()",
             "private let _$observationRegistrar = Observation.ObservationRegistrar()",

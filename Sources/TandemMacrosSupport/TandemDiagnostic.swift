@@ -28,6 +28,8 @@ public enum TandemDiagnostic: DiagnosticMessage, Equatable, Sendable {
     case unstorableType(name: String, type: String, kind: UnstorableTypeKind)
     /// A property uses a name that the generated code needs for itself.
     case reservedName(name: String)
+    /// `@Model(originalName:)` was given something other than a non-empty string literal.
+    case originalNameNotLiteral
 
     public var message: String {
         switch self {
@@ -53,6 +55,8 @@ public enum TandemDiagnostic: DiagnosticMessage, Equatable, Sendable {
             return "property '\(name)' has type '\(type)', which cannot be stored; \(kind.hint)"
         case .reservedName(let name):
             return "property name '\(name)' is reserved by @Model; rename the property"
+        case .originalNameNotLiteral:
+            return "@Model(originalName:) takes the model's first name as a non-empty string literal, e.g. @Model(originalName: \"Task\")"
         }
     }
 
@@ -75,6 +79,7 @@ public enum TandemDiagnostic: DiagnosticMessage, Equatable, Sendable {
         case .referenceOwnership: return "referenceOwnership"
         case .unstorableType: return "unstorableType"
         case .reservedName: return "reservedName"
+        case .originalNameNotLiteral: return "originalNameNotLiteral"
         }
     }
 }

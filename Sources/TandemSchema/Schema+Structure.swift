@@ -3,7 +3,7 @@ extension Schema {
     /// anything: repeated names, a column named like the primary key, a relationship named
     /// like an attribute, an entity named like the store's own tables (`tandem_…`), enum
     /// cases repeated or with raw values their raw type cannot hold, a first name
-    /// (`originalName`) that two attributes sync under. The server refuses such a schema
+    /// (`originalName`) that two entities or two attributes sync under. The server refuses such a schema
     /// (422 `invalid_schema`), and so do the CLI's schema inputs.
     ///
     /// ```swift
@@ -20,6 +20,12 @@ extension Schema {
                 guard columns.insert(column.name).inserted else { return "\(entity.name): the column '\(column.name)' is declared twice (an attribute, a composite leaf or a relationship)" }
             }
             guard !entity.name.lowercased().hasPrefix("tandem_") else { return "entity '\(entity.name)': names starting with tandem_ are the store's own tables" }
+            if let originalName = entity.originalName {
+                guard !originalName.isEmpty else { return "entity '\(entity.name)' has an empty originalName" }
+                guard !originalName.lowercased().hasPrefix("tandem_") else {
+                    return "entity '\(entity.name)': its originalName '\(originalName)' starts with tandem_, the prefix of the store's own tables"
+                }
+            }
             for attribute in entity.attributes {
                 if let problem = Self.enumProblem(attribute.type, path: "\(entity.name).\(attribute.name)") { return problem }
             }
@@ -29,7 +35,7 @@ extension Schema {
                 guard members.insert(relationship.name).inserted else { return "\(entity.name): the name '\(relationship.name)' is used twice" }
             }
         }
-        // Renamed attributes sync under their first name: it must name one attribute only.
+        // Renamed entities and attributes sync under their first name: it must name one only.
         return identityProblem
     }
 

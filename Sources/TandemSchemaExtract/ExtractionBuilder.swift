@@ -128,7 +128,20 @@ struct ExtractionBuilder {
                     originalName: try property.originalName.map { try stringLiteral($0, what: "originalName", location: location) },
                     defaultValue: property.initializer?.trimmedDescription))
         }
-        return (Schema.Entity(name: name, attributes: attributes), relationships)
+        return (Schema.Entity(name: name, attributes: attributes, originalName: try originalEntityName(of: declared)), relationships)
+    }
+
+    /// The `originalName:` of the class's `@Model(originalName: "…")`, if any.
+    private func originalEntityName(of declared: SourceIndex.Declared<ClassDeclSyntax>) throws -> String? {
+        for case .attribute(let attribute) in declared.declaration.attributes where SourceIndex.simpleName(of: attribute.attributeName) == "Model" {
+            guard let argument = attribute.arguments?.as(LabeledExprListSyntax.self)?.first(where: { $0.label?.text == "originalName" }) else { continue }
+            if argument.expression.is(NilLiteralExprSyntax.self) { return nil }
+            let location = declared.file.location(of: attribute)
+            let value = try stringLiteral(argument.expression, what: "originalName", location: location)
+            guard !value.isEmpty else { throw SchemaError(.invalidSource, "\(location): originalName must name the model's first name, not be empty", location: location) }
+            return value
+        }
+        return nil
     }
 
     private func option(_ expression: ExprSyntax, path: String, location: TandemSchema.SourceLocation) throws -> Schema.Attribute.Option {

@@ -91,9 +91,9 @@ extension SyncEngine {
     /// show: those every registered version it may be (`versions`, published from the
     /// sources) lists. Entity → column → cases.
     static func enumCases(of schema: Schema, in versions: [Schema]) -> [String: [String: EnumCases]] {
-        // Each version's cases, as this store's schema filled from it.
+        // Each version's cases, as this store's schema filled from it, by stored entity name.
         let listed = versions.map { version in
-            Dictionary(uniqueKeysWithValues: schema.fillingUnknowns(from: version).entities.map { ($0.name, EnumCases.columns(of: $0)) })
+            Dictionary(uniqueKeysWithValues: schema.fillingUnknowns(from: version).stored.entities.map { ($0.name, EnumCases.columns(of: $0)) })
         }
         guard let first = listed.first else { return [:] }
         var result: [String: [String: EnumCases]] = [:]
@@ -116,8 +116,14 @@ extension SyncEngine {
         var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: loggedNow(), pending: try pendingLocalStamps())
         applier.remoteWins = remoteWins
         applier.appliesDeleteRules = appliesDeleteRules
-        applier.policies = configuration.conflictPolicies
-        applier.updateWinsOverDelete = configuration.updateWinsOverDelete
+        // Policies may name a renamed model by its class name: the applier sees stored names.
+        let declared = container.declaredSchema
+        applier.policies = Dictionary(
+            configuration.conflictPolicies.map { key, policy in
+                guard let dot = key.firstIndex(of: ".") else { return (declared.storedEntityName(key), policy) }
+                return (declared.storedEntityName(String(key[..<dot])) + key[dot...], policy)
+            }, uniquingKeysWith: { first, _ in first })
+        applier.updateWinsOverDelete = Set(configuration.updateWinsOverDelete.map(declared.storedEntityName))
         applier.node = node
         applier.merges.any = try read { db in try SyncStore.count("tandem_sync_merged", db) > 0 }
         applier.merges.ever = try applier.merges.any || read { db in try SyncState.read(db)?.everMerged ?? false }

@@ -399,12 +399,14 @@ public actor SyncEngine {
         }
         let path = "/v1/datasets/\(dataset)"
         _ = try await call("PUT", path)
-        let canonical = try container.schema.canonicalJSON()
+        // Registered as declared (class names, originalNames), as `tandem schema publish`
+        // registers it from the sources.
+        let canonical = try container.declaredSchema.canonicalJSON()
         let history = try Self.decode(SchemaHistory.self, try await call("GET", path + "/schema"))
         // The newest version this store's schema is: the same, or the same with what the
         // running app cannot see (cases of enums that are not CaseIterable) listed, as
         // `tandem schema publish` registers it from the sources.
-        let matching = history.versions(of: container.schema, canonical: String(decoding: canonical, as: UTF8.self))
+        let matching = history.versions(of: container.declaredSchema, canonical: String(decoding: canonical, as: UTF8.self))
         if let same = matching.last(where: { $0.published == nil }) {
             (schemaVersion, publishedEnumCases) = (same.version, [:])
             return same.version
@@ -413,7 +415,7 @@ public actor SyncEngine {
             // Several versions can differ only in cases this app cannot list (a release that
             // added a case): the app may be any of them, so it shows only the cases all of
             // them have, and keeps the others aside.
-            (schemaVersion, publishedEnumCases) = (newest.version, Self.enumCases(of: container.schema, in: matching.compactMap(\.published)))
+            (schemaVersion, publishedEnumCases) = (newest.version, Self.enumCases(of: container.declaredSchema, in: matching.compactMap(\.published)))
             return newest.version
         }
         let registration = try Self.decode(SchemaRegistration.self, try await call("PUT", path + "/schema", body: canonical))

@@ -32,6 +32,39 @@ import Testing
             fixedSource: "@Model final class Todo {\n}")
     }
 
+    @Test func anOriginalNameAddsTheFirstNameAsOriginalEntityName() {
+        assertExpansion(
+            "@Model(originalName: \"Task\") final class Todo {\n}",
+            expandedSource: """
+                final class Todo {
+
+                \(emptyModelMembers())
+
+                    public static var originalEntityName: String? { "Task" }
+                }
+
+                extension Todo: Tandem.PersistentModel, Observation.Observable {}
+                """)
+    }
+
+    @Test(arguments: ["first", "\"\"", "\"Ta\\(x)sk\""])
+    func rejectsAnOriginalNameThatIsNotANonEmptyLiteral(argument: String) {
+        assertExpansion(
+            "@Model(originalName: \(argument)) final class Todo {\n}",
+            expandedSource: """
+                final class Todo {
+
+                \(emptyModelMembers())
+                }
+
+                extension Todo: Tandem.PersistentModel, Observation.Observable {}
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "@Model(originalName:) takes the model's first name as a non-empty string literal, e.g. @Model(originalName: \"Task\")", line: 1, column: 22)
+            ])
+    }
+
     @Test func fixItInsertsFinalAfterExistingModifiers() {
         assertExpansion(
             "@Model public class Todo {\n}",

@@ -44,6 +44,23 @@ struct CompatibilityRuleTests {
         #expect(findings.first?.verdict == .safe)
     }
 
+    @Test func aRelationshipToARenamedModelKeepsItsDestination() throws {
+        let v1 = note(base + "\nvar folder: Folder?", "@Model final class Folder { var notes: [Note] = [] }")
+        let v2 = note(base + "\nvar folder: Directory?", "@Model(originalName: \"Folder\") final class Directory { var notes: [Note] = [] }")
+        let findings = try check(v1, v2)
+        #expect(findings.map(\.rule) == ["ENTITY_RENAMED"], "\(findings.map { "\($0.rule) \($0.path)" })")
+        #expect(findings.first?.verdict == .safe)
+        // Stored and on the wire, both versions are one schema.
+        #expect(try extract(v1).schema.stored == extract(v2).schema.stored)
+        #expect(try extract(v2).schema.onTheWire.entities.map(\.name).sorted() == ["Folder", "Note"])
+        #expect(try extract(v2).schema.entity(named: "Note")?.relationship(named: "folder")?.destination == "Directory")
+    }
+
+    @Test func anOriginalNameThatIsNotALiteralIsAnErrorNamingTheLine() {
+        let source = note(base, "let first = \"Folder\"\n@Model(originalName: first) final class Directory { var name: String = \"\" }")
+        #expect { try extract(source) } throws: { ($0 as? SchemaError)?.message.contains("originalName must be a plain string literal") == true }
+    }
+
     @Test func aTypeDefinedOnlyOutsideTheSourcesIsAnErrorNamingTypeAndLine() {
         #expect { try extract(note("var money: Money"), path: "App/Note.swift") } throws: { error in
             let error = error as? SchemaError

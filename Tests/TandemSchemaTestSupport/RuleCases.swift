@@ -31,9 +31,30 @@ public let base = "var title: String = \"\""
 public let ruleCases: [RuleCase] = [
     RuleCase(rule: "ENTITY_ADDED", verdict: .safe, path: "Folder", v1: note(base), v2: note(base, "@Model final class Folder { var name: String = \"\" }")),
     RuleCase(rule: "ENTITY_REMOVED", verdict: .breaking, path: "Folder", v1: note(base, "@Model final class Folder { var name: String = \"\" }"), v2: note(base)),
+    // Renamed without originalName: a new entity to old clients.
     RuleCase(
         rule: "ENTITY_RENAMED", verdict: .breaking, path: "Folder",
         v1: note(base, "@Model final class Folder { var name: String = \"\" }"), v2: note(base, "@Model final class Directory { var name: String = \"\" }")),
+    // Declared: its records keep syncing as Folder.
+    RuleCase(
+        rule: "ENTITY_RENAMED", verdict: .safe, path: "Directory",
+        v1: note(base, "@Model final class Folder { var name: String = \"\" }"),
+        v2: note(base, "@Model(originalName: \"Folder\") final class Directory { var name: String = \"\" }")),
+    // Renamed again, the first name kept.
+    RuleCase(
+        rule: "ENTITY_RENAMED", verdict: .safe, path: "Box",
+        v1: note(base, "@Model(originalName: \"Folder\") final class Directory { var name: String = \"\" }"),
+        v2: note(base, "@Model(originalName: \"Folder\") final class Box { var name: String = \"\" }")),
+    // The originalName dropped: its records would sync as Directory.
+    RuleCase(
+        rule: "ENTITY_RENAMED", verdict: .breaking, path: "Directory",
+        v1: note(base, "@Model(originalName: \"Folder\") final class Directory { var name: String = \"\" }"),
+        v2: note(base, "@Model final class Directory { var name: String = \"\" }")),
+    // Renamed again with the previous name as originalName.
+    RuleCase(
+        rule: "ENTITY_RENAMED", verdict: .breaking, path: "Box",
+        v1: note(base, "@Model(originalName: \"Folder\") final class Directory { var name: String = \"\" }"),
+        v2: note(base, "@Model(originalName: \"Directory\") final class Box { var name: String = \"\" }")),
     RuleCase(rule: "ATTRIBUTE_ADDED_OPTIONAL", verdict: .safe, path: "Note.body", v1: note(base), v2: note(base + "\nvar body: String?")),
     RuleCase(rule: "ATTRIBUTE_ADDED_WITH_DEFAULT", verdict: .warning, path: "Note.pinned", v1: note(base), v2: note(base + "\nvar pinned: Bool = false")),
     RuleCase(rule: "ATTRIBUTE_ADDED_REQUIRED", verdict: .breaking, path: "Note.rank", v1: note(base), v2: note(base + "\nvar rank: Int")),

@@ -11,7 +11,8 @@ import Testing
 /// Three app versions in the field at once, through a real `tandem-server`: version 1 (a
 /// `Todo` with a title and an enum `kind`), version 2 (adds the optional `note` and the
 /// entity `Tag`, and renames `title` to `heading` with `originalName: "title"`), version 3
-/// (adds the case `three` to `kind`). Each replica edits what its
+/// (adds the case `three` to `kind`, renames the entity `Tag` to `Label` with
+/// `originalName: "Tag"`). Each replica edits what its
 /// version has, in a random order, syncing now and then; every replica ends with every value
 /// its version can show, values it cannot show are kept (not lost when it edits the same
 /// records), and the oldest replica, migrated to version 3, shows them all without pulling.
@@ -31,7 +32,10 @@ struct SchemaEvolutionProcessTests {
             todo.append(Schema.Attribute(name: "pinned", type: .scalar(.bool), defaultValue: "true"))
         }
         var entities = [Schema.Entity(name: "Todo", attributes: todo)]
-        if version >= 2 { entities.append(Schema.Entity(name: "Tag", attributes: [Schema.Attribute(name: "name", type: .scalar(.string))])) }
+        if version >= 2 {
+            // Renamed at version 3, keeping its first name: its table, URIs and wire name stay `Tag`.
+            entities.append(Schema.Entity(name: version >= 3 ? "Label" : "Tag", attributes: [Schema.Attribute(name: "name", type: .scalar(.string))], originalName: version >= 3 ? "Tag" : nil))
+        }
         return Schema(entities: entities)
     }
 
@@ -198,6 +202,13 @@ struct SchemaEvolutionProcessTests {
         for version in 1...3 {
             let problems = try Self.differences(stores[version - 1], version: version, oracle)
             #expect(problems.isEmpty, "seed \(seed): \(problems)")
+        }
+        if !oracle.tags.isEmpty {
+            // Version 3 names the renamed entity by its class name; its records keep the URIs of `Tag`.
+            var labels = HistoryDescriptor()
+            labels.entityNames = ["Label"]
+            let changes = try stores[2].fetchHistory(labels).flatMap(\.changes)
+            #expect(!changes.isEmpty && changes.allSatisfy { $0.persistentModelID.uriRepresentation.absoluteString.hasPrefix("tandem://todos/Tag/") })
         }
         let shownLater = oracle.todos.contains { !oracle.deleted.contains($0.key) && ($0.value["kind"] == 2.databaseValue || $0.value["note"] != .null) } || !oracle.tags.isEmpty
         #expect(shownLater, "the history wrote values version 1 cannot show (else the test shows nothing)")

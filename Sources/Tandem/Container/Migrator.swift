@@ -1,7 +1,12 @@
 import Foundation
 /// Applies a ``MigrationPlan`` with SQL, inside the caller's transaction.
 enum Migrator {
-    static func apply(_ plan: MigrationPlan, schema: Schema, mappings: [EntityMapping], db: Database) throws {
+    /// - Parameters:
+    ///   - plan: planned between the ``Schema/stored`` forms (entities by identity).
+    ///   - declared: the schema as declared (class names, `originalName`s), kept in the
+    ///     metadata; its ``Schema/stored`` form is what the SQL works with.
+    static func apply(_ plan: MigrationPlan, declared: Schema, mappings: [EntityMapping], db: Database) throws {
+        let schema = declared.stored
         let byName = Dictionary(uniqueKeysWithValues: mappings.map { ($0.name, $0) })
         // Journal triggers name every column: rebuild them around the reshaping, which also
         // keeps migration's own row updates (defaults) out of the journal.
@@ -69,7 +74,7 @@ enum Migrator {
             }
         }
         if reshapes { try JournalDDL.createTriggers(for: schema, db) }
-        try StoreFile.setMetadata("schema", String(decoding: try schema.canonicalJSON(), as: UTF8.self), db)
+        try StoreFile.setMetadata("schema", String(decoding: try declared.canonicalJSON(), as: UTF8.self), db)
     }
 
     /// Remembers that columns of `entity` had other names (`old` → the name they sync

@@ -8,7 +8,10 @@ extension ModelContainer {
     ///
     /// - Throws: ``StoreError`` (``StoreError/Code/corruptFile`` for an unreadable entry).
     public func fetchHistory(_ descriptor: HistoryDescriptor) throws -> [HistoryTransaction] {
-        try StoreErrorMapping.map { try writer.read { db in try Journal.fetch(db, dataset: dataset, descriptor: descriptor) } }
+        var descriptor = descriptor
+        // The journal names a renamed model by its first name (its entityName).
+        descriptor.entityNames = descriptor.entityNames.map { Set($0.map(declaredSchema.storedEntityName)) }
+        return try StoreErrorMapping.map { [descriptor] in try writer.read { db in try Journal.fetch(db, dataset: dataset, descriptor: descriptor) } }
     }
 
     /// The token of the latest committed history transaction (``HistoryToken/start`` when

@@ -16,8 +16,15 @@ internal import TandemWAL
 /// one transaction. Anything else throws ``StoreError/Code/schemaMismatch`` naming entity,
 /// attribute and change, and leaves the file untouched.
 public final class ModelContainer: Sendable {
-    /// The models' schema (what is stored in the file after opening).
+    /// The models' schema as the store keeps it: every entity under its name on disk and on
+    /// the wire (``Schema/stored``: a class renamed with `@Model(originalName:)` under its
+    /// first name, which is also its table's name). The same as ``declaredSchema`` when no
+    /// model was renamed.
     public let schema: Schema
+    /// The models' schema as declared (class names, `originalName`s): what the file's
+    /// metadata records, what `tandem schema extract` extracts from the sources, and what
+    /// the sync handshake registers on the server.
+    public let declaredSchema: Schema
     public let configurations: [ModelConfiguration]
     /// The dataset of the store, used in record URIs.
     public let dataset: String
@@ -44,14 +51,16 @@ public final class ModelContainer: Sendable {
             throw StoreError(.misuse, "a container stores all its models in one configuration; got \(configurations.count)")
         }
         let mappings = try Self.mappings(for: types)
-        try self.init(schema: Schema(entities: mappings.map(\.entity)), mappings: mappings, configuration: configurations.first ?? ModelConfiguration())
+        try self.init(schema: Self.declaredSchema(of: mappings), mappings: mappings, configuration: configurations.first ?? ModelConfiguration())
     }
 
-    /// Opens the store with `schema`; `mappings` are the model types (none for a store opened
-    /// from its schema alone).
+    /// Opens the store with `schema` (as declared); `mappings` are the model types (none for
+    /// a store opened from its schema alone).
     init(schema: Schema, mappings: [EntityMapping], configuration: ModelConfiguration) throws {
+        if let problem = schema.identityProblem { throw StoreError(.invalidModel, problem) }
         let opened = try StoreFile.open(configuration: configuration, schema: schema, mappings: mappings)
-        self.schema = schema
+        self.schema = schema.stored
+        self.declaredSchema = schema
         self.configurations = [configuration]
         self.dataset = opened.dataset
         self.writer = opened.writer
@@ -77,6 +86,23 @@ public final class ModelContainer: Sendable {
             result.append(mapping)
         }
         return result
+    }
+
+    /// The schema the model types declare: each entity under its class name with its
+    /// `originalName`, relationships pointing at class names (the mappings' entities are the
+    /// ``Schema/stored`` form).
+    static func declaredSchema(of mappings: [EntityMapping]) -> Schema {
+        let classNames = Dictionary(mappings.map { ($0.name, String(describing: $0.modelType)) }, uniquingKeysWith: { first, _ in first })
+        return Schema(
+            entities: mappings.map { mapping in
+                var entity = mapping.entity
+                entity.name = classNames[mapping.name] ?? mapping.name
+                entity.originalName = mapping.modelType.originalEntityName
+                for r in entity.relationships.indices {
+                    entity.relationships[r].destination = classNames[entity.relationships[r].destination] ?? entity.relationships[r].destination
+                }
+                return entity
+            })
     }
 
     func mapping(for type: any PersistentModel.Type) throws -> EntityMapping {
@@ -116,7 +142,8 @@ public final class ModelContainer: Sendable {
 }
 
 extension Schema {
-    /// Describes model types, exactly as a ``ModelContainer`` for them stores it.
+    /// Describes model types as they are declared, exactly as a ``ModelContainer`` for them
+    /// records it (its ``ModelContainer/declaredSchema``).
     ///
     /// ```swift
     /// let schema = try Schema([Todo.self, Item.self])
@@ -125,6 +152,6 @@ extension Schema {
     ///
     /// - Throws: ``StoreError/Code/invalidModel`` when a type cannot be stored.
     public init(_ types: [any PersistentModel.Type]) throws {
-        self.init(entities: try ModelContainer.mappings(for: types).map(\.entity))
+        self = ModelContainer.declaredSchema(of: try ModelContainer.mappings(for: types))
     }
 }

@@ -30,6 +30,7 @@ enum StoreFile {
         var dataset: String
     }
 
+    /// - Parameter schema: the schema as declared (see ``ModelContainer/declaredSchema``).
     static func open(configuration: ModelConfiguration, schema: Schema, mappings: [EntityMapping]) throws -> Opened {
         if let dataset = configuration.dataset, !DatasetName.isValid(dataset) {
             throw StoreError(.misuse, "dataset '\(dataset)' must be 1–128 letters, digits, '-', '_' or '.', and not '.' or '..'")
@@ -58,7 +59,7 @@ enum StoreFile {
             stored = try inspect(path: path, busyTimeout: configuration.busyTimeout)
             if let stored {
                 // Refuse before the file is opened for writing, so a refused open changes nothing.
-                _ = try plan(from: stored.schema, to: schema)
+                _ = try plan(from: stored.schema.stored, to: schema.stored)
                 if let wanted = configuration.dataset, wanted != stored.dataset {
                     throw StoreError(.misuse, "the store at \(path) belongs to dataset '\(stored.dataset)', not '\(wanted)'; record URIs depend on it, so it cannot change")
                 }
@@ -75,12 +76,12 @@ enum StoreFile {
                     let current = try readMetadata(db)
                     if let current {
                         dataset = current.dataset
-                        try Migrator.apply(try plan(from: current.schema, to: schema), schema: schema, mappings: mappings, db: db)
+                        try Migrator.apply(try plan(from: current.schema.stored, to: schema.stored), declared: schema, mappings: mappings, db: db)
                     } else {
                         try db.execute(sql: "CREATE TABLE tandem_metadata (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
                         try setMetadata("dataset", dataset, db)
                         try createJournal(db)
-                        try Migrator.apply(try plan(from: Schema(entities: []), to: schema), schema: schema, mappings: mappings, db: db)
+                        try Migrator.apply(try plan(from: Schema(entities: []), to: schema.stored), declared: schema, mappings: mappings, db: db)
                     }
                     try setMetadata("formatVersion", String(formatVersion), db)
                     node = try readNode(db)

@@ -18,12 +18,21 @@ public import TandemSchema
 /// The macro reports, at compile time, `let` properties, property observers and types that
 /// can never be stored (functions, tuples, existentials). Types only the runtime can judge
 /// are checked when the ``ModelContainer`` is created.
+///
+/// A renamed class names its first name with `originalName`, kept through every later
+/// rename: its records keep their URIs, table and journal name, and clients of every
+/// version sync them (see ``PersistentModel/entityName``).
+///
+/// ```swift
+/// @Model(originalName: "Task") final class Todo { var title = "" }   // was `Task`
+/// ```
 @attached(
     member, names: named(persistentState), named(_$observationRegistrar), named(schemaMetadata),
-    named(init(persistentRow:)), named(encodePersistentValues(to:)), named(refreshPersistentValues(from:)))
+    named(init(persistentRow:)), named(encodePersistentValues(to:)), named(refreshPersistentValues(from:)),
+    named(originalEntityName))
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel, Observable)
-public macro Model() = #externalMacro(module: "TandemMacros", type: "ModelMacro")
+public macro Model(originalName: String? = nil) = #externalMacro(module: "TandemMacros", type: "ModelMacro")
 
 /// Customises how a persisted property is stored.
 ///

@@ -23,13 +23,21 @@ public protocol PersistentModel: AnyObject, Observable, Identifiable, Hashable {
     func encodePersistentValues(to row: inout PersistentRowWriter) throws
     /// Replaces every persisted property with the row's values (another context saved them).
     func refreshPersistentValues(from row: PersistentRow) throws
+    /// The model's first name when the class was renamed (`@Model(originalName: "Task")`),
+    /// else `nil` (the default).
+    static var originalEntityName: String? { get }
 }
 
 extension PersistentModel {
-    /// The entity name: the class's unqualified name, so `V1.Note` and `V2.Note` share a table.
+    /// The name the records are stored and synced under: the model's first name
+    /// (``originalEntityName``), else the class's unqualified name, so `V1.Note` and
+    /// `V2.Note` share a table, and `Todo` declared `@Model(originalName: "Task")` keeps the
+    /// table, the journal entries and the record URIs (`tandem://ds/Task/…`) of `Task`.
     public static var entityName: String {
-        String(describing: Self.self)
+        originalEntityName ?? String(describing: Self.self)
     }
+
+    public static var originalEntityName: String? { nil }
 
     /// The record's stable identity.
     ///

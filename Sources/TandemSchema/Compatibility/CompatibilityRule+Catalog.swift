@@ -15,14 +15,16 @@ extension CompatibilityRule {
         verdict: .breaking,
         rationale: "Old clients keep creating and editing records of the entity; new clients can no longer store them, so their changes are lost.",
         hint: "Keep the model (mark it deprecated in your code) until no client of an older version syncs.")
-    /// A model renamed (a removed and an added model of the same shape): breaking.
+    /// A model renamed with @Model(originalName:): safe (breaking without originalName).
     public static let entityRenamed = CompatibilityRule(
         id: "ENTITY_RENAMED",
         category: .entity,
-        change: "a model renamed (a removed and an added model of the same shape)",
-        verdict: .breaking,
-        rationale: "Record URIs and the server's log name the entity; old clients write the old name, new clients the new one, and neither reads the other's records.",
-        hint: "Keep the old name: rename the Swift class only if you keep the entity name, or add the new model and copy records over in a migration.")
+        change: "a model renamed with @Model(originalName:) (or a removed and an added model of the same shape)",
+        verdict: .safe,
+        verdictNote: "breaking without originalName, or when originalName does not name the model's first name (the one its records sync under)",
+        rationale:
+            "A renamed model keeps its first name, its originalName, for good: record URIs, the store's table, the journal and the wire use it, so clients of every version read and write its records under their own class name. Without originalName the new name is a new entity: old clients write the old name, new clients the new one, and neither reads the other's records.",
+        hint: "Declare the rename with @Model(originalName: \"FirstName\") and keep it the model's first name through every later rename.")
     /// An optional attribute added: safe.
     public static let attributeAddedOptional = CompatibilityRule(
         id: "ATTRIBUTE_ADDED_OPTIONAL",

@@ -3,7 +3,7 @@ extension Schema {
     /// safe changes included (for a changelog), ignores not applied.
     ///
     /// Entities, attributes, composite fields, enum cases and relationships are matched by
-    /// name (attributes also by `originalName`). Use ``CompatibilityCheck`` for a release
+    /// name (entities, attributes and relationships also by `originalName`). Use ``CompatibilityCheck`` for a release
     /// check against several baselines with ignores.
     ///
     /// ```swift
@@ -20,6 +20,10 @@ extension Schema {
 /// Walks two schemas side by side and collects findings.
 struct SchemaComparison {
     private(set) var findings: [SchemaFinding] = []
+    /// Entity name → identity in the baseline and in the candidate: a relationship points at
+    /// an entity's identity, so a renamed destination is the same destination.
+    private var oldIdentities: [String: String] = [:]
+    private var newIdentities: [String: String] = [:]
 
     /// Where a type sits, which decides the rule IDs of nested changes.
     enum Context {
@@ -40,25 +44,48 @@ struct SchemaComparison {
     // the two schemas' sizes).
 
     mutating func compare(_ old: Schema, _ new: Schema) {
-        let oldNames = Set(old.entities.map(\.name))
-        let newByName = Self.byName(new.entities, \.name)
-        let added = new.entities.filter { !oldNames.contains($0.name) }
-        // Added entities by shape, in order: a removed entity of the same shape was renamed.
-        var addedByShape = ShapeQueues(added, key: Self.shape)
-        var renamed = Set<String>()
-        for entity in old.entities {
-            guard let counterpart = newByName[entity.name] else {
-                if let twin = addedByShape.take(Self.shape(entity)) {
+        oldIdentities = Self.byName(old.entities, \.name).mapValues(\.identity)
+        newIdentities = Self.byName(new.entities, \.name).mapValues(\.identity)
+        let (pairs, removed, added) = Self.match(old.entities, new.entities, name: \.name, originalName: \.originalName)
+        for (previous, entity, renamedFrom) in pairs {
+            if renamedFrom == nil, previous.identity != entity.identity {
+                // The same name, another first name: what its records are stored under changed.
+                add(
+                    .entityRenamed, entity.name,
+                    "entity '\(entity.name)' synced as '\(previous.identity)' and would sync as '\(entity.identity)' (its originalName changed from \(previous.originalName.map { "\"\($0)\"" } ?? "none") to \(entity.originalName.map { "\"\($0)\"" } ?? "none")): record URIs would change and old clients would not read its records",
+                    verdict: .breaking,
+                    hint: "Keep @Model(originalName: \"\(previous.identity)\") (originalName names the first name an entity synced under, for good).")
+            }
+            if let originalName = renamedFrom {
+                if previous.identity == entity.identity {
                     add(
                         .entityRenamed, entity.name,
-                        "entity '\(entity.name)' was renamed to '\(twin.name)' (same attributes and relationships)")
-                    renamed.insert(twin.name)
+                        "entity '\(originalName)' was renamed to '\(entity.name)'; both store and sync their records as '\(entity.identity)' (originalName: \"\(entity.identity)\")")
                 } else {
-                    add(.entityRemoved, entity.name, "entity '\(entity.name)' was removed")
+                    add(
+                        .entityRenamed, entity.name,
+                        "entity '\(originalName)' (synced as '\(previous.identity)') was renamed to '\(entity.name)' with originalName \"\(entity.originalName ?? "")\", so its records would sync as '\(entity.identity)': old clients would not read them",
+                        verdict: .breaking,
+                        hint: "originalName names the first name an entity synced under: use @Model(originalName: \"\(previous.identity)\") (kept through every later rename).")
                 }
-                continue
             }
-            compare(entity, counterpart)
+            compare(previous, entity)
+        }
+        // Added entities by shape, in order: a removed entity of the same shape was renamed
+        // without originalName.
+        var addedByShape = ShapeQueues(added, key: Self.shape)
+        var renamed = Set<String>()
+        for entity in removed {
+            if let twin = addedByShape.take(Self.shape(entity)) {
+                add(
+                    .entityRenamed, entity.name,
+                    "entity '\(entity.name)' was renamed to '\(twin.name)' (same attributes and relationships) without originalName: its records would sync as '\(twin.identity)' instead of '\(entity.identity)'",
+                    verdict: .breaking,
+                    hint: "Declare the rename: @Model(originalName: \"\(entity.identity)\") final class \(twin.name) (its records then keep their URIs and sync under the first name).")
+                renamed.insert(twin.name)
+            } else {
+                add(.entityRemoved, entity.name, "entity '\(entity.name)' was removed")
+            }
         }
         for entity in added where !renamed.contains(entity.name) {
             add(.entityAdded, entity.name, "entity '\(entity.name)' was added")
@@ -403,7 +430,7 @@ struct SchemaComparison {
         if old.cardinality != new.cardinality {
             add(.relationshipCardinalityChanged, path, "relationship changed from \(old.cardinality.rawValue) to \(new.cardinality.rawValue)")
         }
-        if old.destination != new.destination {
+        if (oldIdentities[old.destination] ?? old.destination) != (newIdentities[new.destination] ?? new.destination) {
             add(.relationshipTargetChanged, path, "relationship now points at \(new.destination) instead of \(old.destination)")
         }
         if old.deleteRule != new.deleteRule {

@@ -125,7 +125,8 @@ extension Schema.Entity {
         self.init(
             name: try json.required("name") { try $0.string() },
             attributes: try json.required("attributes") { try $0.array(Schema.Attribute.init(json:)) },
-            relationships: try json.optional("relationships") { try $0.array(Schema.Relationship.init(json:)) } ?? [])
+            relationships: try json.optional("relationships") { try $0.array(Schema.Relationship.init(json:)) } ?? [],
+            originalName: try json.optional("originalName") { try $0.string() })
     }
 }
 
