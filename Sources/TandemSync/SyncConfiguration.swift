@@ -27,7 +27,8 @@ public struct SyncConfiguration: Sendable {
     /// before). 5 000 pulled 100 000 changes about 9 % faster than 1 000 in the benchmark.
     public var pullPageSize = 5_000
     /// Conflict policies by `"Entity"` or `"Entity.column"` (the column's wins); last writer
-    /// wins where none is set. See ``ConflictPolicy``.
+    /// wins where none is set. A renamed model is named by its class name or its first name
+    /// (`originalName`). See ``ConflictPolicy``.
     public var conflictPolicies: [String: ConflictPolicy] = [:]
     /// Entities where an unpushed local edit newer than a pulled delete brings the record
     /// back (re-inserted as a new local edit) instead of the delete winning.
