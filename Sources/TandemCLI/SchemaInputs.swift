@@ -81,7 +81,6 @@ enum SchemaInputs {
             return Candidate(schema: try schema(at: paths[0]))
         }
         let extracted = try extract(paths, typesFile: typesFile, scope: scope)
-        if let problem = extracted.schema.structuralProblem { throw CLIError("\(paths.joined(separator: ", ")): \(problem)") }
         return Candidate(schema: extracted.schema, locations: extracted.locations, allowances: extracted.allowances)
     }
 
@@ -104,6 +103,8 @@ enum SchemaInputs {
             guard !extracted.schema.entities.isEmpty else {
                 throw CLIError("\(paths.joined(separator: ", ")): no @Model classes found in \(sources.count) Swift file(s)")
             }
+            // What the server and a store would refuse, refused here too.
+            if let problem = extracted.schema.structuralProblem { throw CLIError("\(paths.joined(separator: ", ")): \(problem)") }
             return extracted
         } catch let error as SchemaError {
             throw CLIError(error.message)

@@ -40,11 +40,8 @@ extension ModelMacroImplementation {
         model.diagnostics.forEach(context.diagnose)
         var originalName: String?
         if let argument = node.arguments?.as(LabeledExprListSyntax.self)?.first(where: { $0.label?.text == "originalName" }) {
-            if let literal = argument.expression.as(StringLiteralExprSyntax.self), literal.segments.count == 1,
-                case .stringSegment(let segment) = literal.segments.first, !segment.content.text.isEmpty,
-                !segment.content.text.contains("\\")
-            {
-                originalName = segment.content.text
+            if let value = argument.expression.as(StringLiteralExprSyntax.self)?.representedLiteralValue, !value.isEmpty {
+                originalName = value
             } else if argument.expression.as(NilLiteralExprSyntax.self) == nil {
                 context.diagnose(Diagnostic(node: argument.expression, message: TandemDiagnostic.originalNameNotLiteral))
             }

@@ -84,6 +84,10 @@ extension Schema {
     /// Why entity or attribute names and identities cannot be told apart, if they cannot:
     /// two entities or two attributes of an entity syncing under one name, or a name that is
     /// another's identity (a record or a value on the wire would have two meanings).
+    ///
+    /// ```swift
+    /// if let problem = schema.identityProblem { throw MyError(problem) }
+    /// ```
     public var identityProblem: String? {
         var entityIdentities: [String: String] = [:]
         for entity in entities {

@@ -20,10 +20,14 @@ extension Schema {
                 guard columns.insert(column.name).inserted else { return "\(entity.name): the column '\(column.name)' is declared twice (an attribute, a composite leaf or a relationship)" }
             }
             guard !entity.name.lowercased().hasPrefix("tandem_") else { return "entity '\(entity.name)': names starting with tandem_ are the store's own tables" }
+            guard !entity.name.lowercased().hasPrefix("sqlite_") else { return "entity '\(entity.name)': names starting with sqlite_ are SQLite's own tables" }
             if let originalName = entity.originalName {
-                guard !originalName.isEmpty else { return "entity '\(entity.name)' has an empty originalName" }
-                guard !originalName.lowercased().hasPrefix("tandem_") else {
-                    return "entity '\(entity.name)': its originalName '\(originalName)' starts with tandem_, the prefix of the store's own tables"
+                // It names the records in URIs (tandem://dataset/Entity/uuid) and the table.
+                guard Self.isPlainName(originalName) else {
+                    return "entity '\(entity.name)': its originalName '\(originalName)' must be a plain name (letters, digits and _, not starting with a digit), as the model's first name was"
+                }
+                guard !originalName.lowercased().hasPrefix("tandem_"), !originalName.lowercased().hasPrefix("sqlite_") else {
+                    return "entity '\(entity.name)': its originalName '\(originalName)' starts with tandem_ or sqlite_, the prefixes of the store's and SQLite's own tables"
                 }
             }
             for attribute in entity.attributes {
@@ -35,8 +39,21 @@ extension Schema {
                 guard members.insert(relationship.name).inserted else { return "\(entity.name): the name '\(relationship.name)' is used twice" }
             }
         }
+        let entityNames = Set(entities.map(\.name))
+        for entity in entities {
+            for relationship in entity.relationships where !entityNames.contains(relationship.destination) {
+                return "\(entity.name).\(relationship.name) points at '\(relationship.destination)', which is not an entity of the schema"
+            }
+        }
         // Renamed entities and attributes sync under their first name: it must name one only.
         return identityProblem
+    }
+
+    /// Whether `name` is a Swift-like plain name: letters, digits and `_`, not starting with
+    /// a digit (what a class name is, and a record URI's entity can hold).
+    static func isPlainName(_ name: String) -> Bool {
+        guard let first = name.first, first.isLetter || first == "_" else { return false }
+        return name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
     }
 
     /// Repeated enum cases, or raw values the raw type cannot hold, in `type`.

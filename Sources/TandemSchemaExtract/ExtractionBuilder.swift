@@ -43,16 +43,19 @@ struct ExtractionBuilder {
             guard let scope else { return true }
             return model.scope.isEmpty || model.scope.last == scope || model.scope.joined(separator: ".") == scope
         }
-        // The runtime refuses two models with the same entity name (versioned schemas
-        // declare one class per version, nested in a type per version).
+        // The runtime refuses two models stored under one name, a class name or a first name
+        // (versioned schemas declare one class per version, nested in a type per version).
         var byName: [String: [SourceIndex.Declared<ClassDeclSyntax>]] = [:]
-        for model in models { byName[model.declaration.name.unescapedText, default: []].append(model) }
-        if let (name, duplicates) = byName.first(where: { $0.value.count > 1 }).map({ ($0.key, $0.value) }) {
-            let listed = duplicates.map { "\(($0.scope + [name]).joined(separator: ".")) (\($0.location))" }.joined(separator: ", ")
+        for model in models {
+            let identity = (try? originalEntityName(of: model)).flatMap { $0 } ?? model.declaration.name.unescapedText
+            byName[identity, default: []].append(model)
+        }
+        if let (name, duplicates) = byName.sorted(by: { $0.key < $1.key }).first(where: { $0.value.count > 1 }).map({ ($0.key, $0.value) }) {
+            let listed = duplicates.map { "\(($0.scope + [$0.declaration.name.unescapedText]).joined(separator: ".")) (\($0.location))" }.joined(separator: ", ")
             let scopes = duplicates.compactMap(\.scope.last).map { "--scope \($0)" }
             throw SchemaError(
                 .invalidSource,
-                "several models are named \(name): \(listed); a schema has one entity per name. Choose the version to extract\(scopes.isEmpty ? "" : " with " + scopes.joined(separator: " or "))",
+                "several models are named or stored as \(name) (a class name, or an originalName): \(listed); a schema has one entity per name. Choose the version to extract\(scopes.isEmpty ? "" : " with " + scopes.joined(separator: " or "))",
                 location: duplicates[0].location)
         }
         var entities: [Schema.Entity] = []

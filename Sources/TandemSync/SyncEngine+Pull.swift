@@ -118,11 +118,16 @@ extension SyncEngine {
         applier.appliesDeleteRules = appliesDeleteRules
         // Policies may name a renamed model by its class name: the applier sees stored names.
         let declared = container.declaredSchema
-        applier.policies = Dictionary(
-            configuration.conflictPolicies.map { key, policy in
-                guard let dot = key.firstIndex(of: ".") else { return (declared.storedEntityName(key), policy) }
-                return (declared.storedEntityName(String(key[..<dot])) + key[dot...], policy)
-            }, uniquingKeysWith: { first, _ in first })
+        var policies: [String: (key: String, policy: ConflictPolicy)] = [:]
+        for (key, policy) in configuration.conflictPolicies {
+            let stored = key.firstIndex(of: ".").map { declared.storedEntityName(String(key[..<$0])) + key[$0...] } ?? declared.storedEntityName(key)
+            if let other = policies.updateValue((key, policy), forKey: stored) {
+                throw SyncError(
+                    .misconfigured,
+                    "conflictPolicies names one column twice, as '\(min(other.key, key))' and '\(max(other.key, key))' (a renamed model's class name and its first name): keep one")
+            }
+        }
+        applier.policies = policies.mapValues(\.policy)
         applier.updateWinsOverDelete = Set(configuration.updateWinsOverDelete.map(declared.storedEntityName))
         applier.node = node
         applier.merges.any = try read { db in try SyncStore.count("tandem_sync_merged", db) > 0 }

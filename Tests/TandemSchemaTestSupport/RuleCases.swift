@@ -45,6 +45,16 @@ public let ruleCases: [RuleCase] = [
         rule: "ENTITY_RENAMED", verdict: .safe, path: "Box",
         v1: note(base, "@Model(originalName: \"Folder\") final class Directory { var name: String = \"\" }"),
         v2: note(base, "@Model(originalName: \"Folder\") final class Box { var name: String = \"\" }")),
+    // Back to its first name.
+    RuleCase(
+        rule: "ENTITY_RENAMED", verdict: .safe, path: "Folder",
+        v1: note(base, "@Model(originalName: \"Folder\") final class Directory { var name: String = \"\" }"),
+        v2: note(base, "@Model final class Folder { var name: String = \"\" }")),
+    // Renamed again, and a new model takes the middle name: the renamed one is still Folder.
+    RuleCase(
+        rule: "ENTITY_RENAMED", verdict: .safe, path: "Box",
+        v1: note(base, "@Model(originalName: \"Folder\") final class Directory { var name: String = \"\" }"),
+        v2: note(base, "@Model(originalName: \"Folder\") final class Box { var name: String = \"\" }\n@Model final class Directory { var size: Int = 0 }")),
     // The originalName dropped: its records would sync as Directory.
     RuleCase(
         rule: "ENTITY_RENAMED", verdict: .breaking, path: "Directory",

@@ -48,6 +48,22 @@ enum RenameUndeclared {
     }
 }
 
+/// Two models stored under one name.
+enum RenameClash {
+    @Model final class Chore { var title = "" }
+    @Model(originalName: "Chore") final class Errand { var title = "" }
+}
+
+/// Two classes of one name, one of them renamed: the declared schema would name two
+/// entities alike.
+enum RenameClashA {
+    @Model(originalName: "Memo") final class Note { var text = "" }
+}
+
+enum RenameClashB {
+    @Model final class Note { var text = "" }
+}
+
 /// A model renamed with `@Model(originalName:)` is the same entity: its records keep their
 /// table, URIs and journal name, and the declared schema names it by its class.
 @Suite("Renamed models")
@@ -141,9 +157,29 @@ struct EntityRenameTests {
         #expect(findings.map { "\($0.rule) \($0.verdict.rawValue)" } == ["ENTITY_RENAMED safe"])
     }
 
-    @Test func twoModelsStoredUnderOneNameAreRefused() {
-        #expect { try ModelContainer(for: RenameV1.Chore.self, RenameV2.Errand.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true)) } throws: {
-            ($0 as? StoreError)?.code == .invalidModel
+    @Test func twoModelsStoredUnderOneNameOrDeclaredUnderOneNameAreRefused() {
+        for types in [[RenameClash.Chore.self, RenameClash.Errand.self], [RenameClashA.Note.self, RenameClashB.Note.self]] as [[any PersistentModel.Type]] {
+            #expect { try ModelContainer(for: types, configurations: [ModelConfiguration(isStoredInMemoryOnly: true)]) } throws: {
+                let error = $0 as? StoreError
+                return error?.code == .invalidModel && error?.message.contains("both named or stored as") == true
+            }
+        }
+    }
+
+    @Test func renamingBackToTheFirstNameIsTheSameEntity() throws {
+        try withV1Store { url, id in
+            _ = try ModelContainer(for: RenameV2.Errand.self, RenameV2.Helper.self, configurations: ModelConfiguration(url: url))
+            let back = try ModelContainer(for: RenameV1.Chore.self, RenameV1.Helper.self, configurations: ModelConfiguration(url: url))
+            #expect(try ModelContext(back).fetch(FetchDescriptor<RenameV1.Chore>()).map(\.persistentModelID) == [id])
+            #expect(back.declaredSchema == back.schema)
+        }
+    }
+
+    @Test func aRecordOfARenamedModelIsDeletedByEitherName() throws {
+        try withV1Store { url, id in
+            let container = try ModelContainer(for: RenameV2.Errand.self, RenameV2.Helper.self, configurations: ModelConfiguration(url: url))
+            #expect(try container.deleteRecord(entity: "Errand", id: id.uuid) == ["Chore": [id.uuid]])
+            #expect(throws: StoreError.self) { try container.deleteRecord(entity: "Nothing", id: id.uuid) }
         }
     }
 }

@@ -65,7 +65,7 @@ struct SchemaExtractionTests {
     @Test func severalModelsWithOneNameNeedAScope() throws {
         #expect { try SchemaExtractor().extract(try Self.supportSources()) } throws: { error in
             let message = (error as? SchemaError)?.message ?? ""
-            return message.contains("several models are named Note") && message.contains("--scope V1")
+            return message.contains("several models are named or stored as Note") && message.contains("--scope V1")
         }
     }
 

@@ -201,7 +201,24 @@ struct AuthAndInputTests {
             primaryKey.entities[0].attributes.append(Schema.Attribute(name: "#id", type: .scalar(.string)))
             var twice = ServerHarness.schema
             twice.entities.append(twice.entities[0])
-            for schema in [repeated, primaryKey, twice] {
+            // Entity identities: two entities stored as one, a first name that is another's
+            // name, a first name a URI or a table cannot hold, a relationship to nothing.
+            func renamed(_ originalName: String, extra: Schema.Entity? = nil) -> Schema {
+                var schema = ServerHarness.schema
+                schema.entities[0].originalName = originalName
+                if let extra { schema.entities.append(extra) }
+                return schema
+            }
+            let other = Schema.Entity(name: "Other", attributes: [Schema.Attribute(name: "name", type: .scalar(.string))])
+            var sameFirstName = other
+            sameFirstName.originalName = "Task"
+            var dangling = ServerHarness.schema
+            dangling.entities[0].relationships.append(Schema.Relationship(name: "owner", destination: "Nobody", cardinality: .toOne))
+            let identities = [
+                renamed("Task", extra: sameFirstName), renamed("Other", extra: other), renamed("Ta sk"), renamed("Ta/sk"), renamed(""),
+                renamed("tandem_x"), renamed("sqlite_master"), dangling,
+            ]
+            for schema in [repeated, primaryKey, twice] + identities {
                 let reply = try await client.send(.put, "/v1/datasets/todos/schema", token: harness.ann, body: try schema.canonicalJSON())
                 #expect(reply.status == .unprocessableContent && reply.errorCode == "invalid_schema", "\(String(decoding: reply.body, as: UTF8.self))")
             }

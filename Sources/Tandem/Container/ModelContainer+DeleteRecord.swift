@@ -4,7 +4,8 @@ extension ModelContainer {
     /// Deletes a record and what its delete rules reach, in one journaled transaction:
     /// `.cascade` deletes the related records (and theirs), `.nullify` and `.noAction` clear
     /// the references to every deleted record, `.deny` refuses while related records remain.
-    /// Returns the ids deleted, by entity (empty when there was no such record).
+    /// Returns the ids deleted, by entity as stored (a renamed model under its first name;
+    /// empty when there was no such record).
     ///
     /// ```swift
     /// let deleted = try container.deleteRecord(entity: "Project", id: projectID, author: "tandem")
@@ -16,12 +17,13 @@ extension ModelContainer {
     ///   refused (nothing is deleted then).
     @discardableResult
     public func deleteRecord(entity name: String, id: UUID, author: String? = nil) throws -> [String: [UUID]] {
-        guard let entity = schema.entity(named: name) else {
-            throw StoreError(.misuse, "the store has no entity '\(name)'; it has \(schema.entities.map(\.name).sorted().joined(separator: ", "))")
+        // A renamed model by its class name or its first name (the table's name).
+        guard let entity = schema.entity(named: declaredSchema.storedEntityName(name)) else {
+            throw StoreError(.misuse, "the store has no entity '\(name)'; it has \(declaredSchema.entities.map(\.name).sorted().joined(separator: ", "))")
         }
         let schema = self.schema
         return try write(author: author) { db in
-            let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(SQLName.quote(name)) WHERE \"#id\" = ?", arguments: [UUIDText.string(id)]) ?? false
+            let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(SQLName.quote(entity.name)) WHERE \"#id\" = ?", arguments: [UUIDText.string(id)]) ?? false
             guard exists else { return [:] }
             let deleted = try DeleteRules.closure(of: [(entity, id)], entity: { $0 }, named: { schema.entity(named: $0) }, schema: schema, db: db)
             var byEntity: [String: [UUID]] = [:]

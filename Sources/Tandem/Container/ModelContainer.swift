@@ -24,6 +24,12 @@ public final class ModelContainer: Sendable {
     /// The models' schema as declared (class names, `originalName`s): what the file's
     /// metadata records, what `tandem schema extract` extracts from the sources, and what
     /// the sync handshake registers on the server.
+    ///
+    /// ```swift
+    /// // @Model(originalName: "Task") final class Todo
+    /// container.declaredSchema.entities.map(\.name)   // ["Todo"]
+    /// container.schema.entities.map(\.name)           // ["Task"]
+    /// ```
     public let declaredSchema: Schema
     public let configurations: [ModelConfiguration]
     /// The dataset of the store, used in record URIs.
@@ -57,7 +63,7 @@ public final class ModelContainer: Sendable {
     /// Opens the store with `schema` (as declared); `mappings` are the model types (none for
     /// a store opened from its schema alone).
     init(schema: Schema, mappings: [EntityMapping], configuration: ModelConfiguration) throws {
-        if let problem = schema.identityProblem { throw StoreError(.invalidModel, problem) }
+        if let problem = schema.structuralProblem { throw StoreError(.invalidModel, problem) }
         let opened = try StoreFile.open(configuration: configuration, schema: schema, mappings: mappings)
         self.schema = schema.stored
         self.declaredSchema = schema
@@ -77,10 +83,10 @@ public final class ModelContainer: Sendable {
         let checked = try unique.map { try EntityMapping.checkedProperties($0) }
         for (type, properties) in zip(unique, checked) {
             let mapping = EntityMapping(type, properties: properties, relationships: try RelationshipResolver.relationships(of: type, among: unique))
-            if let other = result.first(where: { $0.name == mapping.name }) {
+            if let other = result.first(where: { $0.name == mapping.name || String(describing: $0.modelType) == String(describing: type) }) {
                 throw StoreError(
                     .invalidModel,
-                    "two model types are both named '\(mapping.name)' (\(String(reflecting: other.modelType)) and \(String(reflecting: type))); a container holds one version of each entity",
+                    "two model types are both named or stored as '\(other.name == mapping.name ? mapping.name : String(describing: type))' (\(String(reflecting: other.modelType)) and \(String(reflecting: type))); a container holds one version of each entity",
                     entity: mapping.name)
             }
             result.append(mapping)

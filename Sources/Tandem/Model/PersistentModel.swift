@@ -23,8 +23,13 @@ public protocol PersistentModel: AnyObject, Observable, Identifiable, Hashable {
     func encodePersistentValues(to row: inout PersistentRowWriter) throws
     /// Replaces every persisted property with the row's values (another context saved them).
     func refreshPersistentValues(from row: PersistentRow) throws
-    /// The model's first name when the class was renamed (`@Model(originalName: "Task")`),
-    /// else `nil` (the default).
+    /// The model's first name when the class was renamed (`@Model(originalName: "Task")`
+    /// generates it), else `nil` (the default): its ``entityName``.
+    ///
+    /// ```swift
+    /// @Model(originalName: "Task") final class Todo { var title = "" }
+    /// Todo.originalEntityName   // "Task"
+    /// ```
     static var originalEntityName: String? { get }
 }
 
@@ -37,6 +42,7 @@ extension PersistentModel {
         originalEntityName ?? String(describing: Self.self)
     }
 
+    /// `nil`: a model that was never renamed is stored under its class name.
     public static var originalEntityName: String? { nil }
 
     /// The record's stable identity.

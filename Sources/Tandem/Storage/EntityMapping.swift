@@ -74,9 +74,12 @@ final class EntityMapping: Sendable {
     /// ``RelationshipResolver``, which needs every model of the container).
     static func checkedProperties(_ modelType: any PersistentModel.Type) throws -> [PropertyMetadata] {
         let name = modelType.entityName
-        guard isValidEntityName(name) else {
+        // A renamed model: its class name is declared (the metadata, the handshake), its
+        // first name stored; both must be usable.
+        for candidate in [String(describing: modelType), name] where !isValidEntityName(candidate) {
             throw StoreError(
-                .invalidModel, "'\(name)' cannot be an entity name: names starting with 'tandem_' (any case) are reserved for Tandem's own tables, and generic classes cannot be models", entity: name)
+                .invalidModel, "'\(candidate)' cannot be an entity name: names starting with 'tandem_' (any case) are reserved for Tandem's own tables, and generic classes cannot be models",
+                entity: name)
         }
         let properties = modelType.schemaMetadata
         var seen: Set<String> = []

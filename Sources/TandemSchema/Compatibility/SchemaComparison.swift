@@ -46,8 +46,9 @@ struct SchemaComparison {
     mutating func compare(_ old: Schema, _ new: Schema) {
         oldIdentities = Self.byName(old.entities, \.name).mapValues(\.identity)
         newIdentities = Self.byName(new.entities, \.name).mapValues(\.identity)
-        let (pairs, removed, added) = Self.match(old.entities, new.entities, name: \.name, originalName: \.originalName)
-        for (previous, entity, renamedFrom) in pairs {
+        let (pairs, removed, added) = Self.matchEntities(old.entities, new.entities)
+        for (previous, entity) in pairs {
+            let renamedFrom = previous.name == entity.name ? nil : previous.name
             if renamedFrom == nil, previous.identity != entity.identity {
                 // The same name, another first name: what its records are stored under changed.
                 add(
@@ -77,9 +78,10 @@ struct SchemaComparison {
         var renamed = Set<String>()
         for entity in removed {
             if let twin = addedByShape.take(Self.shape(entity)) {
+                let declared = twin.originalName.map { "with originalName \"\($0)\", which is not its first name" } ?? "without originalName"
                 add(
                     .entityRenamed, entity.name,
-                    "entity '\(entity.name)' was renamed to '\(twin.name)' (same attributes and relationships) without originalName: its records would sync as '\(twin.identity)' instead of '\(entity.identity)'",
+                    "entity '\(entity.name)' was renamed to '\(twin.name)' (same attributes and relationships) \(declared): its records would sync as '\(twin.identity)' instead of '\(entity.identity)'",
                     verdict: .breaking,
                     hint: "Declare the rename: @Model(originalName: \"\(entity.identity)\") final class \(twin.name) (its records then keep their URIs and sync under the first name).")
                 renamed.insert(twin.name)
@@ -90,6 +92,35 @@ struct SchemaComparison {
         for entity in added where !renamed.contains(entity.name) {
             add(.entityAdded, entity.name, "entity '\(entity.name)' was added")
         }
+    }
+
+    /// Pairs each new entity with the old one of the same identity (its records are the same
+    /// records, whatever the class is called now), else with the old one of its name (its
+    /// originalName changed) or the one its originalName names (a later name); the rest were
+    /// removed or added. Pairs in the order of the new entities.
+    private static func matchEntities(
+        _ old: [Schema.Entity], _ new: [Schema.Entity]
+    )
+        -> (pairs: [(old: Schema.Entity, new: Schema.Entity)], removed: [Schema.Entity], added: [Schema.Entity])
+    {
+        let oldByIdentity = byName(old, \.identity)
+        let oldByName = byName(old, \.name)
+        var paired = Set<String>()
+        var partner: [Int: Schema.Entity] = [:]
+        for (index, entity) in new.enumerated() {
+            if let previous = oldByIdentity[entity.identity], paired.insert(previous.name).inserted { partner[index] = previous }
+        }
+        for (index, entity) in new.enumerated() where partner[index] == nil {
+            for name in [entity.name, entity.originalName].compactMap({ $0 }) {
+                if let previous = oldByName[name], paired.insert(previous.name).inserted {
+                    partner[index] = previous
+                    break
+                }
+            }
+        }
+        let pairs = new.indices.compactMap { index in partner[index].map { ($0, new[index]) } }
+        let added = new.indices.filter { partner[$0] == nil }.map { new[$0] }
+        return (pairs, old.filter { !paired.contains($0.name) }, added)
     }
 
     /// What an entity and its renamed twin share: attributes' shapes and relationships' names.
@@ -430,8 +461,12 @@ struct SchemaComparison {
         if old.cardinality != new.cardinality {
             add(.relationshipCardinalityChanged, path, "relationship changed from \(old.cardinality.rawValue) to \(new.cardinality.rawValue)")
         }
-        if (oldIdentities[old.destination] ?? old.destination) != (newIdentities[new.destination] ?? new.destination) {
-            add(.relationshipTargetChanged, path, "relationship now points at \(new.destination) instead of \(old.destination)")
+        let (oldTarget, newTarget) = (oldIdentities[old.destination] ?? old.destination, newIdentities[new.destination] ?? new.destination)
+        if oldTarget != newTarget {
+            let names =
+                old.destination == new.destination
+                ? "records synced as \(newTarget) instead of \(oldTarget) (\(new.destination)'s originalName changed)" : "\(new.destination) instead of \(old.destination)"
+            add(.relationshipTargetChanged, path, "relationship now points at \(names)")
         }
         if old.deleteRule != new.deleteRule {
             add(
