@@ -327,7 +327,8 @@ struct RecordsCommand: ParsableCommand {
                 throw CLIError("nothing was deleted: \(error.message)")
             }
             guard !deleted.isEmpty else { throw CLIError("no record \(uri)") }
-            print("deleted \(uri)")
+            // In canonical form: a renamed model's URI keeps its first name.
+            print("deleted tandem://\(container.dataset)/\(entity.name)/\(uuid)")
             let others = deleted.values.reduce(0) { $0 + $1.count } - 1
             if others > 0 {
                 print("and \(others) record(s) its delete rules reach: " + deleted.sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: ", "))

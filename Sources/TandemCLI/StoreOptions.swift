@@ -70,7 +70,7 @@ struct ServerOptions: ParsableArguments {
             }
             if parts.count == 2, !entity.columns.contains(where: { $0.name == parts[1] }) {
                 throw CLIError(
-                    "\(path): conflictPolicies names '\(key)'; '\(entity.name)' has no column '\(parts[1])' (columns: \(entity.columns.filter { $0.role != .primaryKey }.map(\.name).sorted().joined(separator: ", ")))"
+                    "\(path): conflictPolicies names '\(key)'; '\(parts[0])' has no column '\(parts[1])' (columns: \(entity.columns.filter { $0.role != .primaryKey }.map(\.name).sorted().joined(separator: ", ")))"
                 )
             }
             configuration.conflictPolicies[key] = policy

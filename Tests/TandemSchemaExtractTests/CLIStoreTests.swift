@@ -52,6 +52,30 @@ struct CLIStoreTests {
         #expect(old.status == 0, "\(old.error)")
     }
 
+    @Test func aRenamedModelIsNamedEitherWayAndItsURIsKeepTheFirstName() throws {
+        let workspace = try Workspace()
+        let v1 = try workspace.release("v1", note("var title: String = \"\""))
+        let v2 = try workspace.release("v2", "import Tandem\n@Model(originalName: \"Note\") final class Memo {\n    var title: String = \"\"\n    init() {}\n}\n")
+        let store = workspace.path("notes.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", v1).status == 0)
+        let first = try workspace.run("records", "put", "--store", store, "--entity", "Note", #"{"title": "old"}"#)
+        #expect(first.status == 0, "\(first.error)")
+        let migrated = try workspace.run("init", "--store", store, "--schema", v2)
+        #expect(migrated.status == 0, "\(migrated.error)")
+        let second = try workspace.run("records", "put", "--store", store, "--entity", "Memo", #"{"title": "new"}"#)
+        #expect(second.status == 0 && second.output.contains("/Note/"), "\(second.output) \(second.error)")
+        for name in ["Memo", "Note"] {
+            let listed = try workspace.run("records", "list", "--store", store, "--entity", name)
+            let records = try #require(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]], "\(listed.error)")
+            #expect(records.count == 2 && records.allSatisfy { ($0["record"] as? String)?.contains("/Note/") == true }, "\(name): \(listed.output)")
+            let history = try workspace.run("history", "--store", store, "--entity", name)
+            #expect(history.status == 0 && history.output.contains("old") && history.output.contains("new"), "\(name): \(history.output) \(history.error)")
+        }
+        let memoURI = first.output.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "/Note/", with: "/Memo/")
+        let deleted = try workspace.run("records", "delete", "--store", store, memoURI)
+        #expect(deleted.status == 0 && deleted.output.contains(first.output.trimmingCharacters(in: .whitespacesAndNewlines)), "\(deleted.output) \(deleted.error)")
+    }
+
     static let projects = """
         import Tandem
         @Model final class Project {
