@@ -246,6 +246,13 @@ extension SyncEngine {
         let transactions: [HistoryTransaction]
         do { transactions = try container.fetchHistory(container.unpushedHistory()) } catch let error as SyncError { throw error } catch { throw SyncError(.store, "the store failed: \(error)") }
         var pending: [String: [String: HLCTimestamp]] = [:]
+        // Under this store's column names: an edit journaled before a local rename (or kept
+        // under the wire name) names the column otherwise, and pulled changes arrive under
+        // the current name.
+        let naming = self.naming
+        func local(_ column: String, of entity: String) -> String {
+            naming.isIdentity ? column : naming.localColumn(naming.wireColumn(column, of: entity), of: entity)
+        }
         for entry in try read({ db in try SyncStore.quarantined(pulled: false, db) }) {
             guard let change = entry.wireChange else { continue }
             let stamps = change.stamps.compactMapValues { HLCTimestamp($0) }
@@ -254,7 +261,7 @@ extension SyncEngine {
             } else if let field = change.linkField {
                 pending[change.record, default: [:]][field] = stamps["*"] ?? stamps.values.first
             } else {
-                for column in change.values.keys { pending[change.record, default: [:]][column] = stamps[column] ?? stamps["*"] }
+                for column in change.values.keys { pending[change.record, default: [:]][local(column, of: change.entity)] = stamps[column] ?? stamps["*"] }
             }
         }
         for transaction in transactions {
@@ -263,7 +270,7 @@ extension SyncEngine {
                 switch change.kind {
                 case .insert, .update:
                     pending[uri, default: [:]]["*"] = nil
-                    for column in change.values.keys { pending[uri, default: [:]][column] = change.stamp(of: column) }
+                    for column in change.values.keys { pending[uri, default: [:]][local(column, of: change.entityName)] = change.stamp(of: column) }
                 case .delete:
                     pending[uri] = ["*": change.stamp]
                 case .link, .unlink:

@@ -253,4 +253,41 @@ struct SchemaEvolutionProcessTests {
         let rows = try other.read { db in try Row.fetchAll(db, sql: "SELECT \"#id\", title FROM Todo ORDER BY \"#id\"").map { "\($0[1] as String)" } }
         #expect(rows == ["first, edited", "second"])
     }
+
+    /// An edit journaled before a local rename and not pushed yet is this replica's edit of
+    /// the renamed column: a conflict policy decides it (`clientWins` here, over a newer
+    /// value from elsewhere), every replica ends with it, and the value that lost is logged.
+    @Test(arguments: [true, false])
+    func anEditMadeBeforeARenameIsTheLocalSideOfAConflict(clientWins: Bool) async throws {
+        let server = try await SyncServerProcess.make()
+        let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-renamed-conflict-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func schema(_ name: String) -> Schema {
+            Schema(entities: [Schema.Entity(name: "Todo", attributes: [Schema.Attribute(name: name, type: .scalar(.string), originalName: name == "title" ? nil : "title")])])
+        }
+        let urlA = directory.appending(path: "a.store")
+        let a = try ModelContainer(schema: schema("title"), configuration: ModelConfiguration(url: urlA, dataset: "todos"))
+        let b = try ModelContainer(schema: schema("title"), configuration: ModelConfiguration(url: directory.appending(path: "b.store"), dataset: "todos"))
+        try a.write(author: "app") { db in try db.execute(sql: "INSERT INTO Todo (\"#id\", title) VALUES (?, 'first')", arguments: [SyncFixtures.id(1)]) }
+        _ = try await Self.engine(a, server).sync()
+        _ = try await Self.engine(b, server).sync()
+        try SyncFixtures.update(a, 1, "title", "mine")
+        try await Task.sleep(for: .milliseconds(3))
+        try SyncFixtures.update(b, 1, "title", "theirs")
+        _ = try await Self.engine(b, server).sync()
+
+        let renamed = try ModelContainer(schema: schema("heading"), configuration: ModelConfiguration(url: urlA, dataset: "todos"))
+        var configuration = SyncConfiguration(token: { server.token })
+        configuration.conflictPolicies["Todo.heading"] = clientWins ? .clientWins : .serverWins
+        let engine = SyncEngine(container: renamed, transport: try CurlTransport(baseURL: server.base), configuration: configuration, logger: Self.quiet)
+        #expect(try await engine.sync().isComplete)
+        _ = try await Self.engine(b, server).sync()
+        let expected = clientWins ? "mine" : "theirs"
+        #expect(try renamed.read { db in try String.fetchOne(db, sql: "SELECT heading FROM Todo") } == expected)
+        #expect(try b.read { db in try String.fetchOne(db, sql: "SELECT title FROM Todo") } == expected)
+        let lost = clientWins ? "theirs" : "mine"
+        let logged = try SyncStatus.conflicts(of: renamed)
+        #expect(logged.contains { ($0.localValue ?? "").contains(lost) || ($0.remoteValue ?? "").contains(lost) }, "the value that lost is logged: \(logged)")
+    }
 }
