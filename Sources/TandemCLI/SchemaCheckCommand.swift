@@ -28,8 +28,8 @@ struct CandidateOptions: ParsableArguments {
 /// Options shared by `check` and `diff`: the released schemas (files, or a live server's
 /// registered versions) and the candidate.
 struct ComparisonOptions: ParsableArguments {
-    @Option(help: "A released schema JSON file, or a directory of them (the candidate is checked against every one). Or use --server.")
-    var baseline: String?
+    @Option(help: "A released schema JSON file, or a directory of them (the candidate is checked against every one); repeatable. Or use --server.")
+    var baseline: [String] = []
 
     @OptionGroup var remote: SchemaServerOptions
 
@@ -38,7 +38,7 @@ struct ComparisonOptions: ParsableArguments {
     var format: OutputFormat { candidateOptions.format }
 
     func validate() throws {
-        if (baseline == nil) == (remote.server == nil) {
+        if baseline.isEmpty == (remote.server == nil) {
             throw ValidationError("pass --baseline FILE|DIR, or --server URL --dataset NAME (the versions a server registered), not both")
         }
     }
@@ -48,7 +48,7 @@ struct ComparisonOptions: ParsableArguments {
         let baseline = self.baseline
         let remote = self.remote
         var (baselines, loaded) = try SchemaInputs.concurrently(
-            { try baseline.map { try SchemaInputs.baselines(at: $0) } ?? remote.baselines() },
+            { baseline.isEmpty ? try remote.baselines() : try baseline.flatMap { try SchemaInputs.baselines(at: $0) } },
             { try candidateOptions.load() })
         // A candidate that is a registered version (a fix on an older release) is that
         // version: checked against those up to it, as `publish` registers nothing for it.

@@ -32,6 +32,11 @@ extension Schema {
             }
             for attribute in entity.attributes {
                 if let problem = Self.enumProblem(attribute.type, path: "\(entity.name).\(attribute.name)") { return problem }
+                // The first name a column syncs under, as the property was once declared.
+                if let originalName = attribute.originalName, !Self.isPlainName(originalName) {
+                    return
+                        "\(entity.name).\(attribute.name): its originalName '\(originalName)' must be a plain name (letters, digits and _, not starting with a digit), as the property's first name was"
+                }
             }
             var members = Set(entity.attributes.map(\.name))
             for relationship in entity.relationships {

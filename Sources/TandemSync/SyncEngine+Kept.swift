@@ -124,4 +124,68 @@ extension SyncEngine {
         }
         return result
     }
+
+    /// During a resync, pushes the values kept for a newer schema again: the server's data
+    /// (restored from a backup) may lack them too, and this store may be the only one left
+    /// holding them. Each record's kept fields go as one change per schema version they were
+    /// written with (its existence and values as an insert, or its values as an update; a
+    /// kept delete as itself; links one by one, after the records), under that version.
+    /// Fields of a version the server does not have (registered after its backup) stay
+    /// kept here, with a warning: the server could not check them.
+    func pushKeptAgain(keyPrefix: String) async throws -> PushResult {
+        var result = PushResult()
+        let kept = try read { db in try SyncStore.kept(db) }
+        guard !kept.isEmpty else { return result }
+        let history = try Self.decode(SchemaHistory.self, try await call("GET", "/v1/datasets/\(dataset)/schema"))
+        let registered = Set(history.versions.map(\.version))
+        let shape = batchShape
+        for (version, fields) in Dictionary(grouping: kept, by: { $0.schemaVersion ?? 0 }).sorted(by: { $0.key < $1.key }) {
+            guard registered.contains(version) else {
+                logger.warning(
+                    "values kept for a newer schema were written with a schema version the server does not have (registered after its backup); they stay kept here",
+                    metadata: ["version": "\(version)", "fields": "\(fields.count)"])
+                continue
+            }
+            let changes = Self.keptChanges(fields)
+            logger.info("pushing values kept for a newer schema again (resync)", metadata: ["version": "\(version)", "changes": "\(changes.count)"])
+            for (index, batch) in PushPlanner.chunks(changes, count: shape.count, bytes: shape.bytes).enumerated() {
+                var outcome = try await send(batch, key: "\(keyPrefix):kept:v\(version):\(index)/\(shape.count)", schemaVersion: version)
+                try store { db in try outcome.save(db) }
+                result.add(outcome)
+            }
+        }
+        return result
+    }
+
+    /// Kept fields (of one schema version) as the changes that wrote them: per record, its
+    /// existence and values as one insert, else its values as one update, or its delete;
+    /// then every link.
+    static func keptChanges(_ fields: [SyncStore.Kept]) -> [WireChange] {
+        var records: [WireChange] = []
+        var links: [WireChange] = []
+        for (_, recordFields) in Dictionary(grouping: fields, by: \.record).sorted(by: { $0.key < $1.key }) {
+            let parsed = recordFields.compactMap(\.change)
+            guard let first = parsed.first else { continue }
+            links += parsed.filter(\.kind.isLink)
+            if let deleted = parsed.first(where: { $0.kind == .delete }) {
+                records.append(deleted)
+                continue
+            }
+            var values: [String: WireValue] = [:]
+            var stamps: [String: String] = [:]
+            for change in parsed where change.kind == .update {
+                for (column, value) in change.values {
+                    values[column] = value
+                    stamps[column] = change.stamps[column] ?? change.stamps[WireChange.deleteStampKey]
+                }
+            }
+            if let existence = parsed.first(where: { $0.kind == .insert }) {
+                stamps[WireChange.deleteStampKey] = existence.stamps[WireChange.deleteStampKey]
+                records.append(WireChange(record: first.record, entity: first.entity, kind: .insert, values: values, stamps: stamps))
+            } else if !values.isEmpty {
+                records.append(WireChange(record: first.record, entity: first.entity, kind: .update, values: values, stamps: stamps))
+            }
+        }
+        return records + links
+    }
 }

@@ -110,13 +110,12 @@ extension SyncEngine {
         return result
     }
 
-    /// An applier of pulled changes with this engine's rules and the store's unpushed edits.
-    func makeApplier() throws -> ChangeApplier {
-        let node = container.hlcNode
-        var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: loggedNow(), pending: try pendingLocalStamps())
-        applier.remoteWins = remoteWins
-        applier.appliesDeleteRules = appliesDeleteRules
-        // Policies may name a renamed model by its class name: the applier sees stored names.
+    /// The configuration's conflict policies under the names pulled changes carry (a renamed
+    /// model may be named by its class name).
+    ///
+    /// - Throws: ``SyncError/Code/misconfigured`` when one column is named twice (by its
+    ///   model's class name and by its first name).
+    func storedPolicies() throws -> [String: ConflictPolicy] {
         let declared = container.declaredSchema
         var policies: [String: (key: String, policy: ConflictPolicy)] = [:]
         for (key, policy) in configuration.conflictPolicies {
@@ -127,8 +126,17 @@ extension SyncEngine {
                     "conflictPolicies names one column twice, as '\(min(other.key, key))' and '\(max(other.key, key))' (a renamed model's class name and its first name): keep one")
             }
         }
-        applier.policies = policies.mapValues(\.policy)
-        applier.updateWinsOverDelete = Set(configuration.updateWinsOverDelete.map(declared.storedEntityName))
+        return policies.mapValues(\.policy)
+    }
+
+    /// An applier of pulled changes with this engine's rules and the store's unpushed edits.
+    func makeApplier() throws -> ChangeApplier {
+        let node = container.hlcNode
+        var applier = ChangeApplier(schema: container.schema, dataset: container.dataset, now: loggedNow(), pending: try pendingLocalStamps())
+        applier.remoteWins = remoteWins
+        applier.appliesDeleteRules = appliesDeleteRules
+        applier.policies = try storedPolicies()
+        applier.updateWinsOverDelete = Set(configuration.updateWinsOverDelete.map(container.declaredSchema.storedEntityName))
         applier.node = node
         applier.merges.any = try read { db in try SyncStore.count("tandem_sync_merged", db) > 0 }
         applier.merges.ever = try applier.merges.any || read { db in try SyncState.read(db)?.everMerged ?? false }

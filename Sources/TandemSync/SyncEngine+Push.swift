@@ -350,8 +350,8 @@ extension SyncEngine {
 
     /// On the first sync, rows the journal has no insert for (history deleted before sync was
     /// set up) are pushed as inserts with their stored stamps, so no record stays behind.
-    /// During a resync (``SyncState/resync``), every row: the server's data may lack any
-    /// of them.
+    /// During a resync (``SyncState/resync``), every row, and every value kept for a newer
+    /// schema: the server's data may lack any of them.
     func pushSnapshotIfNeeded(schemaVersion: Int) async throws -> PushResult {
         var result = PushResult()
         guard let state = try read({ db in try SyncState.read(db) }), !state.snapshotPushed else { return result }
@@ -408,6 +408,8 @@ extension SyncEngine {
                 if changes.count < slice { break }
             }
         }
+        // What this store keeps for a newer schema is part of what it holds.
+        if all { result.add(try await pushKeptAgain(keyPrefix: keyPrefix)) }
         try store { db in
             try SyncState.update(db) {
                 $0.snapshotPushed = true

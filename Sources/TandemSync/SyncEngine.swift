@@ -132,6 +132,8 @@ public actor SyncEngine {
     private var running: Task<SyncSummary, any Error>?
 
     private func syncOnce() async throws -> SyncSummary {
+        // A configuration error stops every sync, not only those with something to decide.
+        _ = try storedPolicies()
         // One sync of the store at a time, across processes too.
         let file = container.configurations.first
         let lock = try await StoreSyncLock.acquire(for: file?.isStoredInMemoryOnly == false ? file?.url : nil, logger: logger)

@@ -89,6 +89,10 @@ struct CLITests {
         let ok = try workspace.run("schema", "check", "--baseline", baseline, "--candidate", compatible)
         #expect(ok.status == 0, "\(ok.output)\(ok.error)")
         #expect(ok.output.contains("compatible"))
+        // Every --baseline counts: a later one the candidate is compatible with does not hide an earlier one.
+        let later = try workspace.release("v1b", note("var title: Int = 0\nvar priority: Priority = .low", "enum Priority: String, Codable, CaseIterable { case low, high }"))
+        let both = try workspace.run("schema", "check", "--baseline", later, "--baseline", baseline, "--candidate", compatible)
+        #expect(both.status == 1 && both.output.contains("ATTRIBUTE_TYPE_CHANGED"), "\(both.output)\(both.error)")
 
         let breaking = try workspace.sources(
             "bad",

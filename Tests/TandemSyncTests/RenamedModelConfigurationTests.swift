@@ -32,6 +32,9 @@ struct RenamedModelConfigurationTests {
         let engine = try Self.engine { $0.conflictPolicies = ["Label.name": .serverWins, "Tag.name": .clientWins] }
         let error = await #expect(throws: SyncError.self) { try await engine.appliedNames() }
         #expect(error?.code == .misconfigured && error?.message.contains("'Label.name' and 'Tag.name'") == true, "\(error?.message ?? "")")
+        // Every sync stops at it, before anything is sent (the transport answers nothing).
+        let syncError = await #expect(throws: SyncError.self) { try await engine.sync() }
+        #expect(syncError?.code == .misconfigured)
     }
 }
 

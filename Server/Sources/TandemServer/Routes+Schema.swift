@@ -131,7 +131,8 @@ extension Routes {
     }
 
     /// Refuses `schema` (409 `schema_incompatible`, with the findings) when it breaks sync
-    /// with a version of `history`. Linear in the schemas' sizes; stops when the task is
+    /// with a version of `history`; the message says when the versions it breaks evolved
+    /// from it compatibly (an older app joining after a newer one: updating it is the way). Linear in the schemas' sizes; stops when the task is
     /// cancelled (the client went away).
     static func checkCompatible(_ schema: Schema, with history: [SchemaVersionInfo]) throws {
         var baselines: [CompatibilityCheck.Baseline] = []
@@ -145,9 +146,19 @@ extension Routes {
                 WireErrorBody.Finding(rule: $0.rule, path: $0.path, verdict: $0.verdict.rawValue, message: $0.message, hint: $0.hint)
             }
             let listed = findings.prefix(10).map { "\($0.rule) at \($0.path)" }.joined(separator: "; ")
+            let broken = Set(report.breaking.flatMap(\.baselines))
+            // An app older than every version it breaks (a user's old device joining after
+            // their new one): those evolved from it compatibly, and updating the app is the way.
+            let older = baselines.filter { broken.contains($0.name) }.allSatisfy { baseline in
+                CompatibilityCheck().run(baselines: [CompatibilityCheck.Baseline(name: "the candidate", schema: schema)], candidate: baseline.schema).isCompatible
+            }
+            let advice =
+                older
+                ? " (this schema is older than those versions, which evolved from it compatibly: an app of this older version syncs once it is updated; its unsynced edits wait for it)"
+                : ""
             throw APIError(
                 .conflict, "schema_incompatible",
-                "the schema breaks sync with \(Set(report.breaking.flatMap(\.baselines)).sorted().joined(separator: ", ")): \(listed)"
+                "the schema breaks sync with \(broken.sorted().joined(separator: ", "))\(advice): \(listed)"
                     + (report.breaking.count > 10 ? " (and \(report.breaking.count - 10) more)" : ""),
                 findings: Array(findings))
         }

@@ -64,6 +64,31 @@ struct SchemaRegistryTests {
         }
     }
 
+    /// A user's old device syncing after their new one registered a newer version is refused
+    /// as any breaking schema is (a release removing what it lacks looks the same), with a
+    /// message saying that updating the app is the way; a schema breaking both ways is not
+    /// called older.
+    @Test func anOlderAppVersionAfterANewerOneIsToldToUpdate() async throws {
+        let older = note(base)
+        let newer = note(base + "\nvar body: String?\nvar kind: Kind = .one", "enum Kind: Int, Codable, CaseIterable { case one, two }")
+        let unrelated = note("var title: Int = 0")
+        let harness = try await ServerHarness.make(.memory)
+        try await harness.run { client in
+            _ = try await client.send(.put, "/v1/datasets/notes", token: harness.ann)
+            #expect(try await client.send(.put, "/v1/datasets/notes/schema", token: harness.ann, body: try Self.schemaJSON(newer)).status == .created)
+            let refused = try await client.send(.put, "/v1/datasets/notes/schema", token: harness.ann, body: try Self.schemaJSON(older))
+            #expect(refused.status == .conflict)
+            let error = try refused.decode(WireErrorBody.self).error
+            #expect(error.findings?.map(\.rule).contains("ATTRIBUTE_REMOVED") == true)
+            #expect(error.message.contains("older than those versions") && error.message.contains("once it is updated"), "\(error.message)")
+            let breaking = try await client.send(.put, "/v1/datasets/notes/schema", token: harness.ann, body: try Self.schemaJSON(unrelated))
+            #expect(breaking.status == .conflict)
+            #expect(try !breaking.decode(WireErrorBody.self).error.message.contains("older than"))
+            let history = try await client.send(.get, "/v1/datasets/notes/schema", token: harness.ann).decode(SchemaHistory.self)
+            #expect(history.versions.map(\.version) == [1])
+        }
+    }
+
     /// A published schema (extracted from the sources: every enum case listed) and the one a
     /// running app records (no cases for an enum that is not CaseIterable) are one version.
     @Test func anAppsSchemaWithoutEnumCasesIsThePublishedVersionThatListsThem() async throws {

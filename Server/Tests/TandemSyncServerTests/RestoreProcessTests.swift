@@ -97,6 +97,47 @@ struct RestoreProcessTests {
         #expect(try SyncFixtures.rows(c) == rowsA, "the server holds everything again")
     }
 
+    /// Values a store keeps for a newer schema are part of what it holds: when the server is
+    /// restored from a backup that lacks them and the newer app's device is gone, the resync
+    /// pushes them again, and a new replica of the newer version gets them.
+    @Test func valuesKeptForANewerSchemaArePushedAgainByAResync() async throws {
+        let server = try await SyncServerProcess.make()
+        let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-restore-kept-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func store(_ version: Int, _ name: String) throws -> ModelContainer {
+            try ModelContainer(schema: SchemaEvolutionProcessTests.schema(version), configuration: ModelConfiguration(url: directory.appending(path: name), dataset: "todos"))
+        }
+        let (old, newer) = (try store(1, "old.store"), try store(3, "newer.store"))
+        try old.write(author: "app") { db in try db.execute(sql: "INSERT INTO Todo (\"#id\", title, kind) VALUES (?, 'first', 0)", arguments: [SyncFixtures.id(1)]) }
+        _ = try await Self.engine(old, server).sync()
+        _ = try await Self.engine(newer, server).sync()
+        let backup = directory.appending(path: "backup")
+        await server.stopped()
+        try Self.copyDatabase(from: server.dataDir, to: backup)
+        try await server.started()
+
+        // The newer app writes what the old one cannot show, and its device is then lost.
+        try newer.write(author: "app") { db in
+            try db.execute(sql: "UPDATE Todo SET note = 'keep me', kind = 2")
+            try db.execute(sql: "INSERT INTO Tag (\"#id\", name) VALUES (?, 'tagged')", arguments: [SyncFixtures.id(2)])
+        }
+        _ = try await Self.engine(newer, server).sync()
+        let kept = try await Self.engine(old, server).sync()
+        #expect(kept.keptForNewerSchema >= 3, "\(kept)")
+        await server.stopped()
+        try Self.copyDatabase(from: backup, to: server.dataDir, inPlace: true)
+        try await server.started()
+
+        let resync = try await Self.engine(old, server).sync()
+        #expect(resync.resynced && resync.isComplete, "\(resync)")
+        let replacement = try store(3, "replacement.store")
+        _ = try await Self.engine(replacement, server).sync()
+        let row = try replacement.read { db in try Row.fetchOne(db, sql: "SELECT note, kind FROM Todo") }
+        #expect(row?["note"] == "keep me" && row?["kind"] == 2, "\(String(describing: row))")
+        #expect(try replacement.read { db in try String.fetchAll(db, sql: "SELECT name FROM Tag") } == ["tagged"])
+    }
+
     /// A resync cut off midway (the server gone) goes on at the next sync, with nothing lost.
     @Test func aResyncCutOffGoesOnAtTheNextSync() async throws {
         let server = try await SyncServerProcess.make()
