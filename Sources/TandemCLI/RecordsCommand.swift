@@ -161,7 +161,16 @@ struct RecordsCommand: ParsableCommand {
             // The server refuses a value that does not fit its column; refuse it here, before
             // it is journaled and would block every later push.
             for (name, value) in values.sorted(by: { $0.key < $1.key }) where !value.fits(known[name]!) {
-                throw CLIError("\(name): \(value) does not fit column '\(name)' (\(known[name]!.sqlType.rawValue)\(known[name]!.isNullable ? ", nullable" : ""))")
+                throw CLIError(
+                    "\(name): \(String(decoding: WireJSON.data { $0.append(value) }, as: UTF8.self)) does not fit column '\(name)' (\(known[name]!.sqlType.rawValue)\(known[name]!.isNullable ? ", nullable" : ""))"
+                )
+            }
+            // And a raw value none of an enum's cases (when the schema lists them).
+            let cases = EnumCases.columns(of: entity)
+            for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+                if let enumCases = cases[name], !enumCases.contains(value) {
+                    throw CLIError("\(name): \(String(decoding: WireJSON.data { $0.append(value) }, as: UTF8.self)) is not a case of \(enumCases.enumeration.typeName) (\(enumCases.listed))")
+                }
             }
             for (name, value) in values.sorted(by: { $0.key < $1.key }) {
                 guard case .text(let text) = value else { continue }
@@ -202,12 +211,19 @@ struct RecordsCommand: ParsableCommand {
                             for column in attribute.columns where given[column.name] == nil {
                                 if let text = attribute.defaultValue, attribute.columns.count == 1, let literal = column.defaultLiteral(text) {
                                     given[column.name] = literal
+                                } else if let text = attribute.defaultValue, case .enumeration(let enumeration) = attribute.type,
+                                    let value = EnumCases.defaultValue(text, of: enumeration)
+                                {
+                                    given[column.name] = value.databaseValue  // a case by name: `.normal`
                                 }
                             }
                         }
                         let missing = RecordsCommand.columns(of: entity).filter { !$0.isNullable && given[$0.name] == nil }.map(\.name)
                         if !missing.isEmpty {
-                            throw CLIError("no \(entity.name) \(uuid) in the store to update; to create it, give \(missing.joined(separator: ", ")) too (they have no default and cannot be null)")
+                            throw CLIError(
+                                id == nil
+                                    ? "a new \(entity.name) needs \(missing.joined(separator: ", ")) (they have no default and cannot be null)"
+                                    : "no \(entity.name) \(uuid) in the store to update; to create it, give \(missing.joined(separator: ", ")) too (they have no default and cannot be null)")
                         }
                     }
                     let names = given.keys.sorted()

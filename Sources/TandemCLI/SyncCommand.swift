@@ -84,6 +84,7 @@ struct StatusCommand: AsyncParsableCommand {
         var conflicts: Int
         var quarantined: Int
         var waitingLocal: Int
+        var keptForNewerSchema: Int
         var clockOffsetMilliseconds: Int64?
         var serverReachable: Bool?
     }
@@ -105,7 +106,8 @@ struct StatusCommand: AsyncParsableCommand {
         let printed = Printed(
             store: try store.path, dataset: container.dataset, pendingChanges: status.pendingChanges, lastSync: lastSync,
             cursor: status.cursor, conflicts: status.conflicts, quarantined: status.quarantined,
-            waitingLocal: status.waitingLocal, clockOffsetMilliseconds: status.clockOffset, serverReachable: reachable)
+            waitingLocal: status.waitingLocal, keptForNewerSchema: status.keptForNewerSchema, clockOffsetMilliseconds: status.clockOffset,
+            serverReachable: reachable)
         if json { try printJSON(printed); return }
         print("store:       \(printed.store) (dataset \(printed.dataset))")
         print(
@@ -115,6 +117,9 @@ struct StatusCommand: AsyncParsableCommand {
         print("cursor:      \(status.cursor ?? "(none: nothing pulled yet)")")
         print("conflicts:   \(status.conflicts)")
         print("quarantined: \(status.quarantined)")
+        if status.keptForNewerSchema > 0 {
+            print("kept:        \(status.keptForNewerSchema) value(s) of a newer schema, shown once this store migrates to it")
+        }
         if let offset = status.clockOffset {
             print("clock:       " + (abs(offset) < 1000 ? "agrees with the server's" : "\(ClockText.offset(offset)) the server's (edits are stamped with the server's time)"))
         }

@@ -17,16 +17,7 @@ extension ChangeApplier {
             case .text(let value): return .text(value)
             case .null, nil: break
             }
-            if case .enumeration(let enumeration) = attribute.type, text.hasPrefix("."),
-                let raw = enumeration.cases?.first(where: { $0.name == String(text.dropFirst()) })?.rawValue
-            {
-                switch column.sqlType {
-                case .integer: if let value = Int64(raw) { return .integer(value) }
-                case .real: if let value = Double(raw) { return .real(value) }
-                case .text: return .text(raw)
-                case .blob: break
-                }
-            }
+            if case .enumeration(let enumeration) = attribute.type, let value = EnumCases.defaultValue(text, of: enumeration) { return value }
         }
         switch column.sqlType {
         case .integer: return .integer(0)

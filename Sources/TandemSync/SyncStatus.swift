@@ -22,17 +22,21 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var cursor: String?
     public var conflicts: Int
     public var quarantined: Int
+    /// Values of a newer schema this store keeps aside (not shown to the app, applied once it
+    /// migrates to a schema that has them; not an error).
+    public var keptForNewerSchema: Int
 
     /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
     public init(of container: ModelContainer) throws {
         do {
             pendingChanges = try container.fetchHistory(container.unpushedHistory()).reduce(0) { $0 + $1.changes.count }
-            (lastSync, cursor, conflicts, quarantined, waitingLocal) = try container.read { db in
+            (lastSync, cursor, conflicts, quarantined, waitingLocal, keptForNewerSchema) = try container.read { db in
                 let state = try SyncState.read(db)
+                let counts = try SyncStore.quarantineCounts(db)
                 return (
                     state?.lastSync, state.flatMap { $0.cursor.isEmpty ? nil : $0.cursor },
                     try SyncStore.count("tandem_sync_conflict", db), try SyncStore.count("tandem_sync_quarantine", db),
-                    try SyncStore.quarantineCounts(db).local
+                    counts.local, counts.kept
                 )
             }
             pendingChanges += waitingLocal

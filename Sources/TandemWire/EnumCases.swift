@@ -43,7 +43,21 @@ public struct EnumCases: Sendable, Hashable {
     /// The first case's raw value as it travels: what a replica shows in a new record whose
     /// value it keeps aside (a case it does not know), until it can show that value.
     public var firstCase: WireValue? {
-        guard let raw = enumeration.cases?.first?.rawValue else { return nil }
+        enumeration.cases?.first.flatMap { Self.wireValue($0.rawValue, of: enumeration) }
+    }
+
+    /// The raw value of the case a default value names (`.normal`, as the schema records a
+    /// property's default), as it travels; `nil` when it names none of the cases.
+    ///
+    /// ```swift
+    /// EnumCases.defaultValue(".two", of: enumeration)   // .integer(1)
+    /// ```
+    public static func defaultValue(_ text: String, of enumeration: Schema.Enumeration) -> WireValue? {
+        guard text.hasPrefix("."), let raw = enumeration.cases?.first(where: { $0.name == String(text.dropFirst()) })?.rawValue else { return nil }
+        return wireValue(raw, of: enumeration)
+    }
+
+    private static func wireValue(_ raw: String, of enumeration: Schema.Enumeration) -> WireValue? {
         switch enumeration.rawType.sqlType {
         case .integer: return Int64(raw).map(WireValue.integer)
         case .real: return Double(raw).map(WireValue.real)

@@ -52,6 +52,21 @@ struct CLIStoreTests {
         #expect(old.status == 0, "\(old.error)")
     }
 
+    @Test func anEnumTakesItsDeclaredDefaultCaseAndRefusesARawValueOfNoCase() throws {
+        let workspace = try Workspace()
+        let v1 = try workspace.release(
+            "v1", note("var title: String = \"\"\nvar priority: Priority = .normal", "enum Priority: Int, Codable { case low, normal, high }"))
+        let store = workspace.path("notes.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", v1).status == 0)
+        let put = try workspace.run("records", "put", "--store", store, "--entity", "Note", #"{"title": "t"}"#)
+        #expect(put.status == 0, "\(put.error)")
+        let got = try workspace.run("records", "get", "--store", store, put.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        let values = try #require(try Self.json(got)["values"] as? [String: Any])
+        #expect(values["priority"] as? Int == 1, "the case .normal: \(values)")
+        let refused = try workspace.run("records", "put", "--store", store, "--entity", "Note", #"{"title": "t", "priority": 42}"#)
+        #expect(refused.status != 0 && refused.error.contains("42 is not a case of Priority") && refused.error.contains("1 (normal)"), "\(refused.error)")
+    }
+
     @Test func aRenamedModelIsNamedEitherWayAndItsURIsKeepTheFirstName() throws {
         let workspace = try Workspace()
         let v1 = try workspace.release("v1", note("var title: String = \"\""))

@@ -213,6 +213,7 @@ struct SchemaEvolutionProcessTests {
         let shownLater = oracle.todos.contains { !oracle.deleted.contains($0.key) && ($0.value["kind"] == 2.databaseValue || $0.value["note"] != .null) } || !oracle.tags.isEmpty
         #expect(shownLater, "the history wrote values version 1 cannot show (else the test shows nothing)")
         #expect(try await engines[0].sync().keptForNewerSchema > 0, "version 1 keeps them")
+        #expect(try SyncStatus(of: stores[0]).keptForNewerSchema > 0, "and its status says so")
 
         // The oldest app updates: its store migrates to version 3 and shows every value at its
         // next sync, before (and without) any pull.
