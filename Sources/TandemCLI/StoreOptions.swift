@@ -32,7 +32,7 @@ struct StoreOptions: ParsableArguments {
 /// `tokenFile`, and the sync's `conflictPolicies` and `updateWinsOverDelete`). The token never comes from the command line.
 struct ServerOptions: ParsableArguments {
     @Option(help: "The server URL (TANDEM_SERVER), like http://127.0.0.1:8080.") var server: String?
-    @Option(help: "The dataset (TANDEM_DATASET); the store's own by default.") var dataset: String?
+    @Option(help: "The dataset (TANDEM_DATASET): the store's own by default, or OWNER/NAME for one shared with you (NAME being the store's dataset).") var dataset: String?
     @Option(help: "A file holding the token (TANDEM_TOKEN_FILE); or set TANDEM_TOKEN.") var tokenFile: String?
     @Option(help: "A JSON config file with server, dataset, tokenFile, conflictPolicies ({\"Todo.title\": \"serverWins\"}) and updateWinsOverDelete ([\"Note\"]) (TANDEM_CONFIG).") var config: String?
 

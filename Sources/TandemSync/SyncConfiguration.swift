@@ -4,7 +4,9 @@
 /// let configuration = SyncConfiguration(dataset: "todos", token: { try String(contentsOfFile: "/etc/tandem/token").trimmed })
 /// ```
 public struct SyncConfiguration: Sendable {
-    /// The dataset on the server (the store's own dataset name by default).
+    /// The dataset on the server: the store's own dataset name by default, or `OWNER/NAME` for
+    /// a dataset another user shares with this one (`NAME` being the store's dataset: record
+    /// URIs are the same on every member's replica).
     public var dataset: String?
     /// Returns the bearer token (read from a file or the environment; called per sync).
     public var token: @Sendable () async throws -> String

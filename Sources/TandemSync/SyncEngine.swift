@@ -110,7 +110,12 @@ public actor SyncEngine {
         self.clock = now
     }
 
-    nonisolated var dataset: String { configuration.dataset ?? container.dataset }
+    /// The dataset in request paths: the store's own (`todos`), or one shared with this
+    /// user, named `OWNER/NAME` in the configuration and `OWNER~NAME` in paths.
+    nonisolated var dataset: String {
+        guard let configured = configuration.dataset else { return container.dataset }
+        return DatasetReference(configured)?.pathSegment ?? configured
+    }
 
     /// Pushes local changes, then pulls until the store has everything the server has.
     ///
@@ -254,8 +259,13 @@ public actor SyncEngine {
 
     private func prepare() throws {
         guard !prepared else { return }
-        guard dataset == container.dataset else {
-            throw SyncError(.misconfigured, "the store belongs to dataset '\(container.dataset)'; its record URIs name it, so it syncs only with dataset '\(container.dataset)', not '\(dataset)'")
+        // A shared dataset (OWNER/NAME) keeps its own name in every member's record URIs.
+        let configured = configuration.dataset.map { DatasetReference($0) } ?? DatasetReference(owner: nil, name: container.dataset)
+        guard configured?.name == container.dataset else {
+            throw SyncError(
+                .misconfigured,
+                "the store belongs to dataset '\(container.dataset)'; its record URIs name it, so it syncs only with dataset '\(container.dataset)' (or OWNER/\(container.dataset), shared with you), not '\(configuration.dataset ?? "")'"
+            )
         }
         try store { db in try SyncStore.create(db) }
         do {

@@ -18,8 +18,10 @@ struct ErrorMiddleware: RouterMiddleware {
             case "schema": return "GET, PUT"
             case "push": return "POST"
             case "pull": return "GET"
+            case "members": return "GET"
             default: return nil
             }
+        case 5 where parts[0] == "v1" && parts[1] == "datasets" && !parts[2].isEmpty && parts[3] == "members" && !parts[4].isEmpty: return "PUT, DELETE"
         default: return nil
         }
     }

@@ -42,6 +42,8 @@ public actor MemoryServerStorage: ServerStorage {
         /// Each dataset's log, in position order.
         var logs: [Int64: [LogEntry]] = [:]
         var lost: [(dataset: Int64, uri: String, lost: LostValue, position: Int64?, at: Int64)] = []
+        /// Dataset → member → role.
+        var members: [Int64: [Int64: DatasetRole]] = [:]
         /// The next user or dataset id.
         var nextID: Int64 = 1
     }
@@ -104,6 +106,21 @@ public actor MemoryServerStorage: ServerStorage {
     public func datasetID(owner: Int64, name: String) -> Int64? {
         state.datasets.values.first { $0.owner == owner && $0.info.name == name }?.id
     }
+
+    public func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) {
+        state.members[dataset, default: [:]][user] = role
+    }
+
+    public func removeMember(dataset: Int64, user: Int64) -> Bool {
+        state.members[dataset]?.removeValue(forKey: user) != nil
+    }
+
+    public func members(dataset: Int64) -> [DatasetMember] {
+        (state.members[dataset] ?? [:]).compactMap { id, role in state.users.first { $0.id == id }.map { DatasetMember(user: $0.name, role: role) } }
+            .sorted { $0.user < $1.user }
+    }
+
+    public func role(dataset: Int64, user: Int64) -> DatasetRole? { state.members[dataset]?[user] }
 
     public func schemaHistory(dataset: Int64) -> [SchemaVersionInfo] { state.datasets[dataset]?.schemas ?? [] }
 

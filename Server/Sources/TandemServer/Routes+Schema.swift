@@ -13,7 +13,7 @@ extension Routes {
     }
 
     func registerSchema(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
-        let dataset = try await dataset(context)
+        let dataset = try await dataset(context, needs: .writer)
         let user = try context.requireUser()
         // One registration per user at a time, refused before its body is read or parsed.
         do {
@@ -36,10 +36,11 @@ extension Routes {
     }
 
     private func registerSchema(
-        _ request: Request, _ context: TandemRequestContext, dataset: (name: String, id: Int64), user: ServerUser
+        _ request: Request, _ context: TandemRequestContext, dataset: DatasetAccess, user: ServerUser
     ) async throws -> Response {
-        let limits = user.quota.limits(configuration)
-        let stored = try await storage.storedBytes(owner: user.id)
+        // The dataset's owner's limits, whoever registers.
+        let limits = dataset.owner.quota.limits(configuration)
+        let stored = try await storage.storedBytes(owner: dataset.owner.id)
         guard stored < limits.bytes else { throw StorageError.byteQuota(stored: stored, limit: limits.bytes) }
         // Too many bytes is refused before they are read, or parsed.
         if let length = request.headers[.contentLength].flatMap({ Int($0) }) { try checkSize(bytes: length) }
@@ -67,7 +68,7 @@ extension Routes {
             guard history.count < limit else {
                 throw APIError(
                     .forbidden, "quota_exceeded",
-                    "'\(dataset.name)' has \(history.count) schema versions, the most this server allows its owner (the operator sets it with tandem-server users quota NAME --schema-versions N, or serve --max-schema-versions)"
+                    "'\(dataset.reference)' has \(history.count) schema versions, the most this server allows its owner (the operator sets it with tandem-server users quota NAME --schema-versions N, or serve --max-schema-versions)"
                 )
             }
             let checked = history
@@ -88,7 +89,7 @@ extension Routes {
             }
             history = try await storage.schemaHistory(dataset: dataset.id)
         }
-        throw APIError(.conflict, "schema_contended", "other schema versions of '\(dataset.name)' kept arriving during the check; send it again")
+        throw APIError(.conflict, "schema_contended", "other schema versions of '\(dataset.reference)' kept arriving during the check; send it again")
     }
 
     /// The newest registered version `schema` is (the same, or the same but for what a

@@ -74,22 +74,40 @@ struct Routes: Sendable {
         }
     }
 
-    /// The dataset named in the path, owned by the caller: 404 otherwise (another user's
-    /// dataset does not exist for this user).
-    func dataset(_ context: TandemRequestContext) async throws -> (name: String, id: Int64) {
-        let name = try datasetName(context)
-        guard let id = try await storage.datasetID(owner: try context.requireUser().id, name: name) else {
-            throw APIError.notFound("no dataset '\(name)': create it with PUT /v1/datasets/\(name)")
+    /// The dataset named in the path (`NAME`: the caller's own; `OWNER~NAME`: one shared with
+    /// the caller) if the caller's role allows `needed`: 404 when there is no such dataset,
+    /// 403 when the caller is no member (or no longer one: read on every request, so a
+    /// removal takes effect at once) or their role does not allow it.
+    func dataset(_ context: TandemRequestContext, needs needed: DatasetRole = .reader) async throws -> DatasetAccess {
+        let reference = try datasetReference(context)
+        let user = try context.requireUser()
+        var owner = user
+        if let ownerName = reference.owner, ownerName != user.name {
+            guard let found = try await storage.user(named: ownerName) else { throw APIError.notFound("no dataset '\(reference)'") }
+            owner = found
         }
-        return (name, id)
+        guard let id = try await storage.datasetID(owner: owner.id, name: reference.name) else {
+            throw APIError.notFound(
+                reference.owner == nil || owner.id == user.id
+                    ? "no dataset '\(reference.name)': create it with PUT /v1/datasets/\(reference.name)" : "no dataset '\(reference)'")
+        }
+        let role = owner.id == user.id ? .admin : try await storage.role(dataset: id, user: user.id)
+        guard let role else {
+            throw APIError(.forbidden, "not_a_member", "you are not a member of '\(reference)': its owner or an admin shares it with you (tandem-server datasets share)")
+        }
+        guard role.allows(needed) else {
+            throw APIError(.forbidden, "role_too_low", "your role in '\(reference)' is \(role.rawValue); this needs \(needed.rawValue) (an admin of the dataset changes roles)")
+        }
+        return DatasetAccess(reference: reference, id: id, owner: owner, role: role)
     }
 
-    func datasetName(_ context: TandemRequestContext) throws -> String {
-        let name = context.parameters.get("dataset") ?? ""
-        guard (1...128).contains(name.count), name != ".", name != "..", name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
-            throw APIError.badRequest("invalid_dataset", "dataset names are 1–128 letters, digits, '-', '_' or '.', and not '.' or '..'")
+    func datasetReference(_ context: TandemRequestContext) throws -> DatasetReference {
+        guard let reference = DatasetReference(pathSegment: context.parameters.get("dataset") ?? "") else {
+            throw APIError.badRequest(
+                "invalid_dataset",
+                "dataset names are 1–128 letters, digits, '-', '_' or '.', and not '.' or '..'; a dataset shared with you is OWNER~NAME")
         }
-        return name
+        return reference
     }
 
     // MARK: Handlers
@@ -124,8 +142,17 @@ struct Routes: Sendable {
     }
 
     func createDataset(_ context: TandemRequestContext) async throws -> Response {
-        let name = try datasetName(context)
+        let reference = try datasetReference(context)
         let user = try context.requireUser()
+        if let owner = reference.owner, owner != user.name {
+            // Another user's dataset is never made here: a member reaches the one that exists.
+            let access = try await dataset(context, needs: .reader)
+            guard let info = try await storage.datasets(owner: access.owner.id).first(where: { $0.name == reference.name }) else {
+                throw APIError.notFound("no dataset '\(reference)'")
+            }
+            return try Self.json(info)
+        }
+        let name = reference.name
         let (info, created) = try await storage.createDataset(
             owner: user.id, name: name, now: dependencies.now(), limit: user.quota.limits(configuration).datasets)
         return try Self.json(info, status: created ? .created : .ok)
@@ -133,10 +160,12 @@ struct Routes: Sendable {
 
     func push(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let started = ContinuousClock.now
-        let dataset = try await dataset(context)
-        guard let key = request.headers[HTTPField.Name("Idempotency-Key")!], (1...200).contains(key.count) else {
+        let dataset = try await dataset(context, needs: .writer)
+        guard let sentKey = request.headers[HTTPField.Name("Idempotency-Key")!], (1...200).contains(sentKey.count) else {
             throw APIError.badRequest("missing_idempotency_key", "a push needs an Idempotency-Key header (1–200 characters) that stays the same on retry")
         }
+        // Each member's keys are their own: two members can never collide.
+        let key = "\(try context.requireUser().id):\(sentKey)"
         let data = try await body(request)
         let push: PushRequest
         do {
@@ -158,7 +187,7 @@ struct Routes: Sendable {
         else {
             throw APIError(
                 .conflict, "unknown_schema_version",
-                "schema version \(push.schemaVersion) is not registered for '\(dataset.name)'; register it with PUT /v1/datasets/\(dataset.name)/schema")
+                "schema version \(push.schemaVersion) is not registered for '\(dataset.reference)'; register it with PUT /v1/datasets/\(dataset.reference.pathSegment)/schema")
         }
         let now = dependencies.now()
         let processor = PushProcessor(
@@ -187,7 +216,8 @@ struct Routes: Sendable {
             spans: zip(spans, unchanged).map { (span: WireJSON.ChangeSpan, same: Bool) -> WireJSON.ChangeSpan? in same ? span : nil })
         let plan = PushPlan(schema: schema, datasetName: dataset.name)
         let counts = NIOLockedValueBox((applied: 0, lost: 0))
-        let byteLimit = try context.requireUser().quota.limits(configuration).bytes
+        // A dataset's bytes count against its owner's quota, whoever pushes.
+        let byteLimit = dataset.owner.quota.limits(configuration).bytes
         let job = PushJob(reads: plan.reads(for: changes), changes: changes.count, byteLimit: byteLimit) { workspace in
             let result = try processor.apply(changes, stamps: stamps, plan: plan, canonical: text, outcomes: push.outcomes, to: &workspace)
             counts.withLockedValue { $0 = (result.applied, result.lost) }
@@ -200,7 +230,7 @@ struct Routes: Sendable {
             throw APIError.invalid(refusal.code, refusal.message)
         }
         if stored.replayed && stored.requestHash != requestHash {
-            throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(key)' was used for a different push; use a new key for new changes")
+            throw APIError.invalid("idempotency_key_reused", "the Idempotency-Key '\(sentKey)' was used for a different push; use a new key for new changes")
         }
         let metrics = dependencies.metrics
         metrics.pushes.increment()
@@ -279,6 +309,8 @@ struct Routes: Sendable {
             if let token = context.tokenID, try await storage.token(id: token) == nil {
                 throw APIError.unauthorized("unknown or revoked token")
             }
+            // So does a member removed meanwhile.
+            _ = try await self.dataset(context, needs: .reader)
         }
     }
 

@@ -24,7 +24,7 @@ public final class SQLiteServerStorage: ServerStorage {
     /// value (`unique_values`), the records merged into another (`merged_records`, with
     /// `remade` when a merged-away id was made again by a newer insert), and which records'
     /// link fields have named each member (`link_members`).
-    public static let formatVersion = 9
+    public static let formatVersion = 10
 
     let pool: DatabasePool
     public let cursorKey: [UInt8]
@@ -259,6 +259,8 @@ public final class SQLiteServerStorage: ServerStorage {
                                     created_at INTEGER NOT NULL, revoked_at INTEGER);
                 CREATE TABLE datasets(id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
                                       created_at INTEGER NOT NULL, stored_bytes INTEGER NOT NULL DEFAULT 0, UNIQUE(owner_id, name));
+                CREATE TABLE dataset_members(dataset_id INTEGER NOT NULL REFERENCES datasets(id), user_id INTEGER NOT NULL REFERENCES users(id),
+                                             role TEXT NOT NULL, added_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, user_id)) WITHOUT ROWID;
                 CREATE TABLE schema_versions(dataset_id INTEGER NOT NULL REFERENCES datasets(id), version INTEGER NOT NULL,
                                              schema TEXT NOT NULL, registered_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, version));
                 CREATE TABLE records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, state BLOB NOT NULL, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
@@ -375,6 +377,37 @@ public final class SQLiteServerStorage: ServerStorage {
     public func datasetID(owner: Int64, name: String) async throws -> Int64? {
         try await pool.read { db in
             try Int64.fetchOne(db, sql: "SELECT id FROM datasets WHERE owner_id = ? AND name = ?", arguments: [owner, name])
+        }
+    }
+
+    public func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO dataset_members(dataset_id, user_id, role, added_at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET role = excluded.role",
+                arguments: [dataset, user, role.rawValue, now])
+        }
+    }
+
+    public func removeMember(dataset: Int64, user: Int64) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM dataset_members WHERE dataset_id = ? AND user_id = ?", arguments: [dataset, user])
+            return db.changesCount > 0
+        }
+    }
+
+    public func members(dataset: Int64) async throws -> [DatasetMember] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT u.name, m.role FROM dataset_members m JOIN users u ON u.id = m.user_id WHERE m.dataset_id = ? ORDER BY u.name",
+                arguments: [dataset]
+            ).compactMap { row in DatasetRole(rawValue: row[1]).map { DatasetMember(user: row[0], role: $0) } }
+        }
+    }
+
+    public func role(dataset: Int64, user: Int64) async throws -> DatasetRole? {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT role FROM dataset_members WHERE dataset_id = ? AND user_id = ?", arguments: [dataset, user])
+                .flatMap(DatasetRole.init(rawValue:))
         }
     }
 

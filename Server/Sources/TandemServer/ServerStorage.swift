@@ -71,6 +71,16 @@ public protocol ServerStorage: Sendable {
     /// The id of `owner`'s dataset `name`.
     func datasetID(owner: Int64, name: String) async throws -> Int64?
 
+    /// Makes `user` a member of `dataset` with `role`, or changes their role.
+    func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws
+    /// Removes `user` from `dataset`'s members; `false` when they were none.
+    func removeMember(dataset: Int64, user: Int64) async throws -> Bool
+    /// `dataset`'s members (the owner is not one), by user name.
+    func members(dataset: Int64) async throws -> [DatasetMember]
+    /// `user`'s role in `dataset`, if they are a member (read on every request: a removal
+    /// takes effect at once, on every node).
+    func role(dataset: Int64, user: Int64) async throws -> DatasetRole?
+
     func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo]
     /// Registers `json` as version `versions + 1` when the dataset has exactly `versions`
     /// versions (the history the caller checked it against, outside any transaction), in one

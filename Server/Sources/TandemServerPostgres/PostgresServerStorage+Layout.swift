@@ -38,6 +38,10 @@ extension PostgresServerStorage {
                                       log_head BIGINT NOT NULL DEFAULT 0, UNIQUE(owner_id, name))
                 """,
                 """
+                CREATE TABLE dataset_members(dataset_id BIGINT NOT NULL REFERENCES datasets(id), user_id BIGINT NOT NULL REFERENCES users(id),
+                                             role TEXT COLLATE "C" NOT NULL, added_at BIGINT NOT NULL, PRIMARY KEY(dataset_id, user_id))
+                """,
+                """
                 CREATE TABLE schema_versions(dataset_id BIGINT NOT NULL REFERENCES datasets(id), version INT NOT NULL,
                                              schema TEXT COLLATE "C" NOT NULL, registered_at BIGINT NOT NULL, PRIMARY KEY(dataset_id, version))
                 """,

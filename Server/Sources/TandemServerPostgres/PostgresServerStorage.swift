@@ -247,6 +247,31 @@ public final class PostgresServerStorage: ServerStorage {
         try await rows("SELECT id FROM datasets WHERE owner_id = \(owner) AND name = \(name)").first?.decode(Int64.self)
     }
 
+    public func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws {
+        _ = try await rows(
+            """
+            INSERT INTO dataset_members(dataset_id, user_id, role, added_at) VALUES (\(dataset), \(user), \(role.rawValue), \(now))
+            ON CONFLICT (dataset_id, user_id) DO UPDATE SET role = excluded.role
+            """)
+    }
+
+    public func removeMember(dataset: Int64, user: Int64) async throws -> Bool {
+        try await !rows("DELETE FROM dataset_members WHERE dataset_id = \(dataset) AND user_id = \(user) RETURNING user_id").isEmpty
+    }
+
+    public func members(dataset: Int64) async throws -> [DatasetMember] {
+        try await rows("SELECT u.name, m.role FROM dataset_members m JOIN users u ON u.id = m.user_id WHERE m.dataset_id = \(dataset) ORDER BY u.name")
+            .compactMap { row in
+                let (name, role) = try row.decode((String, String).self)
+                return DatasetRole(rawValue: role).map { DatasetMember(user: name, role: $0) }
+            }
+    }
+
+    public func role(dataset: Int64, user: Int64) async throws -> DatasetRole? {
+        try await rows("SELECT role FROM dataset_members WHERE dataset_id = \(dataset) AND user_id = \(user)").first
+            .flatMap { DatasetRole(rawValue: try $0.decode(String.self)) }
+    }
+
     public func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] {
         try await rows("SELECT version, registered_at, schema FROM schema_versions WHERE dataset_id = \(dataset) ORDER BY version").map { row in
             let (version, at, schema) = try row.decode((Int, Int64, String).self)

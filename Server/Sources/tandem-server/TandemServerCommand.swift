@@ -6,6 +6,7 @@ import Metrics
 import Prometheus
 import ServiceLifecycle
 import TandemServer
+import TandemWire
 import TandemServerPostgres
 
 /// `tandem-server`: the Tandem sync server.
@@ -14,7 +15,7 @@ struct TandemServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tandem-server",
         abstract: "The Tandem sync server: datasets, schema registry, push and pull over HTTP.",
-        subcommands: [Serve.self, Users.self, Tokens.self, Storage.self],
+        subcommands: [Serve.self, Users.self, Tokens.self, Datasets.self, Storage.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -231,6 +232,10 @@ struct Users: AsyncParsableCommand {
         @Argument(help: "The user name.") var name: String
 
         func run() async throws {
+            // A user name is part of a shared dataset's name (OWNER/NAME, OWNER~NAME in URLs).
+            guard DatasetReference.isName(name) else {
+                throw ValidationError("user names are 1–128 letters, digits, '-', '_' or '.', and not '.' or '..'")
+            }
             do {
                 let user = try await data.storage(creating: true).addUser(name: name, now: Int64(Date().timeIntervalSince1970 * 1000))
                 print("user \(user.name) added")

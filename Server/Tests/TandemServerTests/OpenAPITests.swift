@@ -51,7 +51,7 @@ struct OpenAPITests {
             #expect(try await client.send(.get, "/nowhere", token: harness.ann).status == .notFound)
             // Every documented path answers 405 with Allow to a method it does not document.
             for (operation, _) in try Self.operations() {
-                let path = String(operation.split(separator: " ")[1]).replacingOccurrences(of: "{dataset}", with: "todos")
+                let path = String(operation.split(separator: " ")[1]).replacingOccurrences(of: "{dataset}", with: "todos").replacingOccurrences(of: "{user}", with: "bob")
                 let trace = try await client.send(HTTPRequest.Method("TRACE")!, path, token: harness.ann)
                 #expect(trace.status == .methodNotAllowed, "TRACE \(path) answered \(trace.status.code)")
                 #expect(trace.headers[.allow] != nil)
@@ -61,16 +61,17 @@ struct OpenAPITests {
 
     @Test func everyDocumentedOperationAnswersADocumentedStatus() async throws {
         let operations = try Self.operations()
-        #expect(operations.count == 10, "\(operations.keys.sorted())")
+        #expect(operations.count == 13, "\(operations.keys.sorted())")
         let harness = try await ServerHarness.make(.sqlite)
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann)
             for (operation, statuses) in operations.sorted(by: { $0.key < $1.key }) {
                 let parts = operation.split(separator: " ")
                 let method = HTTPRequest.Method(rawValue: String(parts[0]))!
-                let path = parts[1].replacingOccurrences(of: "{dataset}", with: "todos")
+                let path = parts[1].replacingOccurrences(of: "{dataset}", with: "todos").replacingOccurrences(of: "{user}", with: "bob")
                 let needsToken = path.hasPrefix("/v1")
                 var body: Data?
+                if path.contains("/members/") && method == .put { body = try JSONEncoder().encode(MemberRole(role: .reader)) }
                 if path.hasSuffix("/schema") && method == .put { body = try ServerHarness.schema.canonicalJSON() }
                 if path.hasSuffix("/push") {
                     let stamp = ServerHarness.stamp(1_799_999_000_000)

@@ -180,6 +180,12 @@ extension ForwardingStorage {
     }
     func datasets(owner: Int64) async throws -> [DatasetInfo] { await base.datasets(owner: owner) }
     func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
+    func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws {
+        await base.setMember(dataset: dataset, user: user, role: role, now: now)
+    }
+    func removeMember(dataset: Int64, user: Int64) async throws -> Bool { await base.removeMember(dataset: dataset, user: user) }
+    func members(dataset: Int64) async throws -> [DatasetMember] { await base.members(dataset: dataset) }
+    func role(dataset: Int64, user: Int64) async throws -> DatasetRole? { await base.role(dataset: dataset, user: user) }
     func schemaHistory(dataset: Int64) async throws -> [SchemaVersionInfo] { await base.schemaHistory(dataset: dataset) }
     func registerSchema(dataset: Int64, json: String, now: Int64, after versions: Int) async throws -> SchemaRegistration? {
         try await base.registerSchema(dataset: dataset, json: json, now: now, after: versions)
