@@ -313,6 +313,11 @@ public actor SyncEngine {
                 .quotaExceeded, what + ". Local changes stay pending until the server's operator raises the quota", status: response.status,
                 serverCode: detail?.code)
         }
+        if response.status == 403, let code = detail?.code, code == "not_a_member" || code == "role_too_low" {
+            return SyncError(
+                .unauthorized, what + ". The dataset's owner or an admin gives access (tandem-server datasets share, or PUT …/members)", status: response.status,
+                serverCode: code)
+        }
         switch response.status {
         case 401, 403: return SyncError(.unauthorized, what + ". Check the token (tandem-server tokens create NAME)", status: response.status)
         case 429, 500...: return SyncError(.serverUnavailable, what, status: response.status, retryAfter: response.headers["retry-after"].flatMap(Double.init))

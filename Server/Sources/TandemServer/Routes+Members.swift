@@ -15,7 +15,9 @@ extension Routes {
     func setMember(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let dataset = try await dataset(context, needs: .admin)
         let member = try await memberUser(context, of: dataset)
-        let body = try decode(MemberRole.self, from: try await self.body(request))
+        guard let body = try? JSONDecoder().decode(MemberRole.self, from: try await self.body(request)) else {
+            throw APIError.badRequest("invalid_json", "the body is {\"role\": \"reader\"}, {\"role\": \"writer\"} or {\"role\": \"admin\"}")
+        }
         let existed = try await storage.role(dataset: dataset.id, user: member.id) != nil
         try await storage.setMember(dataset: dataset.id, user: member.id, role: body.role, now: dependencies.now())
         return try Self.json(DatasetMember(user: member.name, role: body.role), status: existed ? .ok : .created)
@@ -30,6 +32,8 @@ extension Routes {
         guard try await storage.removeMember(dataset: dataset.id, user: member.id) else {
             throw APIError.notFound("'\(member.name)' is not a member of '\(dataset.reference)'")
         }
+        // Pulls waiting on the dataset look again: the removed member's get 403 at once.
+        storage.logSignals.notify(dataset: dataset.id)
         return Response(status: .noContent)
     }
 

@@ -304,7 +304,11 @@ struct Routes: Sendable {
             // the connection's close (ConnectionGuard) and the task's cancellation.
             woken = await ticket.wait(for: left, timer: MultiThreadedEventLoopGroup.singleton.any())
             ticket.cancel()
-            guard woken else { return page }
+            guard woken else {
+                // A member removed meanwhile gets no cursor to go on with.
+                _ = try await self.dataset(context, needs: .reader)
+                return page
+            }
             // A token revoked while its pull waited gets nothing that arrived meanwhile.
             if let token = context.tokenID, try await storage.token(id: token) == nil {
                 throw APIError.unauthorized("unknown or revoked token")

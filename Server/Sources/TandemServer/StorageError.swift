@@ -17,7 +17,7 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     /// A push to a dataset whose owner stores `stored` bytes, `limit` at most.
     public static func byteQuota(stored: Int64, limit: Int64) -> StorageError {
         .quota(
-            "this user's datasets hold \(stored) bytes, the most this server allows them (\(limit)); the changes stay pending on the client until the operator raises it (tandem-server users quota NAME --bytes N, or serve --max-bytes-per-user)"
+            "the datasets of this dataset's owner hold \(stored) bytes, the most this server allows them (\(limit)); the changes stay pending on the client until the operator raises the owner's quota (tandem-server users quota OWNER --bytes N, or serve --max-bytes-per-user)"
         )
     }
 

@@ -35,7 +35,7 @@ struct Datasets: AsyncParsableCommand {
             guard let user = try await storage.user(named: with) else { throw ValidationError("no user '\(with)': add it with tandem-server users add \(with)") }
             guard user.id != owner.id else { throw ValidationError("'\(with)' owns \(reference): an admin for good") }
             try await storage.setMember(dataset: id, user: user.id, role: role, now: Int64(Date().timeIntervalSince1970 * 1000))
-            print("\(with) is a \(role.rawValue) of \(reference); their client syncs it with --dataset \(reference) (a store made with --dataset \(reference.name))")
+            print("\(with) is \(role == .admin ? "an" : "a") \(role.rawValue) of \(reference); their client syncs it with --dataset \(reference) (a store made with --dataset \(reference.name))")
         }
     }
 
@@ -48,7 +48,8 @@ struct Datasets: AsyncParsableCommand {
 
         func run() async throws {
             let storage = try await data.storage()
-            let (reference, _, id) = try await Datasets.dataset(dataset, in: storage)
+            let (reference, owner, id) = try await Datasets.dataset(dataset, in: storage)
+            guard with != owner.name else { throw ValidationError("'\(with)' owns \(reference): an admin for good, who cannot be removed") }
             guard let user = try await storage.user(named: with), try await storage.removeMember(dataset: id, user: user.id) else {
                 throw ValidationError("'\(with)' is not a member of \(reference)")
             }

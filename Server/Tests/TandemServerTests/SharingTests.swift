@@ -106,4 +106,17 @@ struct SharingTests {
             #expect(answer.status == .forbidden, "\(String(decoding: answer.body, as: UTF8.self))")
         }
     }
+
+    @Test func aMemberRemovedWhileItsPullWaitsForNothingIsRefusedAtOnce() async throws {
+        try await Self.shared(role: .reader) { harness, client in
+            let page = try await client.pull("ann~todos", token: harness.bob, limit: 10)
+            let started = ContinuousClock.now
+            async let waiting = client.send(.get, "/v1/datasets/ann~todos/pull?after=\(page.nextCursor)&limit=10&wait=20", token: harness.bob)
+            try await LivePullTests.waitUntil(harness.storage.logSignals, holds: 1)
+            #expect(try await client.send(.delete, "/v1/datasets/todos/members/bob", token: harness.ann).status == .noContent)
+            let answer = try await waiting
+            #expect(answer.status == .forbidden && answer.errorCode == "not_a_member")
+            #expect(ContinuousClock.now - started < .seconds(10), "woken by the removal, not by the end of the wait")
+        }
+    }
 }

@@ -37,6 +37,17 @@ struct SharingProcessTests {
         #expect(try SyncFixtures.rows(ann) == SyncFixtures.rows(bob))
         #expect(try SyncFixtures.rows(ann).count == 2)
 
+        // A reader's local edit cannot be pushed: it waits in the quarantine, and the pull
+        // goes on.
+        _ = try SyncServerProcess.run(executable, ["datasets", "share", "ann/todos", "--with", "bob", "--role", "reader", "--data-dir", dir])
+        try SyncFixtures.insert(bob, 4, title: "a reader's")
+        try SyncFixtures.insert(ann, 5, title: "ann's second")
+        _ = try await engine(ann, dataset: nil, token: server.token).sync()
+        let asReader = try await engine(bob, dataset: "ann/todos", token: bobToken).sync()
+        #expect(asReader.quarantined == 1, "\(asReader)")
+        #expect(try SyncFixtures.rows(bob)[SyncFixtures.id(5)] != nil, "the pull went on")
+        #expect(try SyncFixtures.rows(ann)[SyncFixtures.id(4)] == nil)
+
         // A store of another dataset name cannot sync it: its URIs would differ.
         let other = try SyncFixtures.store(dataset: "groceries")
         let misnamed = await #expect(throws: SyncError.self) { try await engine(other, dataset: "ann/todos", token: bobToken).sync() }
@@ -47,6 +58,7 @@ struct SharingProcessTests {
         _ = try await engine(ann, dataset: nil, token: server.token).sync()
         let refused = await #expect(throws: SyncError.self) { try await engine(bob, dataset: "ann/todos", token: bobToken).sync() }
         #expect(refused?.message.contains("not a member") == true, "\(refused?.message ?? "")")
-        #expect(try SyncFixtures.rows(bob).count == 2, "what the replica holds stays; nothing new arrives")
+        #expect(try SyncFixtures.rows(bob)[SyncFixtures.id(3)] == nil, "nothing new arrives")
+        #expect(try SyncFixtures.rows(bob).count == 4, "what the replica holds stays")
     }
 }
