@@ -108,14 +108,13 @@ public actor SyncEngine {
         self.configuration = configuration
         self.logger = logger
         self.clock = now
+        // Read once: every request's path names it.
+        dataset = configuration.dataset.map { DatasetReference($0)?.pathSegment ?? $0 } ?? container.dataset
     }
 
     /// The dataset in request paths: the store's own (`todos`), or one shared with this
     /// user, named `OWNER/NAME` in the configuration and `OWNER~NAME` in paths.
-    nonisolated var dataset: String {
-        guard let configured = configuration.dataset else { return container.dataset }
-        return DatasetReference(configured)?.pathSegment ?? configured
-    }
+    nonisolated let dataset: String
 
     /// Pushes local changes, then pulls until the store has everything the server has.
     ///

@@ -1,3 +1,5 @@
+import TandemSchema
+
 /// A dataset as a client names it: its own (`todos`) or one shared with it
 /// (`alice/todos`, owner and name). In a URL path it is one segment, `todos` or
 /// `alice~todos`: `~` is in neither user nor dataset names.
@@ -34,10 +36,6 @@ public struct DatasetReference: Sendable, Hashable, CustomStringConvertible {
     public var pathSegment: String { owner.map { "\($0)~\(name)" } ?? name }
     public var description: String { owner.map { "\($0)/\(name)" } ?? name }
 
-    /// 1–128 ASCII letters, digits, `-`, `_` or `.`, and not `.` or `..`: what dataset and
-    /// user names are.
-    public static func isName(_ name: String) -> Bool {
-        (1...128).contains(name.count) && name != "." && name != ".."
-            && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
-    }
+    /// What dataset and user names are (``DatasetName/isValid(_:)``).
+    public static func isName(_ name: String) -> Bool { DatasetName.isValid(name) }
 }
