@@ -79,17 +79,19 @@ extension SyncEngine {
         let response: TransportResponse
         do {
             response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
-        } catch let error as SyncError where error.serverCode == "role_too_low" {
-            // A member who may only read (a shared dataset): their local changes can never be
-            // pushed; they wait in the quarantine (retried if the role changes, or dropped),
-            // and the pull goes on.
+        } catch let error as SyncError where error.serverCode == "role_too_low" || error.serverCode == "read_only_token" {
+            // A member who may only read (a shared dataset), or a read-only token: their
+            // local changes cannot be pushed; they wait in the quarantine (retried if the role
+            // or the token changes, or dropped), and the pull goes on.
             logger.warning("this user may not push to the dataset; local changes quarantined", metadata: ["changes": "\(batch.count)"])
             return PushResult(
                 quarantined: batch.count,
                 refused: batch.map { change in
                     (
                         WireJSON.data { $0.append(change) }.utf8Text, change.record,
-                        "the server refused this local change: your role in the dataset does not allow pushing (\(error.message))", loggedNow()
+                        error.serverCode == "read_only_token"
+                            ? "the server refused this local change: the token is read-only (\(error.message))"
+                            : "the server refused this local change: your role in the dataset does not allow pushing (\(error.message))", loggedNow()
                     )
                 },
                 refusedInserts: Set(batch.filter { $0.kind == .insert }.map(\.record)))

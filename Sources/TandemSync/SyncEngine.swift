@@ -136,6 +136,18 @@ public actor SyncEngine {
     private var running: Task<SyncSummary, any Error>?
 
     private func syncOnce() async throws -> SyncSummary {
+        do {
+            return try await syncSteps()
+        } catch let error as SyncError where error.status == 404 {
+            // The dataset is not on the server (deleted since the handshake): the next sync
+            // makes the handshake again (an owner's makes a new dataset of the name, which
+            // the cursor's resync then fills from this store).
+            schemaVersion = nil
+            throw error
+        }
+    }
+
+    private func syncSteps() async throws -> SyncSummary {
         // A configuration error stops every sync, not only those with something to decide.
         _ = try storedPolicies()
         // One sync of the store at a time, across processes too.
@@ -316,6 +328,17 @@ public actor SyncEngine {
             return SyncError(
                 .unauthorized, what + ". The dataset's owner or an admin gives access (tandem-server datasets share, or PUT …/members)", status: response.status,
                 serverCode: code)
+        }
+        switch detail?.code {
+        case "token_expired":
+            return SyncError(.unauthorized, what + ". Get a new token (tandem-server tokens create NAME)", status: response.status, serverCode: "token_expired")
+        case "token_scope":
+            return SyncError(
+                .unauthorized, what + ". Use a token made for this dataset (tandem-server tokens create NAME --dataset OWNER/NAME)", status: response.status,
+                serverCode: "token_scope")
+        case "read_only_token":
+            return SyncError(.unauthorized, what + ". Push with a token that is not read-only", status: response.status, serverCode: "read_only_token")
+        default: break
         }
         switch response.status {
         case 401, 403: return SyncError(.unauthorized, what + ". Check the token (tandem-server tokens create NAME)", status: response.status)

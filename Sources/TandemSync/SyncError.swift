@@ -70,9 +70,10 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the server said the store's cursor is not of its data's history (restored
-    /// from a backup or copied since: `cursor_epoch`, `cursor_ahead`): the engine resyncs.
+    /// from a backup or copied since: `cursor_epoch`, `cursor_ahead`; the dataset deleted and
+    /// made again since: `cursor_other_dataset`): the engine resyncs.
     var needsResync: Bool {
-        serverCode == "cursor_epoch" || serverCode == "cursor_ahead"
+        serverCode == "cursor_epoch" || serverCode == "cursor_ahead" || serverCode == "cursor_other_dataset"
     }
 
     public var description: String { "\(code): \(message)" }

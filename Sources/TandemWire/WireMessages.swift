@@ -200,11 +200,18 @@ public struct DatasetInfo: Sendable, Hashable, Codable {
     public var createdAt: Int64
     /// The latest registered schema version, 0 before the first.
     public var schemaVersion: Int
+    /// Its owner's name, in `GET /v1/datasets`: a dataset shared with the caller is
+    /// `OWNER/NAME` for their client (absent in other answers).
+    public var owner: String?
+    /// The caller's role in it, in `GET /v1/datasets` (the owner's is `admin`).
+    public var role: DatasetRole?
 
-    public init(name: String, createdAt: Int64, schemaVersion: Int) {
+    public init(name: String, createdAt: Int64, schemaVersion: Int, owner: String? = nil, role: DatasetRole? = nil) {
         self.name = name
         self.createdAt = createdAt
         self.schemaVersion = schemaVersion
+        self.owner = owner
+        self.role = role
     }
 }
 

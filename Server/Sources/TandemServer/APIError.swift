@@ -44,6 +44,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     }
 
     static func unauthorized(_ message: String) -> APIError { APIError(.unauthorized, "unauthorized", message) }
+    /// A token past its expiry (`tandem-server tokens create --expires`).
+    static let tokenExpired = APIError(
+        .unauthorized, "token_expired", "the token has expired: ask the operator for a new one (tandem-server tokens create NAME)")
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "not_found", message) }
     static func invalid(_ code: String, _ message: String) -> APIError { APIError(.unprocessableContent, code, message) }
     static func badRequest(_ code: String, _ message: String) -> APIError { APIError(.badRequest, code, message) }

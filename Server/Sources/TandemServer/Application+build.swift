@@ -87,7 +87,8 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
         .add(
             middleware: Authenticator(
                 storage: dependencies.storage,
-                limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst)))
+                limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst),
+                now: dependencies.now))
     v1.get("capabilities") { _, _ in try routes.capabilities() }
     v1.get("datasets") { _, context in try await routes.listDatasets(context) }
     v1.put("datasets/:dataset") { _, context in try await routes.createDataset(context) }
@@ -97,6 +98,7 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
     v1.get("datasets/:dataset/pull") { request, context in try await routes.pull(request, context) }
     v1.get("datasets/:dataset/members") { _, context in try await routes.members(context) }
     v1.put("datasets/:dataset/members/:user") { request, context in try await routes.setMember(request, context) }
+    v1.delete("datasets/:dataset") { _, context in try await routes.deleteDataset(context) }
     v1.delete("datasets/:dataset/members/:user") { _, context in try await routes.removeMember(context) }
     return router
 }

@@ -1,11 +1,14 @@
 import Foundation
 import Hummingbird
 
-/// Resolves `Authorization: Bearer tdm_<id>_<secret>` to a user, or answers 401: missing,
-/// malformed, unknown and revoked tokens alike (the message says which, never whose).
+/// Resolves `Authorization: Bearer tdm_<id>_<secret>` to a user and the token's scope, or
+/// answers 401: missing, malformed, unknown, revoked and expired tokens alike (the message
+/// says which, never whose).
 struct Authenticator: RouterMiddleware {
     let storage: any ServerStorage
     let limiter: RateLimiter
+    /// Milliseconds since 1970 (the dependencies' clock): tokens expire by it.
+    let now: @Sendable () -> Int64
 
     func handle(
         _ request: Request, context: TandemRequestContext,
@@ -26,6 +29,7 @@ struct Authenticator: RouterMiddleware {
         else {
             throw APIError.unauthorized("unknown or revoked token")
         }
+        if stored.scope.hasExpired(at: now()) { throw APIError.tokenExpired }
         if let wait = await limiter.admit(token.id) {
             var error = APIError(.tooManyRequests, "rate_limited", "too many requests for this token; retry after \(wait) s")
             error.headers[.retryAfter] = String(wait)
@@ -34,6 +38,7 @@ struct Authenticator: RouterMiddleware {
         var context = context
         context.user = stored.user
         context.tokenID = token.id
+        context.scope = stored.scope
         context.logger[metadataKey: "user"] = .string(stored.user.name)
         return try await next(request, context)
     }

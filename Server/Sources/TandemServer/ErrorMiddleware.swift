@@ -12,7 +12,7 @@ struct ErrorMiddleware: RouterMiddleware {
         switch parts.count {
         case 1 where parts[0] == "health" || parts[0] == "openapi.yaml" || parts[0] == "metrics": return "GET"
         case 2 where parts == ["v1", "datasets"] || parts == ["v1", "capabilities"]: return "GET"
-        case 3 where parts[0] == "v1" && parts[1] == "datasets" && !parts[2].isEmpty: return "PUT"
+        case 3 where parts[0] == "v1" && parts[1] == "datasets" && !parts[2].isEmpty: return "PUT, DELETE"
         case 4 where parts[0] == "v1" && parts[1] == "datasets" && !parts[2].isEmpty:
             switch parts[3] {
             case "schema": return "GET, PUT"

@@ -2,7 +2,8 @@ public import ServiceLifecycle
 public import Logging
 
 /// Runs the server's periodic upkeep until graceful shutdown: forgets push answers older
-/// than ``ServerConfiguration/idempotencyRetentionMilliseconds``.
+/// than ``ServerConfiguration/idempotencyRetentionMilliseconds`` and purges what deleted
+/// datasets left (in steps of ``purgeStep`` rows, one short transaction each).
 ///
 /// `buildApplication` runs it beside the HTTP server; its clock is the dependencies' `now`.
 ///
@@ -19,11 +20,15 @@ public struct MaintenanceService: Service {
         self.logger = logger
     }
 
+    /// The rows one purge step of a deleted dataset deletes at most.
+    public static let purgeStep = 2_000
+
     /// One round of upkeep; returns how many expired answers were dropped.
     ///
     /// - Throws: the storage's error.
     @discardableResult
     public func runOnce() async throws -> Int {
+        while try await dependencies.storage.purgeDeletedDatasets(limit: Self.purgeStep) > 0 { await Task.yield() }
         let cutoff = dependencies.now() - dependencies.configuration.idempotencyRetentionMilliseconds
         return try await dependencies.storage.pruneIdempotencyKeys(before: cutoff)
     }

@@ -37,7 +37,9 @@ public actor MemoryServerStorage: ServerStorage {
 
     struct State {
         var users: [ServerUser] = []
-        var tokens: [String: (user: Int64, hash: String, revoked: Bool)] = [:]
+        /// User id → when they were added.
+        var userCreated: [Int64: Int64] = [:]
+        var tokens: [String: (user: Int64, hash: String, scope: TokenScope, created: Int64, revoked: Int64?)] = [:]
         var datasets: [Int64: Dataset] = [:]
         /// Each dataset's log, in position order.
         var logs: [Int64: [LogEntry]] = [:]
@@ -57,24 +59,60 @@ public actor MemoryServerStorage: ServerStorage {
         let user = ServerUser(id: state.nextID, name: name)
         state.nextID += 1
         state.users.append(user)
+        state.userCreated[user.id] = now
         return user
+    }
+
+    public func users() -> [UserSummary] {
+        state.users.sorted { $0.name < $1.name }.map { user in
+            UserSummary(
+                user: user, createdAt: state.userCreated[user.id] ?? 0,
+                datasets: state.datasets.values.count { $0.owner == user.id },
+                memberships: state.members.values.count { $0[user.id] != nil },
+                tokens: state.tokens.values.count { $0.user == user.id && $0.revoked == nil })
+        }
+    }
+
+    public func removeUser(id: Int64) throws {
+        guard let user = state.users.first(where: { $0.id == id }) else { throw StorageError.notFound("no user with id \(id)") }
+        let owned = state.datasets.values.filter { $0.owner == id }.map(\.info.name).sorted()
+        guard owned.isEmpty else {
+            throw StorageError.conflict("user '\(user.name)' owns datasets (\(owned.joined(separator: ", "))); delete them first")
+        }
+        state.users.removeAll { $0.id == id }
+        state.userCreated[id] = nil
+        state.tokens = state.tokens.filter { $0.value.user != id }
+        for dataset in state.members.keys { state.members[dataset]?[id] = nil }
     }
 
     public func user(named name: String) -> ServerUser? { state.users.first { $0.name == name } }
 
-    public func addToken(id: String, secretHash: String, user: Int64, now: Int64) {
-        state.tokens[id] = (user, secretHash, false)
+    public func addToken(id: String, secretHash: String, user: Int64, scope: TokenScope, now: Int64) {
+        state.tokens[id] = (user, secretHash, scope, now, nil)
     }
 
     public func revokeToken(id: String) -> Bool {
-        guard let token = state.tokens[id], !token.revoked else { return false }
-        state.tokens[id]?.revoked = true
+        guard let token = state.tokens[id], token.revoked == nil else { return false }
+        state.tokens[id]?.revoked = Int64(Date().timeIntervalSince1970 * 1000)
         return true
     }
 
-    public func token(id: String) -> (user: ServerUser, secretHash: String)? {
-        guard let token = state.tokens[id], !token.revoked, let user = state.users.first(where: { $0.id == token.user }) else { return nil }
-        return (user, token.hash)
+    public func token(id: String) -> StoredToken? {
+        guard let token = state.tokens[id], token.revoked == nil, let user = state.users.first(where: { $0.id == token.user }) else { return nil }
+        return StoredToken(user: user, secretHash: token.hash, scope: token.scope)
+    }
+
+    public func tokens(user: Int64?) -> [TokenInfo] {
+        state.tokens.compactMap { id, token -> TokenInfo? in
+            guard user == nil || token.user == user, let owner = state.users.first(where: { $0.id == token.user }) else { return nil }
+            let datasets = (token.scope.datasets ?? []).compactMap { dataset in
+                state.datasets[dataset].flatMap { found in
+                    state.users.first { $0.id == found.owner }.map { "\($0.name)/\(found.info.name)" }
+                }
+            }
+            return TokenInfo(id: id, user: owner.name, createdAt: token.created, revokedAt: token.revoked, scope: token.scope, datasets: datasets)
+        }
+        .sorted { ($0.user, $0.createdAt, $0.id) < ($1.user, $1.createdAt, $1.id) }
     }
 
     public func setQuota(user: Int64, _ quota: UserQuota) throws {
@@ -106,6 +144,30 @@ public actor MemoryServerStorage: ServerStorage {
     public func datasetID(owner: Int64, name: String) -> Int64? {
         state.datasets.values.first { $0.owner == owner && $0.info.name == name }?.id
     }
+
+    public func datasets(reachableBy user: Int64) -> [ReachableDataset] {
+        state.datasets.values.compactMap { dataset -> (String, ReachableDataset)? in
+            guard let role = dataset.owner == user ? .admin : state.members[dataset.id]?[user],
+                let owner = state.users.first(where: { $0.id == dataset.owner })
+            else { return nil }
+            var info = dataset.info
+            info.owner = owner.name
+            info.role = role
+            return (owner.name, ReachableDataset(id: dataset.id, info: info))
+        }
+        .sorted { ($0.0, $0.1.info.name) < ($1.0, $1.1.info.name) }.map(\.1)
+    }
+
+    public func deleteDataset(id: Int64) -> Bool {
+        guard state.datasets.removeValue(forKey: id) != nil else { return false }
+        // Memory has no long transactions: the data goes at once.
+        state.logs[id] = nil
+        state.members[id] = nil
+        state.lost.removeAll { $0.dataset == id }
+        return true
+    }
+
+    public func purgeDeletedDatasets(limit: Int) -> Int { 0 }
 
     public func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) {
         state.members[dataset, default: [:]][user] = role

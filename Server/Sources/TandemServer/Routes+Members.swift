@@ -28,6 +28,7 @@ extension Routes {
         let caller = try context.requireUser()
         let target = context.parameters.get("user") ?? ""
         let dataset = try await dataset(context, needs: target == caller.name ? .reader : .admin)
+        try requireWritableToken(context)
         let member = try await memberUser(context, of: dataset)
         guard try await storage.removeMember(dataset: dataset.id, user: member.id) else {
             throw APIError.notFound("'\(member.name)' is not a member of '\(dataset.reference)'")

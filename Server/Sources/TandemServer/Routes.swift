@@ -91,6 +91,9 @@ struct Routes: Sendable {
                 reference.owner == nil || owner.id == user.id
                     ? "no dataset '\(reference.name)': create it with PUT /v1/datasets/\(reference.name)" : "no dataset '\(reference)'")
         }
+        guard context.scope.allows(dataset: id) else {
+            throw APIError(.forbidden, "token_scope", "this token is limited to other datasets; use a token made for '\(reference)' (tandem-server tokens create --dataset)")
+        }
         let role = owner.id == user.id ? .admin : try await storage.role(dataset: id, user: user.id)
         guard let role else {
             throw APIError(.forbidden, "not_a_member", "you are not a member of '\(reference)': its owner or an admin shares it with you (tandem-server datasets share)")
@@ -98,7 +101,15 @@ struct Routes: Sendable {
         guard role.allows(needed) else {
             throw APIError(.forbidden, "role_too_low", "your role in '\(reference)' is \(role.rawValue); this needs \(needed.rawValue) (an admin of the dataset changes roles)")
         }
+        if needed > .reader { try requireWritableToken(context) }
         return DatasetAccess(reference: reference, id: id, owner: owner, role: role)
+    }
+
+    /// Refuses a read-only token (403 `read_only_token`).
+    func requireWritableToken(_ context: TandemRequestContext) throws {
+        guard !context.scope.readOnly else {
+            throw APIError(.forbidden, "read_only_token", "this token is read-only: it pulls, and changes nothing; push with a token that is not (tandem-server tokens create without --read-only)")
+        }
     }
 
     func datasetReference(_ context: TandemRequestContext) throws -> DatasetReference {
@@ -133,12 +144,34 @@ struct Routes: Sendable {
             ServerCapabilities(
                 maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
                 maxBodyBytes: configuration.maxBodyBytes,
-                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs", "pullWait"],
+                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete"],
                 maxPullWaitSeconds: Int(configuration.maxPullWait.components.seconds)))
     }
 
+    /// `GET /v1/datasets`: the datasets the caller owns or is a member of (those its token
+    /// reaches), each with its owner and the caller's role.
     func listDatasets(_ context: TandemRequestContext) async throws -> Response {
-        try Self.json(DatasetList(datasets: try await storage.datasets(owner: try context.requireUser().id)))
+        let reachable = try await storage.datasets(reachableBy: try context.requireUser().id)
+        return try Self.json(DatasetList(datasets: reachable.filter { context.scope.allows(dataset: $0.id) }.map(\.info)))
+    }
+
+    /// `DELETE /v1/datasets/{dataset}`: by its owner only. The dataset is gone at once for
+    /// everyone (404; waiting pulls answer it at once); its data is purged in short steps
+    /// after the answer.
+    func deleteDataset(_ context: TandemRequestContext) async throws -> Response {
+        let dataset = try await dataset(context, needs: .admin)
+        guard dataset.owner.id == (try context.requireUser()).id else {
+            throw APIError(.forbidden, "not_owner", "only the owner of '\(dataset.reference)' deletes it; an admin may leave it (DELETE …/members/YOU)")
+        }
+        guard try await storage.deleteDataset(id: dataset.id) else { throw APIError.notFound("no dataset '\(dataset.reference)'") }
+        storage.logSignals.notify(dataset: dataset.id)
+        let storage = self.storage
+        // Each step one short transaction; what a failure or a shutdown leaves, the
+        // maintenance service purges.
+        Task {
+            while let purged = try? await storage.purgeDeletedDatasets(limit: MaintenanceService.purgeStep), purged > 0 { await Task.yield() }
+        }
+        return Response(status: .noContent)
     }
 
     func createDataset(_ context: TandemRequestContext) async throws -> Response {
@@ -153,6 +186,18 @@ struct Routes: Sendable {
             return try Self.json(info)
         }
         let name = reference.name
+        if context.scope.datasets != nil || context.scope.readOnly {
+            // A limited token makes no dataset: it answers the ones that exist and it reaches.
+            guard try await storage.datasetID(owner: user.id, name: name) != nil else {
+                try requireWritableToken(context)
+                throw APIError(.forbidden, "token_scope", "this token is limited to some datasets and creates none; create '\(name)' with an unlimited token")
+            }
+            _ = try await dataset(context, needs: .reader)
+            guard let info = try await storage.datasets(owner: user.id).first(where: { $0.name == name }) else {
+                throw APIError.notFound("no dataset '\(name)'")
+            }
+            return try Self.json(info)
+        }
         let (info, created) = try await storage.createDataset(
             owner: user.id, name: name, now: dependencies.now(), limit: user.quota.limits(configuration).datasets)
         return try Self.json(info, status: created ? .created : .ok)
@@ -304,17 +349,14 @@ struct Routes: Sendable {
             // the connection's close (ConnectionGuard) and the task's cancellation.
             woken = await ticket.wait(for: left, timer: MultiThreadedEventLoopGroup.singleton.any())
             ticket.cancel()
-            guard woken else {
-                // A member removed meanwhile gets no cursor to go on with.
-                _ = try await self.dataset(context, needs: .reader)
-                return page
-            }
-            // A token revoked while its pull waited gets nothing that arrived meanwhile.
+            // A token revoked or expired while its pull waited, and a member removed
+            // meanwhile, get nothing that arrived meanwhile, nor a cursor to go on with.
             if let token = context.tokenID, try await storage.token(id: token) == nil {
                 throw APIError.unauthorized("unknown or revoked token")
             }
-            // So does a member removed meanwhile.
+            if context.scope.hasExpired(at: dependencies.now()) { throw APIError.tokenExpired }
             _ = try await self.dataset(context, needs: .reader)
+            guard woken else { return page }
         }
     }
 
@@ -329,9 +371,12 @@ struct Routes: Sendable {
                 throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
             }
             guard decoded.scope.tag == scope.tag else {
+                // A dataset deleted and made again since the client's last pull is another
+                // dataset: the client starts again, as after a restore.
                 throw APIError(
-                    .forbidden, "cursor_other_dataset",
-                    "the cursor belongs to another dataset: pass a nextCursor from this dataset's pulls, or nothing to start")
+                    .conflict, "cursor_other_dataset",
+                    "the cursor belongs to another dataset (this one was deleted and made again since, or the cursor is another's): resync from the start, pushing the store's records again (tandem sync does this by itself), or pass nothing to start"
+                )
             }
             // Positions after a restored head are written again with other changes: a client
             // of the history before must start again rather than skip them.

@@ -20,7 +20,7 @@ public struct ExportBatch: Sendable {
 extension SQLiteServerStorage {
     /// The tables that hold the server's data, in an order that satisfies their references.
     public static let exportedTables = [
-        "users", "tokens", "datasets", "schema_versions", "records", "log", "lost_values", "idempotency", "unique_values",
+        "users", "tokens", "datasets", "dataset_members", "deleted_datasets", "schema_versions", "records", "log", "lost_values", "idempotency", "unique_values",
         "merged_records", "link_members",
     ]
 

@@ -14,17 +14,20 @@ public import TandemWire
 /// let storage = try SQLiteServerStorage(path: "tandem-data/tandem.sqlite")
 /// ```
 public final class SQLiteServerStorage: ServerStorage {
-    /// The version of the database layout, kept in `PRAGMA user_version`: 9. Until the
+    /// The version of the database layout, kept in `PRAGMA user_version`: 11. Until the
     /// first release a database of another format is refused, not upgraded (the operator
     /// starts a new data directory). The layout: users (with their own quotas, `NULL` for the
-    /// server's default), tokens, datasets (with the bytes their logs hold), schema versions;
+    /// server's default), tokens (with their scope: dataset ids as `"3,7"`, read-only, expiry),
+    /// datasets (with the bytes their logs hold; ids never reused, so a deleted dataset's
+    /// data, purged in steps through `deleted_datasets`, never reaches a new one), members,
+    /// schema versions;
     /// per dataset its records (each a ``RecordState`` in its binary form), its log (keyed by
     /// dataset and position, entries as pushed: see `WireChange.compacted()`), the values
     /// that lost, the idempotency keys of its pushes, which live record holds each unique
     /// value (`unique_values`), the records merged into another (`merged_records`, with
     /// `remade` when a merged-away id was made again by a newer insert), and which records'
     /// link fields have named each member (`link_members`).
-    public static let formatVersion = 10
+    public static let formatVersion = 11
 
     let pool: DatabasePool
     public let cursorKey: [UInt8]
@@ -233,7 +236,7 @@ public final class SQLiteServerStorage: ServerStorage {
             let epoch =
                 try Data.fetchOne(db, sql: "SELECT key FROM server_keys WHERE name = 'copied_epoch'")
                 .flatMap { StorageEpoch(bytes: [UInt8]($0), identity: settled.identity) } ?? settled
-            let counts = try ["log", "users", "tokens", "datasets", "schema_versions"].map { table in
+            let counts = try ["log", "users", "tokens", "datasets", "dataset_members", "schema_versions"].map { table in
                 "\(table):\(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? 0)"
             }
             return ("\(settled.identity)#\(String(epoch.value, radix: 16))#\(counts.joined(separator: ","))", epoch.value)
@@ -256,11 +259,15 @@ public final class SQLiteServerStorage: ServerStorage {
                 CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL,
                                    max_datasets INTEGER, max_schema_versions INTEGER, max_bytes INTEGER);
                 CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
-                                    created_at INTEGER NOT NULL, revoked_at INTEGER);
-                CREATE TABLE datasets(id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
+                                    created_at INTEGER NOT NULL, revoked_at INTEGER, datasets TEXT, read_only INTEGER NOT NULL DEFAULT 0,
+                                    expires_at INTEGER);
+                CREATE INDEX tokens_user ON tokens(user_id);
+                CREATE TABLE datasets(id INTEGER PRIMARY KEY AUTOINCREMENT, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
                                       created_at INTEGER NOT NULL, stored_bytes INTEGER NOT NULL DEFAULT 0, UNIQUE(owner_id, name));
                 CREATE TABLE dataset_members(dataset_id INTEGER NOT NULL REFERENCES datasets(id), user_id INTEGER NOT NULL REFERENCES users(id),
                                              role TEXT NOT NULL, added_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, user_id)) WITHOUT ROWID;
+                CREATE INDEX dataset_members_user ON dataset_members(user_id);
+                CREATE TABLE deleted_datasets(id INTEGER PRIMARY KEY, deleted_at INTEGER NOT NULL);
                 CREATE TABLE schema_versions(dataset_id INTEGER NOT NULL REFERENCES datasets(id), version INTEGER NOT NULL,
                                              schema TEXT NOT NULL, registered_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, version));
                 CREATE TABLE records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, state BLOB NOT NULL, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
@@ -268,6 +275,7 @@ public final class SQLiteServerStorage: ServerStorage {
                                  change BLOB NOT NULL, PRIMARY KEY(dataset_id, position)) WITHOUT ROWID;
                 CREATE TABLE lost_values(id INTEGER PRIMARY KEY, dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, position INTEGER,
                                          lost BLOB NOT NULL, at INTEGER NOT NULL);
+                CREATE INDEX lost_values_dataset ON lost_values(dataset_id);
                 CREATE TABLE idempotency(dataset_id INTEGER NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL,
                                          response BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, key)) WITHOUT ROWID;
                 CREATE TABLE unique_values(dataset_id INTEGER NOT NULL, entity TEXT NOT NULL, key TEXT NOT NULL, uri TEXT NOT NULL,
@@ -299,6 +307,36 @@ public final class SQLiteServerStorage: ServerStorage {
         ServerUser(id: row[0], name: row[1], quota: UserQuota(datasets: row[2], schemaVersions: row[3], bytes: row[4]))
     }
 
+    public func users() async throws -> [UserSummary] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.userColumns), u.created_at,
+                           (SELECT COUNT(*) FROM datasets d WHERE d.owner_id = u.id),
+                           (SELECT COUNT(*) FROM dataset_members m WHERE m.user_id = u.id),
+                           (SELECT COUNT(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL)
+                    FROM users u ORDER BY u.name
+                    """
+            ).map { UserSummary(user: Self.user($0), createdAt: $0[5], datasets: $0[6], memberships: $0[7], tokens: $0[8]) }
+        }
+    }
+
+    public func removeUser(id: Int64) async throws {
+        try await pool.write { db in
+            guard let name = try String.fetchOne(db, sql: "SELECT name FROM users WHERE id = ?", arguments: [id]) else {
+                throw StorageError.notFound("no user with id \(id)")
+            }
+            let owned = try String.fetchAll(db, sql: "SELECT name FROM datasets WHERE owner_id = ? ORDER BY name", arguments: [id])
+            guard owned.isEmpty else {
+                throw StorageError.conflict("user '\(name)' owns datasets (\(owned.joined(separator: ", "))); delete them first")
+            }
+            try db.execute(sql: "DELETE FROM tokens WHERE user_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM dataset_members WHERE user_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
+        }
+    }
+
     public func user(named name: String) async throws -> ServerUser? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT \(Self.userColumns) FROM users u WHERE u.name = ?", arguments: [name]).map(Self.user)
@@ -320,9 +358,11 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    public func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws {
+    public func addToken(id: String, secretHash: String, user: Int64, scope: TokenScope, now: Int64) async throws {
         try await pool.write { db in
-            try db.execute(sql: "INSERT INTO tokens(id, user_id, secret_hash, created_at) VALUES (?, ?, ?, ?)", arguments: [id, user, secretHash, now])
+            try db.execute(
+                sql: "INSERT INTO tokens(id, user_id, secret_hash, created_at, datasets, read_only, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [id, user, secretHash, now, scope.datasetsText, scope.readOnly, scope.expiresAt])
         }
     }
 
@@ -335,15 +375,38 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    public func token(id: String) async throws -> (user: ServerUser, secretHash: String)? {
+    public func token(id: String) async throws -> StoredToken? {
         try await pool.read { db in
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT \(Self.userColumns), t.secret_hash FROM tokens t JOIN users u ON u.id = t.user_id
+                    SELECT \(Self.userColumns), t.secret_hash, t.datasets, t.read_only, t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id
                     WHERE t.id = ? AND t.revoked_at IS NULL
                     """, arguments: [id]
-            ).map { (Self.user($0), $0[5]) }
+            ).map {
+                StoredToken(
+                    user: Self.user($0), secretHash: $0[5],
+                    scope: TokenScope(datasets: TokenScope.datasets(fromText: $0[6]), readOnly: $0[7], expiresAt: $0[8]))
+            }
+        }
+    }
+
+    public func tokens(user: Int64?) async throws -> [TokenInfo] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT t.id, u.name, t.created_at, t.revoked_at, t.datasets, t.read_only, t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id
+                    WHERE ?1 IS NULL OR t.user_id = ?1 ORDER BY u.name, t.created_at, t.id
+                    """, arguments: [user]
+            ).map { row in
+                let scope = TokenScope(datasets: TokenScope.datasets(fromText: row[4]), readOnly: row[5], expiresAt: row[6])
+                let names = try (scope.datasets ?? []).compactMap { dataset in
+                    try String.fetchOne(
+                        db, sql: "SELECT o.name || '/' || d.name FROM datasets d JOIN users o ON o.id = d.owner_id WHERE d.id = ?", arguments: [dataset])
+                }
+                return TokenInfo(id: row[0], user: row[1], createdAt: row[2], revokedAt: row[3], scope: scope, datasets: names)
+            }
         }
     }
 
@@ -377,6 +440,63 @@ public final class SQLiteServerStorage: ServerStorage {
     public func datasetID(owner: Int64, name: String) async throws -> Int64? {
         try await pool.read { db in
             try Int64.fetchOne(db, sql: "SELECT id FROM datasets WHERE owner_id = ? AND name = ?", arguments: [owner, name])
+        }
+    }
+
+    public func datasets(reachableBy user: Int64) async throws -> [ReachableDataset] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT d.id, d.name, d.created_at, COALESCE((SELECT MAX(version) FROM schema_versions s WHERE s.dataset_id = d.id), 0),
+                           o.name, r.role
+                    FROM (SELECT id AS dataset_id, 'admin' AS role FROM datasets WHERE owner_id = ?1
+                          UNION ALL SELECT dataset_id, role FROM dataset_members WHERE user_id = ?1) r
+                    JOIN datasets d ON d.id = r.dataset_id JOIN users o ON o.id = d.owner_id
+                    ORDER BY o.name, d.name
+                    """, arguments: [user]
+            ).map { row in
+                ReachableDataset(
+                    id: row[0],
+                    info: DatasetInfo(name: row[1], createdAt: row[2], schemaVersion: row[3], owner: row[4], role: DatasetRole(rawValue: row[5])))
+            }
+        }
+    }
+
+    public func deleteDataset(id: Int64) async throws -> Bool {
+        try await pool.write { db in
+            guard try Int64.fetchOne(db, sql: "SELECT id FROM datasets WHERE id = ?", arguments: [id]) != nil else { return false }
+            try db.execute(sql: "DELETE FROM dataset_members WHERE dataset_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM schema_versions WHERE dataset_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM datasets WHERE id = ?", arguments: [id])
+            try db.execute(
+                sql: "INSERT INTO deleted_datasets(id, deleted_at) VALUES (?, ?)", arguments: [id, Int64(Date().timeIntervalSince1970 * 1000)])
+            return true
+        }
+    }
+
+    /// The tables a deleted dataset leaves to ``purgeDeletedDatasets(limit:)``, with the
+    /// columns that find a row.
+    static let purgedTables: [(table: String, key: String)] = [
+        ("log", "position"), ("records", "uri"), ("lost_values", "id"), ("idempotency", "key"), ("unique_values", "entity, key"),
+        ("merged_records", "uri"), ("link_members", "member, owner, field"),
+    ]
+
+    public func purgeDeletedDatasets(limit: Int) async throws -> Int {
+        try await pool.write { db in
+            guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM deleted_datasets ORDER BY id LIMIT 1") else { return 0 }
+            var deleted = 0
+            for (table, key) in Self.purgedTables where deleted < limit {
+                try db.execute(
+                    sql: "DELETE FROM \(table) WHERE dataset_id = ?1 AND (\(key)) IN (SELECT \(key) FROM \(table) WHERE dataset_id = ?1 LIMIT ?2)",
+                    arguments: [id, limit - deleted])
+                deleted += db.changesCount
+            }
+            if deleted == 0 {
+                try db.execute(sql: "DELETE FROM deleted_datasets WHERE id = ?", arguments: [id])
+                return 1
+            }
+            return deleted
         }
     }
 

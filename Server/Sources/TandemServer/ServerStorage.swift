@@ -53,11 +53,22 @@ public protocol ServerStorage: Sendable {
 
     func addUser(name: String, now: Int64) async throws -> ServerUser
     func user(named name: String) async throws -> ServerUser?
-    func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws
+    /// Every user, by name, with what they own and hold.
+    func users() async throws -> [UserSummary]
+    /// Removes the user with their tokens and memberships: refused
+    /// (``StorageError/conflict(_:)``) while they own datasets (delete those first), and
+    /// ``StorageError/notFound(_:)`` when there is no such user.
+    func removeUser(id: Int64) async throws
+    /// Stores a token of `user` limited to `scope`.
+    func addToken(id: String, secretHash: String, user: Int64, scope: TokenScope, now: Int64) async throws
     /// Revokes the token; `false` when there is no such live token.
     func revokeToken(id: String) async throws -> Bool
-    /// The owner and secret hash of a live (not revoked) token.
-    func token(id: String) async throws -> (user: ServerUser, secretHash: String)?
+    /// The user, secret hash and scope of a live (not revoked) token, expired or not (the
+    /// caller compares the expiry with its clock).
+    func token(id: String) async throws -> StoredToken?
+    /// The tokens of `user` (every user's when `nil`), revoked ones included, by user and
+    /// creation time.
+    func tokens(user: Int64?) async throws -> [TokenInfo]
     /// Sets the user's own limits (`nil` limits: the server's defaults).
     func setQuota(user: Int64, _ quota: UserQuota) async throws
     /// The bytes the user's datasets hold: log entries, lost values and schema versions
@@ -70,6 +81,16 @@ public protocol ServerStorage: Sendable {
     func datasets(owner: Int64) async throws -> [DatasetInfo]
     /// The id of `owner`'s dataset `name`.
     func datasetID(owner: Int64, name: String) async throws -> Int64?
+    /// The datasets `user` owns or is a member of, with their owner and the user's role, by
+    /// owner and name.
+    func datasets(reachableBy user: Int64) async throws -> [ReachableDataset]
+    /// Deletes the dataset at once (its name, members and schema versions; a new dataset of
+    /// its name starts empty, with another id) and leaves its records and log to
+    /// ``purgeDeletedDatasets(limit:)``; `false` when there is no such dataset.
+    func deleteDataset(id: Int64) async throws -> Bool
+    /// Deletes at most about `limit` rows of deleted datasets' data, in one short
+    /// transaction; returns how many (0: nothing is left).
+    func purgeDeletedDatasets(limit: Int) async throws -> Int
 
     /// Makes `user` a member of `dataset` with `role`, or changes their role.
     func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws

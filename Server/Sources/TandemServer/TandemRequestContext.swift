@@ -10,6 +10,8 @@ public struct TandemRequestContext: RequestContext {
     /// The id of the token that authenticated the request (a waiting pull checks it is still
     /// live before it answers with what arrived meanwhile).
     public var tokenID: String?
+    /// What the request's token may reach (``Authenticator`` sets it; unlimited until then).
+    public var scope: TokenScope = .unlimited
     /// Completed when the client's connection closes: long work for it stops then.
     public let connectionClosed: EventLoopFuture<Void>
     /// The client's connection (``ConnectionGuard`` reports its close to waiting pulls).

@@ -24,7 +24,9 @@ import TandemServer
 /// defer { listener.close() }
 /// ```
 final class PostgresLogListener: Sendable {
-    /// The channel pushes announce on; the payload is `DATASET NODE`.
+    /// The channel pushes announce on; the payload is `DATASET NODE`. Access changes announce
+    /// on it too, so waiting pulls on every node look again at once: a member removed or a
+    /// dataset deleted as `DATASET -`, a token revoked or a user removed as `* -`.
     static func channel(database: String, schema: String) -> String {
         "tandem_log_" + String(Insecure.MD5.hash(data: Data("\(database).\(schema)".utf8)).map { String(format: "%02x", $0) }.joined().prefix(32))
     }
@@ -55,8 +57,13 @@ final class PostgresLogListener: Sendable {
                                 defer { up.withLockedValue { $0 = false } }
                                 for try await notification in notifications {
                                     let parts = notification.payload.split(separator: " ")
-                                    guard parts.count == 2, let dataset = Int64(parts[0]), parts[1] != node else { continue }
-                                    signals.notify(dataset: dataset)
+                                    guard parts.count == 2, parts[1] != node else { continue }
+                                    // `*`: a token revoked or a user removed, on any node.
+                                    if parts[0] == "*" {
+                                        signals.notifyAll()
+                                    } else if let dataset = Int64(parts[0]) {
+                                        signals.notify(dataset: dataset)
+                                    }
                                 }
                             }
                         } onCancel: {

@@ -66,10 +66,14 @@ extension PostgresServerStorage {
             }
             try await connection.query(
                 "UPDATE datasets SET log_head = COALESCE((SELECT MAX(position) FROM log WHERE log.dataset_id = datasets.id), 0)", logger: logger)
-            for table in ["users", "datasets", "lost_values"] {
+            // A deleted dataset's id is never made again (its data may still be purged).
+            for (table, used) in [
+                ("users", "SELECT MAX(id) FROM users"), ("datasets", "SELECT MAX(id) FROM datasets UNION ALL SELECT MAX(id) FROM deleted_datasets"),
+                ("lost_values", "SELECT MAX(id) FROM lost_values"),
+            ] {
                 try await connection.query(
                     PostgresQuery(
-                        unsafeSQL: "SELECT setval(pg_get_serial_sequence('\(table)', 'id'), COALESCE((SELECT MAX(id) FROM \(table)), 0) + 1, false)"),
+                        unsafeSQL: "SELECT setval(pg_get_serial_sequence('\(table)', 'id'), COALESCE((SELECT MAX(id) FROM (\(used)) AS used(id)), 0) + 1, false)"),
                     logger: logger)
             }
             try await connection.query(
@@ -111,6 +115,7 @@ extension PostgresServerStorage {
                         switch type {
                         case "int4": bindings.append(Int32(truncatingIfNeeded: integer))
                         case "int8": bindings.append(integer)
+                        case "bool": bindings.append(integer != 0)
                         default: bindings.append(String(integer))
                         }
                     case .bytes(let bytes):

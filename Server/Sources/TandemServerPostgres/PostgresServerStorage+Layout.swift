@@ -94,7 +94,18 @@ extension PostgresServerStorage {
                 END
                 $$
                 """,
-            ])
+            ]),
+        // Sharing: scoped tokens, dataset deletion (the data purged in steps), and the
+        // lookups by user and dataset those need.
+        Migration(
+            version: 2,
+            statements: [
+                "ALTER TABLE tokens ADD COLUMN datasets TEXT COLLATE \"C\", ADD COLUMN read_only BOOLEAN NOT NULL DEFAULT false, ADD COLUMN expires_at BIGINT",
+                "CREATE INDEX tokens_user ON tokens(user_id)",
+                "CREATE INDEX dataset_members_user ON dataset_members(user_id)",
+                "CREATE INDEX lost_values_dataset ON lost_values(dataset_id)",
+                "CREATE TABLE deleted_datasets(id BIGINT PRIMARY KEY, deleted_at BIGINT NOT NULL)",
+            ]),
     ]
 
     /// The newest layout this server makes.

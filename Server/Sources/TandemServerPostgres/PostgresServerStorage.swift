@@ -168,6 +168,52 @@ public final class PostgresServerStorage: ServerStorage {
         return ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes))
     }
 
+    public func users() async throws -> [UserSummary] {
+        try await rows(
+            """
+            SELECT u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, u.created_at,
+                   (SELECT COUNT(*) FROM datasets d WHERE d.owner_id = u.id),
+                   (SELECT COUNT(*) FROM dataset_members m WHERE m.user_id = u.id),
+                   (SELECT COUNT(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL)
+            FROM users u ORDER BY u.name
+            """
+        ).map { row in
+            let (id, name, datasets, versions, bytes, created, owned, memberships, tokens) = try row.decode(
+                (Int64, String, Int?, Int?, Int64?, Int64, Int64, Int64, Int64).self)
+            return UserSummary(
+                user: ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes)),
+                createdAt: created, datasets: Int(owned), memberships: Int(memberships), tokens: Int(tokens))
+        }
+    }
+
+    /// Wakes the waiting pulls of `dataset` (every dataset's when `nil`) on every node: they
+    /// check their access again (``PostgresLogListener``).
+    private func announceAccessChange(dataset: Int64?) async throws {
+        _ = try await rows("SELECT pg_notify(\(channel), \(dataset.map(String.init) ?? "*") || ' -')")
+    }
+
+    public func removeUser(id: Int64) async throws {
+        try await transaction { [logger] connection in
+            guard
+                let name = try await connection.query("SELECT name FROM users WHERE id = \(id) FOR UPDATE", logger: logger).collect().first?
+                    .decode(String.self)
+            else { throw StorageError.notFound("no user with id \(id)") }
+            var owned: [String] = []
+            for try await dataset in try await connection.query(
+                "SELECT name FROM datasets WHERE owner_id = \(id) ORDER BY name COLLATE \"C\"", logger: logger
+            ).decode(String.self) {
+                owned.append(dataset)
+            }
+            guard owned.isEmpty else {
+                throw StorageError.conflict("user '\(name)' owns datasets (\(owned.joined(separator: ", "))); delete them first")
+            }
+            try await connection.query("DELETE FROM tokens WHERE user_id = \(id)", logger: logger)
+            try await connection.query("DELETE FROM dataset_members WHERE user_id = \(id)", logger: logger)
+            try await connection.query("DELETE FROM users WHERE id = \(id)", logger: logger)
+        }
+        try await announceAccessChange(dataset: nil)
+    }
+
     public func user(named name: String) async throws -> ServerUser? {
         try await rows("SELECT id, name, max_datasets, max_schema_versions, max_bytes FROM users WHERE name = \(name)").first.map(Self.user)
     }
@@ -185,26 +231,58 @@ public final class PostgresServerStorage: ServerStorage {
         try await rows("SELECT COALESCE(SUM(stored_bytes), 0)::BIGINT FROM datasets WHERE owner_id = \(owner)").first?.decode(Int64.self) ?? 0
     }
 
-    public func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws {
-        _ = try await rows("INSERT INTO tokens(id, user_id, secret_hash, created_at) VALUES (\(id), \(user), \(secretHash), \(now))")
+    public func addToken(id: String, secretHash: String, user: Int64, scope: TokenScope, now: Int64) async throws {
+        _ = try await rows(
+            """
+            INSERT INTO tokens(id, user_id, secret_hash, created_at, datasets, read_only, expires_at)
+            VALUES (\(id), \(user), \(secretHash), \(now), \(scope.datasetsText), \(scope.readOnly), \(scope.expiresAt))
+            """)
     }
 
     public func revokeToken(id: String) async throws -> Bool {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        return try await !rows("UPDATE tokens SET revoked_at = \(now) WHERE id = \(id) AND revoked_at IS NULL RETURNING id").isEmpty
+        guard try await !rows("UPDATE tokens SET revoked_at = \(now) WHERE id = \(id) AND revoked_at IS NULL RETURNING id").isEmpty else { return false }
+        try await announceAccessChange(dataset: nil)
+        return true
     }
 
-    public func token(id: String) async throws -> (user: ServerUser, secretHash: String)? {
+    public func token(id: String) async throws -> StoredToken? {
         guard
             let row = try await rows(
                 """
-                SELECT u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, t.secret_hash
+                SELECT u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, t.secret_hash, t.datasets, t.read_only, t.expires_at
                 FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.id = \(id) AND t.revoked_at IS NULL
                 """
             ).first
         else { return nil }
-        let (id, name, datasets, versions, bytes, hash) = try row.decode((Int64, String, Int?, Int?, Int64?, String).self)
-        return (ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes)), hash)
+        let (id, name, datasets, versions, bytes, hash, scoped, readOnly, expiresAt) = try row.decode(
+            (Int64, String, Int?, Int?, Int64?, String, String?, Bool, Int64?).self)
+        return StoredToken(
+            user: ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes)), secretHash: hash,
+            scope: TokenScope(datasets: TokenScope.datasets(fromText: scoped), readOnly: readOnly, expiresAt: expiresAt))
+    }
+
+    public func tokens(user: Int64?) async throws -> [TokenInfo] {
+        var tokens: [TokenInfo] = []
+        for row in try await rows(
+            """
+            SELECT t.id, u.name, t.created_at, t.revoked_at, t.datasets, t.read_only, t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id
+            WHERE \(user)::BIGINT IS NULL OR t.user_id = \(user) ORDER BY u.name COLLATE "C", t.created_at, t.id
+            """)
+        {
+            let (id, name, created, revoked, scoped, readOnly, expiresAt) = try row.decode((String, String, Int64, Int64?, String?, Bool, Int64?).self)
+            let scope = TokenScope(datasets: TokenScope.datasets(fromText: scoped), readOnly: readOnly, expiresAt: expiresAt)
+            var names: [String] = []
+            for dataset in scope.datasets ?? [] {
+                if let found = try await rows("SELECT o.name || '/' || d.name FROM datasets d JOIN users o ON o.id = d.owner_id WHERE d.id = \(dataset)")
+                    .first
+                {
+                    names.append(try found.decode(String.self))
+                }
+            }
+            tokens.append(TokenInfo(id: id, user: name, createdAt: created, revokedAt: revoked, scope: scope, datasets: names))
+        }
+        return tokens
     }
 
     // MARK: Datasets and schemas
@@ -247,6 +325,69 @@ public final class PostgresServerStorage: ServerStorage {
         try await rows("SELECT id FROM datasets WHERE owner_id = \(owner) AND name = \(name)").first?.decode(Int64.self)
     }
 
+    public func datasets(reachableBy user: Int64) async throws -> [ReachableDataset] {
+        try await rows(
+            """
+            SELECT d.id, d.name, d.created_at, COALESCE((SELECT MAX(version) FROM schema_versions s WHERE s.dataset_id = d.id), 0)::INT,
+                   o.name, r.role
+            FROM (SELECT id AS dataset_id, 'admin' AS role FROM datasets WHERE owner_id = \(user)
+                  UNION ALL SELECT dataset_id, role FROM dataset_members WHERE user_id = \(user)) r
+            JOIN datasets d ON d.id = r.dataset_id JOIN users o ON o.id = d.owner_id
+            ORDER BY o.name COLLATE "C", d.name COLLATE "C"
+            """
+        ).map { row in
+            let (id, name, created, version, owner, role) = try row.decode((Int64, String, Int64, Int, String, String).self)
+            return ReachableDataset(
+                id: id, info: DatasetInfo(name: name, createdAt: created, schemaVersion: version, owner: owner, role: DatasetRole(rawValue: role)))
+        }
+    }
+
+    public func deleteDataset(id: Int64) async throws -> Bool {
+        try await transaction { [logger] connection in
+            // The row lock orders the delete after any push holding it.
+            guard try await !connection.query("SELECT id FROM datasets WHERE id = \(id) FOR UPDATE", logger: logger).collect().isEmpty else {
+                return false
+            }
+            try await connection.query("DELETE FROM dataset_members WHERE dataset_id = \(id)", logger: logger)
+            try await connection.query("DELETE FROM schema_versions WHERE dataset_id = \(id)", logger: logger)
+            try await connection.query("DELETE FROM datasets WHERE id = \(id)", logger: logger)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try await connection.query("INSERT INTO deleted_datasets(id, deleted_at) VALUES (\(id), \(now))", logger: logger)
+            try await connection.query("SELECT pg_notify(\(self.channel), \(String(id)) || ' -')", logger: logger)
+            return true
+        }
+    }
+
+    public func purgeDeletedDatasets(limit: Int) async throws -> Int {
+        try await transaction { [logger] connection in
+            guard
+                let id = try await connection.query("SELECT id FROM deleted_datasets ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED", logger: logger)
+                    .collect().first?.decode(Int64.self)
+            else { return 0 }
+            var deleted = 0
+            for table in ["log", "records", "lost_values", "idempotency", "unique_values", "merged_records", "link_members"] where deleted < limit {
+                let removed = try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "DELETE FROM \(table) WHERE ctid IN (SELECT ctid FROM \(table) WHERE dataset_id = $1 LIMIT $2) RETURNING 1",
+                        binds: {
+                            var binds = PostgresBindings()
+                            binds.append(id)
+                            binds.append(Int64(limit - deleted))
+                            return binds
+                        }()),
+                    logger: logger
+                ).collect().count
+                deleted += removed
+            }
+            if deleted == 0 {
+                try await connection.query("DELETE FROM deleted_datasets WHERE id = \(id)", logger: logger)
+                return 1
+            }
+            return deleted
+        }
+    }
+
     public func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws {
         _ = try await rows(
             """
@@ -256,7 +397,11 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     public func removeMember(dataset: Int64, user: Int64) async throws -> Bool {
-        try await !rows("DELETE FROM dataset_members WHERE dataset_id = \(dataset) AND user_id = \(user) RETURNING user_id").isEmpty
+        guard try await !rows("DELETE FROM dataset_members WHERE dataset_id = \(dataset) AND user_id = \(user) RETURNING user_id").isEmpty else {
+            return false
+        }
+        try await announceAccessChange(dataset: dataset)
+        return true
     }
 
     public func members(dataset: Int64) async throws -> [DatasetMember] {

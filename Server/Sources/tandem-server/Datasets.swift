@@ -3,10 +3,17 @@ import Foundation
 import TandemServer
 import TandemWire
 
-/// `tandem-server datasets share|unshare|members OWNER/NAME`: an operator manages who
-/// reaches a dataset (its admins do the same over HTTP).
+/// `tandem-server datasets share|unshare|members|delete OWNER/NAME`: an operator manages who
+/// reaches a dataset (its admins do the same over HTTP), and deletes one.
 struct Datasets: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage who reaches a dataset.", subcommands: [Share.self, Unshare.self, Members.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Manage who reaches a dataset; delete one.", subcommands: [Share.self, Unshare.self, Members.self, Delete.self])
+
+    /// Deletes a dataset and purges its data, in short steps.
+    static func delete(_ id: Int64, in storage: any ServerStorage) async throws {
+        guard try await storage.deleteDataset(id: id) else { return }
+        while try await storage.purgeDeletedDatasets(limit: MaintenanceService.purgeStep) > 0 {}
+    }
 
     /// The dataset `OWNER/NAME` names, its owner and id.
     static func dataset(_ text: String, in storage: any ServerStorage) async throws -> (reference: DatasetReference, owner: ServerUser, id: Int64) {
@@ -67,6 +74,24 @@ struct Datasets: AsyncParsableCommand {
             let (_, owner, id) = try await Datasets.dataset(dataset, in: storage)
             print("\(owner.name)\towner")
             for member in try await storage.members(dataset: id) { print("\(member.user)\t\(member.role.rawValue)") }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a dataset: its records, log, schema versions and members.",
+            discussion: """
+                Every client's next request on it is refused (404). Replicas keep what they hold and receive nothing new;
+                an owner's client that syncs again makes a new, empty dataset of the name and pushes its whole store into it.
+                """)
+        @OptionGroup var data: DataOptions
+        @Argument(help: "The dataset, OWNER/NAME.") var dataset: String
+
+        func run() async throws {
+            let storage = try await data.storage()
+            let (reference, _, id) = try await Datasets.dataset(dataset, in: storage)
+            try await Datasets.delete(id, in: storage)
+            print("dataset \(reference) deleted")
         }
     }
 }

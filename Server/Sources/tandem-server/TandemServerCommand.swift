@@ -224,7 +224,7 @@ struct Serve: AsyncParsableCommand {
 }
 
 struct Users: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, Quota.self])
+    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, List.self, Remove.self, Quota.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user.")
@@ -247,19 +247,38 @@ struct Users: AsyncParsableCommand {
 }
 
 struct Tokens: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage API tokens.", subcommands: [Create.self, Revoke.self])
+    static let configuration = CommandConfiguration(abstract: "Manage API tokens.", subcommands: [Create.self, List.self, Revoke.self])
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a token for a user; it is printed once and stored hashed.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a token for a user; it is printed once and stored hashed.",
+            discussion: """
+                A token reaches every dataset its user reaches, unless limited:
+                  tandem-server tokens create bob --dataset ann/todos --read-only --expires 30d
+                Durations: 90m, 12h, 30d, 2w. The user's role in each dataset still applies.
+                """)
         @OptionGroup var data: DataOptions
         @Argument(help: "The user name.") var name: String
+        @Option(name: .customLong("dataset"), help: "Limit the token to this dataset, OWNER/NAME (repeatable).") var datasets: [String] = []
+        @Flag(help: "Pulls only: pushes, schema registrations and member changes are refused.") var readOnly = false
+        @Option(help: "Expire after this long: 90m, 12h, 30d…") var expires: Lifetime?
 
         func run() async throws {
             let storage = try await data.storage()
             guard let user = try await storage.user(named: name) else {
                 throw ValidationError("no user '\(name)': add it with tandem-server users add \(name)")
             }
-            print(try await TokenIssuer.issue(for: user, in: storage, now: Int64(Date().timeIntervalSince1970 * 1000)))
+            var ids: [Int64] = []
+            for text in datasets {
+                let (reference, owner, id) = try await Datasets.dataset(text, in: storage)
+                if owner.id != user.id, try await storage.role(dataset: id, user: user.id) == nil {
+                    throw ValidationError("'\(name)' is not a member of \(reference): share it first (tandem-server datasets share \(reference) --with \(name) --role reader)")
+                }
+                ids.append(id)
+            }
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let scope = TokenScope(datasets: datasets.isEmpty ? nil : ids, readOnly: readOnly, expiresAt: expires.map { now + $0.milliseconds })
+            print(try await TokenIssuer.issue(for: user, in: storage, scope: scope, now: now))
         }
     }
 

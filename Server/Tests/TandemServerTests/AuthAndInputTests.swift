@@ -60,7 +60,7 @@ struct AuthAndInputTests {
             try await client.setUp("alpha", token: harness.bob)
             #expect(try await client.pullAll("alpha", token: harness.bob, limit: 10).isEmpty)
             let byCursor = try await client.send(.get, "/v1/datasets/alpha/pull?after=\(annCursor)", token: harness.bob)
-            #expect(byCursor.status == .forbidden && byCursor.errorCode == "cursor_other_dataset")
+            #expect(byCursor.status == .conflict && byCursor.errorCode == "cursor_other_dataset")
             // Batch items: a record URI of another dataset is refused.
             try await client.setUp("beta", token: harness.bob)
             let foreign = try await client.push("beta", token: harness.bob, key: "x", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("alpha", 9)]))
@@ -248,5 +248,7 @@ struct AuthAndInputTests {
 /// Memory storage whose dataset listing fails as a busy SQLite database would.
 struct FailingStorage: ForwardingStorage {
     let base: MemoryServerStorage
-    func datasets(owner: Int64) async throws -> [DatasetInfo] { throw DatabaseError(resultCode: .SQLITE_BUSY, message: "database is locked") }
+    func datasets(reachableBy user: Int64) async throws -> [ReachableDataset] {
+        throw DatabaseError(resultCode: .SQLITE_BUSY, message: "database is locked")
+    }
 }

@@ -305,6 +305,51 @@ struct LivePullNodesTests {
         }
     }
 
+    /// Access changes on one node reach pulls waiting on another at once: a member removed,
+    /// a token revoked (by an operator, on the shared database) and a dataset deleted each
+    /// answer the waiting pull long before its wait ends, with nothing new.
+    @Test func aRemovalARevocationAndADeletionOnOneNodeAnswerPullsWaitingOnAnother() async throws {
+        let (one, two) = try await Self.twoNodes(recheck: .seconds(3600))
+        let storage = one.storage
+        let bob = try await storage.addUser(name: "bob", now: 0)
+        let carol = try await storage.addUser(name: "carol", now: 0)
+        let bobToken = try await TokenIssuer.issue(for: bob, in: storage)
+        let carolToken = try await TokenIssuer.issue(for: carol, in: storage)
+        try await one.run { first in
+            try await two.run { second in
+                try await first.setUp("todos", token: one.ann)
+                for member in ["bob", "carol"] {
+                    #expect(try await first.json(.put, "/v1/datasets/todos/members/\(member)", token: one.ann, MemberRole(role: .reader)).status == .created)
+                }
+                func waits(_ token: String, until change: () async throws -> Void) async throws -> (Reply, Duration) {
+                    let started = ContinuousClock.now
+                    let held = two.storage.logSignals.waiting
+                    async let waiting = second.send(.get, "/v1/datasets/ann~todos/pull?wait=25", token: token)
+                    try await LivePullTests.waitUntil(two.storage.logSignals, holds: held + 1)
+                    try await change()
+                    let reply = try await waiting
+                    return (reply, ContinuousClock.now - started)
+                }
+                let (removed, removedAfter) = try await waits(bobToken) {
+                    let reply = try await first.send(.delete, "/v1/datasets/todos/members/bob", token: one.ann)
+                    #expect(reply.status == .noContent)
+                }
+                #expect(removed.status == .forbidden && removed.errorCode == "not_a_member" && removedAfter < .seconds(15))
+                let (revoked, revokedAfter) = try await waits(carolToken) {
+                    let id = String(carolToken.dropFirst(4).prefix(12))
+                    let revoked = try await storage.revokeToken(id: id)
+                    #expect(revoked)
+                }
+                #expect(revoked.status == .unauthorized && revokedAfter < .seconds(15))
+                let (deleted, deletedAfter) = try await waits(two.ann) {
+                    let reply = try await first.send(.delete, "/v1/datasets/todos", token: one.ann)
+                    #expect(reply.status == .noContent)
+                }
+                #expect(deleted.status == .notFound && deletedAfter < .seconds(15), "\(deleted.status)")
+            }
+        }
+    }
+
     /// A lost notification (node 1 announces nothing): node 2's recheck of the log heads
     /// answers the waiting pull within about its interval, long before the wait ends.
     @Test func aLostNotificationIsMadeUpByTheRecheck() async throws {

@@ -170,9 +170,14 @@ extension ForwardingStorage {
     func startNewEpoch() async throws -> UInt64 { try await base.startNewEpoch() }
     func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
     func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
-    func addToken(id: String, secretHash: String, user: Int64, now: Int64) async throws { await base.addToken(id: id, secretHash: secretHash, user: user, now: now) }
+    func users() async throws -> [UserSummary] { await base.users() }
+    func removeUser(id: Int64) async throws { try await base.removeUser(id: id) }
+    func addToken(id: String, secretHash: String, user: Int64, scope: TokenScope, now: Int64) async throws {
+        await base.addToken(id: id, secretHash: secretHash, user: user, scope: scope, now: now)
+    }
     func revokeToken(id: String) async throws -> Bool { await base.revokeToken(id: id) }
-    func token(id: String) async throws -> (user: ServerUser, secretHash: String)? { await base.token(id: id) }
+    func token(id: String) async throws -> StoredToken? { await base.token(id: id) }
+    func tokens(user: Int64?) async throws -> [TokenInfo] { await base.tokens(user: user) }
     func setQuota(user: Int64, _ quota: UserQuota) async throws { try await base.setQuota(user: user, quota) }
     func storedBytes(owner: Int64) async throws -> Int64 { await base.storedBytes(owner: owner) }
     func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
@@ -180,6 +185,9 @@ extension ForwardingStorage {
     }
     func datasets(owner: Int64) async throws -> [DatasetInfo] { await base.datasets(owner: owner) }
     func datasetID(owner: Int64, name: String) async throws -> Int64? { await base.datasetID(owner: owner, name: name) }
+    func datasets(reachableBy user: Int64) async throws -> [ReachableDataset] { await base.datasets(reachableBy: user) }
+    func deleteDataset(id: Int64) async throws -> Bool { await base.deleteDataset(id: id) }
+    func purgeDeletedDatasets(limit: Int) async throws -> Int { await base.purgeDeletedDatasets(limit: limit) }
     func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws {
         await base.setMember(dataset: dataset, user: user, role: role, now: now)
     }

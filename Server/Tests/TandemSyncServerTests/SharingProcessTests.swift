@@ -61,4 +61,78 @@ struct SharingProcessTests {
         #expect(try SyncFixtures.rows(bob)[SyncFixtures.id(3)] == nil, "nothing new arrives")
         #expect(try SyncFixtures.rows(bob).count == 4, "what the replica holds stays")
     }
+
+    @Test func anOperatorScopesTokensListsUsersAndDeletesADataset() async throws {
+        let server = try await SyncServerProcess.make()
+        let executable = try #require(SyncServerProcess.executable)
+        let dir = server.dataDir.path(percentEncoded: false)
+        func tool(_ arguments: String...) throws -> (status: Int32, output: String, error: String) {
+            try SyncServerProcess.invoke(executable, arguments + ["--data-dir", dir])
+        }
+        let ann = try SyncFixtures.store()
+        try SyncFixtures.insert(ann, 1, title: "ann's")
+        let annEngine = SyncEngine(container: ann, transport: try CurlTransport(baseURL: server.base), configuration: SyncConfiguration(token: { server.token }))
+        _ = try await annEngine.sync()
+        _ = try tool("users", "add", "bob")
+        _ = try tool("users", "add", "carol")
+        _ = try tool("datasets", "share", "ann/todos", "--with", "bob", "--role", "writer")
+
+        // Refused scopes say what to fix.
+        let stranger = try tool("tokens", "create", "carol", "--dataset", "ann/todos")
+        #expect(stranger.status != 0 && stranger.error.contains("not a member"), "\(stranger)")
+        let missing = try tool("tokens", "create", "bob", "--dataset", "ann/nothing")
+        #expect(missing.status != 0 && missing.error.contains("has no dataset 'nothing'"), "\(missing)")
+        let badLifetime = try tool("tokens", "create", "bob", "--expires", "5x")
+        #expect(badLifetime.status != 0 && badLifetime.error.contains("--expires"), "\(badLifetime)")
+
+        // A read-only token of a writer pulls everything and pushes nothing.
+        let created = try tool("tokens", "create", "bob", "--dataset", "ann/todos", "--read-only", "--expires", "12h")
+        #expect(created.status == 0, "\(created)")
+        let readOnly = created.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let bob = try SyncFixtures.store()
+        try SyncFixtures.insert(bob, 2, title: "bob's")
+        let bobEngine = SyncEngine(
+            container: bob, transport: try CurlTransport(baseURL: server.base), configuration: SyncConfiguration(dataset: "ann/todos", token: { readOnly }))
+        let result = try await bobEngine.sync()
+        #expect(result.quarantined == 1, "\(result)")
+        #expect(try SyncFixtures.rows(bob)[SyncFixtures.id(1)] != nil, "the pull went on")
+        _ = try await annEngine.sync()
+        #expect(try SyncFixtures.rows(ann)[SyncFixtures.id(2)] == nil, "nothing pushed")
+
+        let tokens = try tool("tokens", "list")
+        let line = try #require(tokens.output.split(separator: "\n").first { $0.hasPrefix(String(readOnly.dropFirst(4).prefix(12))) })
+        #expect(line.contains("\tbob\t") && line.contains("ann/todos") && line.contains("read-only") && line.hasSuffix("live"), "\(line)")
+        #expect(!tokens.output.contains(String(readOnly.suffix(64))), "never a secret")
+        let users = try tool("users", "list").output.split(separator: "\n").map { $0.split(separator: "\t").prefix(5).joined(separator: " ") }
+        #expect(
+            Array(users.dropFirst()) == ["ann \(users[1].split(separator: " ")[1]) 1 0 1", "bob \(users[2].split(separator: " ")[1]) 0 1 1", "carol \(users[3].split(separator: " ")[1]) 0 0 0"],
+            "\(users)")
+
+        // The owner of datasets is not removed by mistake.
+        let owner = try tool("users", "remove", "ann")
+        #expect(owner.status != 0 && owner.error.contains("--delete-datasets"), "\(owner)")
+
+        // Deleted: gone for every member; their replica keeps what it holds.
+        let deleted = try tool("datasets", "delete", "ann/todos")
+        #expect(deleted.status == 0 && deleted.output.contains("dataset ann/todos deleted"), "\(deleted)")
+        let gone = await #expect(throws: SyncError.self) { try await bobEngine.sync() }
+        #expect(gone?.status == 404, "\(String(describing: gone))")
+        #expect(try SyncFixtures.rows(bob)[SyncFixtures.id(1)] != nil)
+
+        // The owner's next sync makes a new dataset of the name and pushes its store into it.
+        // A running engine (a daemon's) hears of the deletion once, then starts again.
+        let ownersGone = await #expect(throws: SyncError.self) { try await annEngine.sync() }
+        #expect(ownersGone?.status == 404, "\(String(describing: ownersGone))")
+        let again = try await annEngine.sync()
+        #expect(again.isComplete && again.resynced, "\(again)")
+        let fresh = try SyncFixtures.store()
+        _ = try await SyncEngine(container: fresh, transport: try CurlTransport(baseURL: server.base), configuration: SyncConfiguration(token: { server.token })).sync()
+        #expect(try SyncFixtures.rows(fresh) == SyncFixtures.rows(ann), "the new dataset holds the owner's store")
+
+        // A removed user's tokens stop at once.
+        #expect(try tool("users", "remove", "bob").status == 0)
+        let removed = await #expect(throws: SyncError.self) { try await bobEngine.sync() }
+        #expect(removed?.status == 401, "\(String(describing: removed))")
+        #expect(!(try tool("tokens", "list").output.contains("\tbob\t")))
+    }
 }

@@ -38,6 +38,21 @@ final class SyncServerProcess: @unchecked Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Runs a `tandem-server` command: its exit status, standard output and error (small
+    /// outputs: both are read after it exits).
+    static func invoke(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let (out, err) = (Pipe(), Pipe())
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        process.waitUntilExit()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, output, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
     init() throws {
         let executable = try #require(Self.executable, "tandem-server is not built: run `swift build --build-tests` (Scripts/test.sh does)")
         dataDir = FileManager.default.temporaryDirectory.appending(path: "tandem-sync-\(UUID().uuidString)")
@@ -70,7 +85,11 @@ final class SyncServerProcess: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         for _ in 0..<200 {
-            if (try? Self.run(URL(filePath: "/usr/bin/curl"), ["-sf", "--max-time", "1", base + "/health"]))?.contains("ok") == true { return }
+            // Asked with this server's token (on its own data): another suite's server that
+            // took the port first (this one then exits) answers 401, not a false "started".
+            let probe = database == nil ? ["-H", "Authorization: Bearer \(token)", base + "/v1/capabilities"] : [base + "/health"]
+            let answer = try? Self.run(URL(filePath: "/usr/bin/curl"), ["-sf", "--max-time", "1"] + probe)
+            if answer?.contains(database == nil ? "protocolVersion" : "ok") == true, process.isRunning { return }
             guard process.isRunning else { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
