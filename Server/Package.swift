@@ -40,6 +40,9 @@ let package = Package(
         // in postgres-nio's graph) when the URL asks for it.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The app's own sign-in: JWTs verified against its identity provider's JWKS (RS256,
+        // ES256, EdDSA through swift-crypto; no signature code of ours).
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // statx's birth time of a file (not declared by Swift's Glibc module): tells a SQLite
@@ -65,6 +68,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The shared event loops that time waiting pulls.
@@ -119,7 +123,18 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "TandemServerTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: strict),
+        // Keys made and JWTs signed by the tests of the app's sign-in.
+        .target(
+            name: "TandemServerTestSupport",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/TandemServerTestSupport",
             swiftSettings: strict),
         // A client and a server together: the store and the engine against a real
         // tandem-server process, or the server's router in the same process; the `tandem` CLI
@@ -137,8 +152,10 @@ let package = Package(
                 .product(name: "TandemSyncTestSupport", package: "Tandem"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "TandemServerTestSupport",
             ],
             swiftSettings: strict),
     ],

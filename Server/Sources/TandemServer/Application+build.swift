@@ -14,17 +14,20 @@ public struct ServerDependencies: Sendable {
     public var now: @Sendable () -> Int64
     /// The counters and timers `GET /metrics` serves.
     public var metrics: ServerMetrics
+    /// The app's own sign-in, when the server accepts it (`serve --jwks`).
+    public var jwt: JWTVerifier?
     /// Where schema compatibility checks wait their turn: one at a time, one per user.
     var schemaChecks = WorkLimiter(width: 1)
 
     public init(
         storage: any ServerStorage, configuration: ServerConfiguration = ServerConfiguration(),
-        metrics: ServerMetrics = ServerMetrics(),
+        metrics: ServerMetrics = ServerMetrics(), jwt: JWTVerifier? = nil,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     ) {
         self.storage = storage
         self.configuration = configuration
         self.metrics = metrics
+        self.jwt = jwt
         self.now = now
     }
 }
@@ -88,7 +91,7 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
             middleware: Authenticator(
                 storage: dependencies.storage,
                 limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst),
-                now: dependencies.now))
+                now: dependencies.now, jwt: dependencies.jwt))
     v1.get("capabilities") { _, _ in try routes.capabilities() }
     v1.get("datasets") { _, context in try await routes.listDatasets(context) }
     v1.put("datasets/:dataset") { _, context in try await routes.createDataset(context) }

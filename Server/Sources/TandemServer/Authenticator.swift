@@ -1,14 +1,17 @@
 import Foundation
 import Hummingbird
 
-/// Resolves `Authorization: Bearer tdm_<id>_<secret>` to a user and the token's scope, or
-/// answers 401: missing, malformed, unknown, revoked and expired tokens alike (the message
-/// says which, never whose).
+/// Resolves `Authorization: Bearer …` to a user and what the credential may reach, or answers
+/// 401: missing, malformed, unknown, revoked and expired credentials alike (the message says
+/// which, never whose). A credential is an API token (`tdm_<id>_<secret>`) or, when the server
+/// accepts the app's sign-in (``JWTVerifier``), a JWT of its identity provider: its user is
+/// made on first use and it expires with the JWT.
 struct Authenticator: RouterMiddleware {
     let storage: any ServerStorage
     let limiter: RateLimiter
     /// Milliseconds since 1970 (the dependencies' clock): tokens expire by it.
     let now: @Sendable () -> Int64
+    let jwt: JWTVerifier?
 
     func handle(
         _ request: Request, context: TandemRequestContext,
@@ -19,27 +22,49 @@ struct Authenticator: RouterMiddleware {
         }
         // The scheme's name is case-insensitive (RFC 9110 §11.1).
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer",
-            let token = APIToken(text: parts[1].trimmingCharacters(in: .whitespaces))
-        else {
-            throw APIError.unauthorized("malformed bearer token: expected Authorization: Bearer tdm_<id>_<secret>")
+        let text = parts.count == 2 && parts[0].lowercased() == "bearer" ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+        var context = context
+        let limitKey: String
+        if let token = APIToken(text: text) {
+            guard let stored = try await storage.token(id: token.id), token.matches(secretHash: stored.secretHash) else {
+                throw APIError.unauthorized("unknown or revoked token")
+            }
+            if stored.scope.hasExpired(at: now()) { throw APIError.tokenExpired }
+            context.user = stored.user
+            context.tokenID = token.id
+            context.scope = stored.scope
+            limitKey = token.id
+        } else if let jwt, text.split(separator: ".", omittingEmptySubsequences: false).count == 3 {
+            let identity = try await jwt.verify(text, now: now())
+            let user = try await user(named: identity.user)
+            context.user = user
+            context.scope = TokenScope(expiresAt: identity.expiresAt)
+            limitKey = "jwt:\(user.id)"
+        } else {
+            throw APIError.unauthorized(
+                jwt == nil
+                    ? "malformed bearer token: expected Authorization: Bearer tdm_<id>_<secret>"
+                    : "malformed bearer token: expected Authorization: Bearer tdm_<id>_<secret>, or a JWT of the app's sign-in")
         }
-        guard let stored = try await storage.token(id: token.id),
-            token.matches(secretHash: stored.secretHash)
-        else {
-            throw APIError.unauthorized("unknown or revoked token")
-        }
-        if stored.scope.hasExpired(at: now()) { throw APIError.tokenExpired }
-        if let wait = await limiter.admit(token.id) {
+        if let wait = await limiter.admit(limitKey) {
             var error = APIError(.tooManyRequests, "rate_limited", "too many requests for this token; retry after \(wait) s")
             error.headers[.retryAfter] = String(wait)
             throw error
         }
-        var context = context
-        context.user = stored.user
-        context.tokenID = token.id
-        context.scope = stored.scope
-        context.logger[metadataKey: "user"] = .string(stored.user.name)
+        context.logger[metadataKey: "user"] = .string(context.user?.name ?? "")
         return try await next(request, context)
+    }
+
+    /// The user a JWT names, made on first use.
+    private func user(named name: String) async throws -> ServerUser {
+        if let user = try await storage.user(named: name) { return user }
+        do {
+            return try await storage.addUser(name: name, now: now())
+        } catch let error as StorageError {
+            guard case .conflict = error else { throw error }
+            // Made by a request of theirs in flight at the same time.
+            guard let user = try await storage.user(named: name) else { throw APIError.unauthorized("unknown user") }
+            return user
+        }
     }
 }

@@ -144,6 +144,11 @@ struct Serve: AsyncParsableCommand {
     var maxClockSkew = ServerConfiguration().maxClockSkewMilliseconds
     @Option(help: "Days a push's answer is kept for Idempotency-Key replays.") var idempotencyRetentionDays = 7
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Option(help: "Accept the app's own sign-in: JWTs verified against this JWKS, a file or an https:// URL (read at start, cached, read again for a new key id).")
+    var jwks: String?
+    @Option(help: "The issuer (iss) a JWT must name; required with --jwks.") var jwtIssuer: String?
+    @Option(help: "The audience (aud) a JWT must include; required with --jwks.") var jwtAudience: String?
+    @Option(help: "The claim whose value is the user's name (made on first use); with --jwks.") var jwtUserClaim = "sub"
 
     func validate() throws {
         // A limit below 1 would refuse every push, or answer pulls with empty pages that
@@ -162,6 +167,23 @@ struct Serve: AsyncParsableCommand {
         }
         guard idempotencyRetentionDays >= 1 else { throw ValidationError("--idempotency-retention-days must be at least 1") }
         guard requestsPerSecond >= 0, burst >= 0 else { throw ValidationError("--requests-per-second and --burst cannot be negative") }
+        if jwks == nil {
+            guard jwtIssuer == nil, jwtAudience == nil else { throw ValidationError("--jwt-issuer and --jwt-audience go with --jwks FILE|URL") }
+        } else {
+            guard let jwtIssuer, !jwtIssuer.isEmpty, let jwtAudience, !jwtAudience.isEmpty else {
+                throw ValidationError("--jwks needs --jwt-issuer ISS and --jwt-audience AUD: a JWT of another issuer or app is never accepted")
+            }
+            _ = try jwksSource()
+        }
+    }
+
+    private func jwksSource() throws -> (any JWKSSource)? {
+        guard let jwks else { return nil }
+        do {
+            return try JWKSSources.live(jwks)
+        } catch let error as StorageError {
+            throw ValidationError(error.description)
+        }
     }
 
     func run() async throws {
@@ -206,8 +228,21 @@ struct Serve: AsyncParsableCommand {
         let lock = try data.lock(exclusive: false)
         defer { lock?.release() }
         let storage = try await data.storage(creating: true, applicationName: PostgresServerStorage.nodeApplicationName, logger: logger)
+        var verifier: JWTVerifier?
+        if let source = try jwksSource(), let jwtIssuer, let jwtAudience {
+            let jwt = JWTVerifier(
+                settings: JWTSettings(issuer: jwtIssuer, audience: jwtAudience, userClaim: jwtUserClaim), source: source,
+                logger: Logger(label: "tandem-server.jwt"))
+            do {
+                let keys = try await jwt.load()
+                logger.info("accepting the app's sign-in", metadata: ["jwks": "\(source.location)", "keys": "\(keys)", "issuer": "\(jwtIssuer)"])
+            } catch {
+                throw ValidationError("--jwks \(source.location): \(error)")
+            }
+            verifier = jwt
+        }
         let app = buildApplication(
-            ServerDependencies(storage: storage, configuration: configuration, metrics: metrics),
+            ServerDependencies(storage: storage, configuration: configuration, metrics: metrics, jwt: verifier),
             host: host, port: port, logger: logger)
         // SIGTERM or SIGINT: stop accepting, let requests in flight finish, and past the
         // shutdown timeout cancel them (a cancelled push rolls back; SQLite's locks go with

@@ -2,14 +2,17 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import HummingbirdTesting
+import Logging
 import Testing
 import TandemSchema
+import TandemServerTestSupport
 @testable import TandemServer
 import TandemWire
 
 /// The isolation matrix: every operation `Server/openapi.yaml` documents × every kind of
 /// caller (owner, admin, writer, reader, removed member, stranger, expired token, token
-/// scoped to another dataset, read-only token, token scoped to this dataset), each cell on a
+/// scoped to another dataset, read-only token, token scoped to this dataset, a writer signed
+/// in with the app's JWT, an expired JWT), each cell on a
 /// fresh server. A refused cell answers its documented status and code, changes nothing
 /// stored and leaks no record; an allowed one succeeds (and a mutation shows in the state,
 /// so the "nothing changed" check can fail). The operations come from the document: a new
@@ -18,19 +21,24 @@ import TandemWire
 struct AccessMatrixTests {
     /// Who calls.
     enum Caller: String, CaseIterable, Sendable {
-        case owner, admin, writer, reader, removed, stranger, expired, otherScoped, readOnly, scopedHere
+        case owner, admin, writer, reader, removed, stranger, expired, otherScoped, readOnly, scopedHere, signedIn, signedInExpired
 
         /// Their standing in `ann/todos`, for the expected answer.
         var role: DatasetRole? {
             switch self {
             case .owner, .otherScoped, .readOnly, .scopedHere, .expired: .admin
             case .admin: .admin
-            case .writer: .writer
+            case .writer, .signedIn, .signedInExpired: .writer
             case .reader: .reader
             case .removed, .stranger: nil
             }
         }
+
+        var isExpired: Bool { self == .expired || self == .signedInExpired }
     }
+
+    /// The keys of the app's identity provider (made once: RSA keys take a while).
+    static let identityProvider = Result { try JWTTestKeys() }
 
     /// What an operation needs, read off its method and path.
     enum Need: Equatable {
@@ -63,9 +71,9 @@ struct AccessMatrixTests {
     static func expected(_ caller: Caller, _ need: Need, method: String, path: String) -> (status: Int, code: String?) {
         switch need {
         case .nothing: return (200, nil)
-        case .token: return caller == .expired ? (401, "token_expired") : (200, nil)
+        case .token: return caller.isExpired ? (401, "token_expired") : (200, nil)
         case .role, .owner:
-            if caller == .expired { return (401, "token_expired") }
+            if caller.isExpired { return (401, "token_expired") }
             if caller == .otherScoped { return (403, "token_scope") }
             guard let role = caller.role else { return (403, "not_a_member") }
             let needed: DatasetRole
@@ -84,7 +92,13 @@ struct AccessMatrixTests {
     /// reader whom the member operations name; `bob` is a stranger. Returns the harness and each caller's token.
     static func world() async throws -> (ServerHarness, [Caller: String]) {
         let now: Int64 = 1_800_000_000_000
-        let harness = try await ServerHarness.make(.memory, now: { now })
+        let base = try await ServerHarness.make(.memory, now: { now })
+        let keys = try identityProvider.get()
+        var dependencies = base.dependencies
+        dependencies.jwt = JWTVerifier(
+            settings: JWTSettings(issuer: JWTTestKeys.issuer, audience: JWTTestKeys.audience), source: MemoryJWKSSource(try keys.jwks()),
+            logger: Logger(label: "test"))
+        let harness = ServerHarness(storage: base.storage, dependencies: dependencies, ann: base.ann, bob: base.bob)
         let storage = harness.storage
         var tokens: [Caller: String] = [.owner: harness.ann, .stranger: harness.bob]
         try await harness.run { client in
@@ -97,6 +111,10 @@ struct AccessMatrixTests {
         let ann = try #require(try await storage.user(named: "ann"))
         let todos = try #require(try await storage.datasetID(owner: ann.id, name: "todos"))
         let other = try #require(try await storage.datasetID(owner: ann.id, name: "other"))
+        try await storage.setMember(dataset: todos, user: try await storage.addUser(name: "hank", now: 0).id, role: .writer, now: 0)
+        tokens[.signedIn] = try keys.token(JWTTestKeys.claims(sub: "hank", now: now), alg: "ES256", kid: "ec-1", signer: .ec)
+        tokens[.signedInExpired] = try keys.token(
+            JWTTestKeys.claims(sub: "hank", now: now, ["exp": now / 1000]), alg: "RS256", kid: "rsa-1", signer: .rsa)
         for (name, caller, role) in [("carol", Caller.admin, DatasetRole.admin), ("dave", .writer, .writer), ("erin", .reader, .reader), ("frank", .removed, .writer)] {
             let user = try await storage.addUser(name: name, now: 0)
             try await storage.setMember(dataset: todos, user: user.id, role: role, now: 0)

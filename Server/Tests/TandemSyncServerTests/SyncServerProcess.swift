@@ -12,6 +12,8 @@ final class SyncServerProcess: @unchecked Sendable {
     /// When set, ``start()`` serves this PostgreSQL database instead of the data directory.
     var database: String?
     let token: String
+    /// More `serve` options, for the next ``start()``.
+    var extraArguments: [String] = []
     var base: String { "http://127.0.0.1:\(port)" }
 
     static var executable: URL? {
@@ -80,7 +82,7 @@ final class SyncServerProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = executable
         let storage = database.map { ["--database", $0] } ?? ["--data-dir", dataDir.path(percentEncoded: false)]
-        process.arguments = ["serve"] + storage + ["--port", String(port), "--log-level", "error", "--requests-per-second", "0"]
+        process.arguments = ["serve"] + storage + ["--port", String(port), "--log-level", "error", "--requests-per-second", "0"] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
