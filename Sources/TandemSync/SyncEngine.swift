@@ -324,7 +324,7 @@ public actor SyncEngine {
                 .quotaExceeded, what + ". Local changes stay pending until the server's operator raises the quota", status: response.status,
                 serverCode: detail?.code)
         }
-        if response.status == 403, let code = detail?.code, code == "not_a_member" || code == "role_too_low" {
+        if let code = detail?.code, code == "not_shared" || code == "role_too_low" {
             return SyncError(
                 .unauthorized, what + ". The dataset's owner or an admin gives access (tandem-server datasets share, or PUT …/members)", status: response.status,
                 serverCode: code)

@@ -63,7 +63,9 @@ struct Authenticator: RouterMiddleware {
         } catch let error as StorageError {
             guard case .conflict = error else { throw error }
             // Made by a request of theirs in flight at the same time.
-            guard let user = try await storage.user(named: name) else { throw APIError.unauthorized("unknown user") }
+            guard let user = try await storage.user(named: name) else {
+                throw APIError.unauthorized("the user '\(name)' cannot be made: \(error.description); the identity provider names users in one letter case")
+            }
             return user
         }
     }

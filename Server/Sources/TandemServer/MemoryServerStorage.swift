@@ -55,7 +55,10 @@ public actor MemoryServerStorage: ServerStorage {
     public init() {}
 
     public func addUser(name: String, now: Int64) throws -> ServerUser {
-        guard !state.users.contains(where: { $0.name == name }) else { throw StorageError.conflict("user '\(name)' exists") }
+        // Unique whatever their case: "Ann" is never a second "ann".
+        if let existing = state.users.first(where: { $0.name.lowercased() == name.lowercased() }) {
+            throw StorageError.conflict(existing.name == name ? "user '\(name)' exists" : "user '\(existing.name)' exists (user names are unique whatever their case)")
+        }
         let user = ServerUser(id: state.nextID, name: name)
         state.nextID += 1
         state.users.append(user)

@@ -26,7 +26,7 @@ extension Routes {
     /// `DELETE /v1/datasets/{dataset}/members/{user}`: by an admin, or a member leaving.
     func removeMember(_ context: TandemRequestContext) async throws -> Response {
         let caller = try context.requireUser()
-        let target = context.parameters.get("user") ?? ""
+        let target = Routes.pathParameter("user", context)
         let dataset = try await dataset(context, needs: target == caller.name ? .reader : .admin)
         try requireWritableToken(context)
         let member = try await memberUser(context, of: dataset)
@@ -40,7 +40,7 @@ extension Routes {
 
     /// The user the path names, who is not the dataset's owner.
     private func memberUser(_ context: TandemRequestContext, of dataset: DatasetAccess) async throws -> ServerUser {
-        let name = context.parameters.get("user") ?? ""
+        let name = Routes.pathParameter("user", context)
         guard let user = try await storage.user(named: name) else { throw APIError.notFound("no user '\(name)' on this server") }
         guard user.id != dataset.owner.id else {
             throw APIError(.conflict, "owner_is_admin", "'\(name)' owns '\(dataset.reference)': an admin for good, who cannot be removed or given another role")

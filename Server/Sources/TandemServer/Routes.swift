@@ -76,33 +76,42 @@ struct Routes: Sendable {
 
     /// The dataset named in the path (`NAME`: the caller's own; `OWNER~NAME`: one shared with
     /// the caller) if the caller's role allows `needed`: 404 when there is no such dataset,
-    /// 403 when the caller is no member (or no longer one: read on every request, so a
-    /// removal takes effect at once) or their role does not allow it.
+    /// and for another user's dataset when the caller is no member of it (or no longer one:
+    /// read on every request, so a removal takes effect at once), the same answer whether it
+    /// exists or not (a stranger learns nothing of other users' datasets); 403 when the
+    /// token's scope or the caller's role does not allow it.
     func dataset(_ context: TandemRequestContext, needs needed: DatasetRole = .reader) async throws -> DatasetAccess {
         let reference = try datasetReference(context)
         let user = try context.requireUser()
+        let notShared = APIError(
+            .notFound, "not_shared",
+            "no dataset '\(reference)' is shared with you: it does not exist, or its owner or an admin has not shared it with you or has removed you (tandem-server datasets share)"
+        )
         var owner = user
         if let ownerName = reference.owner, ownerName != user.name {
-            guard let found = try await storage.user(named: ownerName) else { throw APIError.notFound("no dataset '\(reference)'") }
+            guard let found = try await storage.user(named: ownerName) else { throw notShared }
             owner = found
         }
         guard let id = try await storage.datasetID(owner: owner.id, name: reference.name) else {
-            throw APIError.notFound(
-                reference.owner == nil || owner.id == user.id
-                    ? "no dataset '\(reference.name)': create it with PUT /v1/datasets/\(reference.name)" : "no dataset '\(reference)'")
-        }
-        guard context.scope.allows(dataset: id) else {
-            throw APIError(.forbidden, "token_scope", "this token is limited to other datasets; use a token made for '\(reference)' (tandem-server tokens create --dataset)")
+            guard owner.id == user.id else { throw notShared }
+            throw APIError.notFound("no dataset '\(reference.name)': create it with PUT /v1/datasets/\(reference.name)")
         }
         let role = owner.id == user.id ? .admin : try await storage.role(dataset: id, user: user.id)
-        guard let role else {
-            throw APIError(.forbidden, "not_a_member", "you are not a member of '\(reference)': its owner or an admin shares it with you (tandem-server datasets share)")
+        guard let role else { throw notShared }
+        guard context.scope.allows(dataset: id) else {
+            throw APIError(.forbidden, "token_scope", "this token is limited to other datasets; use a token made for '\(reference)' (tandem-server tokens create --dataset)")
         }
         guard role.allows(needed) else {
             throw APIError(.forbidden, "role_too_low", "your role in '\(reference)' is \(role.rawValue); this needs \(needed.rawValue) (an admin of the dataset changes roles)")
         }
         if needed > .reader { try requireWritableToken(context) }
         return DatasetAccess(reference: reference, id: id, owner: owner, role: role)
+    }
+
+    /// A path parameter, percent-decoded (a client may send `ann%7Etodos` for `ann~todos`).
+    static func pathParameter(_ name: String, _ context: TandemRequestContext) -> String {
+        let raw = context.parameters.get(name) ?? ""
+        return raw.removingPercentEncoding ?? raw
     }
 
     /// Refuses a read-only token (403 `read_only_token`).
@@ -113,7 +122,7 @@ struct Routes: Sendable {
     }
 
     func datasetReference(_ context: TandemRequestContext) throws -> DatasetReference {
-        guard let reference = DatasetReference(pathSegment: context.parameters.get("dataset") ?? "") else {
+        guard let reference = DatasetReference(pathSegment: Self.pathParameter("dataset", context)) else {
             throw APIError.badRequest(
                 "invalid_dataset",
                 "dataset names are 1–128 letters, digits, '-', '_' or '.', and not '.' or '..'; a dataset shared with you is OWNER~NAME")

@@ -261,6 +261,7 @@ public final class SQLiteServerStorage: ServerStorage {
                 CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
                                     created_at INTEGER NOT NULL, revoked_at INTEGER, datasets TEXT, read_only INTEGER NOT NULL DEFAULT 0,
                                     expires_at INTEGER);
+                CREATE UNIQUE INDEX users_name_nocase ON users(name COLLATE NOCASE);
                 CREATE INDEX tokens_user ON tokens(user_id);
                 CREATE TABLE datasets(id INTEGER PRIMARY KEY AUTOINCREMENT, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
                                       created_at INTEGER NOT NULL, stored_bytes INTEGER NOT NULL DEFAULT 0, UNIQUE(owner_id, name));
@@ -292,8 +293,9 @@ public final class SQLiteServerStorage: ServerStorage {
 
     public func addUser(name: String, now: Int64) async throws -> ServerUser {
         try await pool.write { db in
-            if try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name]) != nil {
-                throw StorageError.conflict("user '\(name)' exists")
+            // Unique whatever their case: "Ann" is never a second "ann".
+            if let existing = try String.fetchOne(db, sql: "SELECT name FROM users WHERE name = ? COLLATE NOCASE", arguments: [name]) {
+                throw StorageError.conflict(existing == name ? "user '\(name)' exists" : "user '\(existing)' exists (user names are unique whatever their case)")
             }
             try db.execute(sql: "INSERT INTO users(name, created_at) VALUES (?, ?)", arguments: [name, now])
             return ServerUser(id: db.lastInsertedRowID, name: name)

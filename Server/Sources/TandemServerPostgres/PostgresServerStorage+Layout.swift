@@ -102,6 +102,7 @@ extension PostgresServerStorage {
             statements: [
                 "ALTER TABLE tokens ADD COLUMN datasets TEXT COLLATE \"C\", ADD COLUMN read_only BOOLEAN NOT NULL DEFAULT false, ADD COLUMN expires_at BIGINT",
                 "CREATE INDEX tokens_user ON tokens(user_id)",
+                "CREATE UNIQUE INDEX users_name_folded ON users(lower(name))",
                 "CREATE INDEX dataset_members_user ON dataset_members(user_id)",
                 "CREATE INDEX lost_values_dataset ON lost_values(dataset_id)",
                 "CREATE TABLE deleted_datasets(id BIGINT PRIMARY KEY, deleted_at BIGINT NOT NULL)",

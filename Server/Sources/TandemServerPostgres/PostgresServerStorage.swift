@@ -158,8 +158,9 @@ public final class PostgresServerStorage: ServerStorage {
     // MARK: Users and tokens
 
     public func addUser(name: String, now: Int64) async throws -> ServerUser {
-        let rows = try await rows("INSERT INTO users(name, created_at) VALUES (\(name), \(now)) ON CONFLICT (name) DO NOTHING RETURNING id")
-        guard let row = rows.first else { throw StorageError.conflict("user '\(name)' exists") }
+        // Unique whatever their case (users_name_folded): "Ann" is never a second "ann".
+        let rows = try await rows("INSERT INTO users(name, created_at) VALUES (\(name), \(now)) ON CONFLICT DO NOTHING RETURNING id")
+        guard let row = rows.first else { throw StorageError.conflict("user '\(name)' exists (user names are unique whatever their case)") }
         return ServerUser(id: try row.decode(Int64.self), name: name)
     }
 

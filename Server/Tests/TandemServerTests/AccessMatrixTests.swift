@@ -75,7 +75,7 @@ struct AccessMatrixTests {
         case .role, .owner:
             if caller.isExpired { return (401, "token_expired") }
             if caller == .otherScoped { return (403, "token_scope") }
-            guard let role = caller.role else { return (403, "not_a_member") }
+            guard let role = caller.role else { return (404, "not_shared") }
             let needed: DatasetRole
             if case .role(let level, _) = need { needed = level } else { needed = .admin }
             guard role.allows(needed) else { return (403, "role_too_low") }

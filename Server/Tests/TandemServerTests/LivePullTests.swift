@@ -334,7 +334,7 @@ struct LivePullNodesTests {
                     let reply = try await first.send(.delete, "/v1/datasets/todos/members/bob", token: one.ann)
                     #expect(reply.status == .noContent)
                 }
-                #expect(removed.status == .forbidden && removed.errorCode == "not_a_member" && removedAfter < .seconds(15))
+                #expect(removed.status == .notFound && removed.errorCode == "not_shared" && removedAfter < .seconds(15))
                 let (revoked, revokedAfter) = try await waits(carolToken) {
                     let id = String(carolToken.dropFirst(4).prefix(12))
                     let revoked = try await storage.revokeToken(id: id)

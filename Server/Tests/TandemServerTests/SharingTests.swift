@@ -28,6 +28,7 @@ struct SharingTests {
     func aWriterPullsPushesAndRegistersUnderTheOwnersNameAndItsURIs(kind: StorageKind) async throws {
         try await Self.shared(kind, role: .writer) { harness, client in
             #expect(try await client.send(.put, "/v1/datasets/ann~todos", token: harness.bob).status == .ok, "the handshake reaches the existing dataset")
+            #expect(try await client.send(.get, "/v1/datasets/ann%7Etodos/pull", token: harness.bob).status == .ok, "a percent-encoded ~ is the same")
             #expect(try await client.pullAll("ann~todos", token: harness.bob, limit: 10).map(\.change.record) == [ServerHarness.uri("todos", 1)])
             // The same key as the owner's first push: each member's keys are their own.
             let pushed = try await client.push("ann~todos", token: harness.bob, key: "k1", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 2)]))
@@ -58,10 +59,15 @@ struct SharingTests {
     @Test func aUserWhoIsNoMemberIsRefusedAndAMissingDatasetIsNotFound() async throws {
         try await Self.shared(role: nil) { harness, client in
             let pull = try await client.send(.get, "/v1/datasets/ann~todos/pull", token: harness.bob)
-            #expect(pull.status == .forbidden && pull.errorCode == "not_a_member")
-            #expect(try await client.send(.put, "/v1/datasets/ann~todos", token: harness.bob).status == .forbidden, "never made in another's name")
-            #expect(try await client.send(.get, "/v1/datasets/ann~nothing/pull", token: harness.bob).status == .notFound)
-            #expect(try await client.send(.get, "/v1/datasets/nobody~todos/pull", token: harness.bob).status == .notFound)
+            #expect(pull.status == .notFound && pull.errorCode == "not_shared")
+            #expect(try await client.send(.put, "/v1/datasets/ann~todos", token: harness.bob).status == .notFound, "never made in another's name")
+            // A dataset that is not shared with the caller answers as one that does not exist:
+            // same status, code and message shape, so strangers learn nothing.
+            let missing = try await client.send(.get, "/v1/datasets/ann~nothing/pull", token: harness.bob)
+            let nobody = try await client.send(.get, "/v1/datasets/nobody~todos/pull", token: harness.bob)
+            for reply in [missing, nobody] { #expect(reply.status == .notFound && reply.errorCode == "not_shared") }
+            let message = { (reply: Reply) in (try? reply.decode(WireErrorBody.self))?.error.message ?? "" }
+            #expect(message(pull).replacingOccurrences(of: "ann/todos", with: "X") == message(missing).replacingOccurrences(of: "ann/nothing", with: "X"))
             #expect(try await client.send(.get, "/v1/datasets/a~b~c/pull", token: harness.bob).status == .badRequest)
             #expect(try await client.send(.get, "/v1/datasets/ann~todos/pull", token: nil).status == .unauthorized)
         }
@@ -81,7 +87,7 @@ struct SharingTests {
             #expect(badRole.status == .badRequest)
             #expect(try await client.send(.delete, "/v1/datasets/todos/members/bob", token: harness.ann).status == .noContent)
             let after = try await client.send(.get, "/v1/datasets/ann~todos/pull", token: harness.bob)
-            #expect(after.status == .forbidden && after.errorCode == "not_a_member")
+            #expect(after.status == .notFound && after.errorCode == "not_shared")
             #expect(try await client.send(.delete, "/v1/datasets/todos/members/bob", token: harness.ann).status == .notFound)
         }
     }
@@ -90,7 +96,7 @@ struct SharingTests {
         try await Self.shared(role: .reader) { harness, client in
             let left = try await client.send(.delete, "/v1/datasets/ann~todos/members/bob", token: harness.bob)
             #expect(left.status == .noContent)
-            #expect(try await client.send(.get, "/v1/datasets/ann~todos/pull", token: harness.bob).status == .forbidden)
+            #expect(try await client.send(.get, "/v1/datasets/ann~todos/pull", token: harness.bob).status == .notFound)
         }
     }
 
@@ -103,7 +109,7 @@ struct SharingTests {
             let pushed = try await client.push("todos", token: harness.ann, key: "k2", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 3)]))
             #expect(pushed.status == .ok)
             let answer = try await waiting
-            #expect(answer.status == .forbidden, "\(String(decoding: answer.body, as: UTF8.self))")
+            #expect(answer.status == .notFound, "\(String(decoding: answer.body, as: UTF8.self))")
         }
     }
 
@@ -115,7 +121,7 @@ struct SharingTests {
             try await LivePullTests.waitUntil(harness.storage.logSignals, holds: 1)
             #expect(try await client.send(.delete, "/v1/datasets/todos/members/bob", token: harness.ann).status == .noContent)
             let answer = try await waiting
-            #expect(answer.status == .forbidden && answer.errorCode == "not_a_member")
+            #expect(answer.status == .notFound && answer.errorCode == "not_shared")
             #expect(ContinuousClock.now - started < .seconds(10), "woken by the removal, not by the end of the wait")
         }
     }

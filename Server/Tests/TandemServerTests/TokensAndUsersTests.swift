@@ -68,8 +68,18 @@ struct TokensAndUsersTests {
             #expect(try await storage.tokens(user: nil).map(\.user) == ["ann"])
             // The name can be taken again, by a new user who reaches nothing of the old one's.
             let again = try await TokenIssuer.issue(for: try await storage.addUser(name: "bob", now: 0), in: storage)
-            #expect(try await client.send(.get, "/v1/datasets/ann~todos/pull", token: again).errorCode == "not_a_member")
+            #expect(try await client.send(.get, "/v1/datasets/ann~todos/pull", token: again).errorCode == "not_shared")
         }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func userNamesAreUniqueWhateverTheirCase(kind: StorageKind) async throws {
+        let storage = try await kind.make()
+        _ = try await storage.addUser(name: "ann", now: 0)
+        await #expect(throws: StorageError.self) { try await storage.addUser(name: "Ann", now: 0) }
+        await #expect(throws: StorageError.self) { try await storage.addUser(name: "ann", now: 0) }
+        #expect(try await storage.users().map(\.user.name) == ["ann"])
+        #expect(try await storage.user(named: "ANN") == nil, "names are looked up as written")
     }
 
     @Test(arguments: StorageKind.allCases)
@@ -112,7 +122,7 @@ struct TokensAndUsersTests {
             // A new dataset of the name starts empty, with no members.
             try await client.setUp("todos", token: harness.ann)
             #expect(try await client.pullAll("todos", token: harness.ann, limit: 100).isEmpty)
-            #expect(try await client.send(.get, "/v1/datasets/ann~todos/pull", token: harness.bob).errorCode == "not_a_member")
+            #expect(try await client.send(.get, "/v1/datasets/ann~todos/pull", token: harness.bob).errorCode == "not_shared")
         }
     }
 

@@ -57,7 +57,7 @@ struct SharingProcessTests {
         try SyncFixtures.insert(ann, 3, title: "after the removal")
         _ = try await engine(ann, dataset: nil, token: server.token).sync()
         let refused = await #expect(throws: SyncError.self) { try await engine(bob, dataset: "ann/todos", token: bobToken).sync() }
-        #expect(refused?.message.contains("not a member") == true, "\(refused?.message ?? "")")
+        #expect(refused?.message.contains("is shared with you") == true, "\(refused?.message ?? "")")
         #expect(try SyncFixtures.rows(bob)[SyncFixtures.id(3)] == nil, "nothing new arrives")
         #expect(try SyncFixtures.rows(bob).count == 4, "what the replica holds stays")
     }
