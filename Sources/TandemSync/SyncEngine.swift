@@ -331,7 +331,9 @@ public actor SyncEngine {
         }
         switch detail?.code {
         case "token_expired":
-            return SyncError(.unauthorized, what + ". Get a new token (tandem-server tokens create NAME)", status: response.status, serverCode: "token_expired")
+            return SyncError(
+                .unauthorized, what + ". Get a new token (tandem-server tokens create NAME), or a new JWT (sign in again)", status: response.status,
+                serverCode: "token_expired")
         case "token_scope":
             return SyncError(
                 .unauthorized, what + ". Use a token made for this dataset (tandem-server tokens create NAME --dataset OWNER/NAME)", status: response.status,

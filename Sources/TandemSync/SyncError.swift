@@ -71,9 +71,10 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the server said the store's cursor is not of its data's history (restored
     /// from a backup or copied since: `cursor_epoch`, `cursor_ahead`; the dataset deleted and
-    /// made again since: `cursor_other_dataset`): the engine resyncs.
+    /// made again since: `cursor_dataset_deleted`): the engine resyncs. A cursor of another
+    /// dataset (`cursor_other_dataset`) stops the sync: the store is another's replica.
     var needsResync: Bool {
-        serverCode == "cursor_epoch" || serverCode == "cursor_ahead" || serverCode == "cursor_other_dataset"
+        serverCode == "cursor_epoch" || serverCode == "cursor_ahead" || serverCode == "cursor_dataset_deleted"
     }
 
     public var description: String { "\(code): \(message)" }

@@ -47,6 +47,8 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     /// A token past its expiry (`tandem-server tokens create --expires`).
     static let tokenExpired = APIError(
         .unauthorized, "token_expired", "the token has expired: ask the operator for a new one (tandem-server tokens create NAME)")
+    /// A JWT of the app's sign-in past its `exp`.
+    static let jwtExpired = APIError(.unauthorized, "token_expired", "the JWT has expired: sign in again")
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "not_found", message) }
     static func invalid(_ code: String, _ message: String) -> APIError { APIError(.unprocessableContent, code, message) }
     static func badRequest(_ code: String, _ message: String) -> APIError { APIError(.badRequest, code, message) }

@@ -36,7 +36,7 @@ struct Authenticator: RouterMiddleware {
             limitKey = token.id
         } else if let jwt, text.split(separator: ".", omittingEmptySubsequences: false).count == 3 {
             let identity = try await jwt.verify(text, now: now())
-            let user = try await user(named: identity.user)
+            let user = try await user(of: identity)
             context.user = user
             context.scope = TokenScope(expiresAt: identity.expiresAt)
             limitKey = "jwt:\(user.id)"
@@ -55,17 +55,23 @@ struct Authenticator: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// The user a JWT names, made on first use.
-    private func user(named name: String) async throws -> ServerUser {
-        if let user = try await storage.user(named: name) { return user }
+    /// The user a JWT's subject is bound to; on its first sign-in, a new user of the name its
+    /// user claim gives, bound to it. A name another user holds (made by the operator, or
+    /// bound to another subject) is never taken over: a name claim the account's owner can
+    /// edit must not reach someone else's data.
+    private func user(of identity: JWTVerifier.Identity) async throws -> ServerUser {
+        if let user = try await storage.user(subject: identity.subject) { return user }
+        let taken = APIError.unauthorized(
+            "the user name '\(identity.user)' belongs to another account on this server; the operator binds a pre-made user to a sign-in with tandem-server users add NAME --jwt-subject SUB"
+        )
+        if try await storage.user(named: identity.user) != nil { throw taken }
         do {
-            return try await storage.addUser(name: name, now: now())
+            return try await storage.addUser(name: identity.user, now: now(), subject: identity.subject)
         } catch let error as StorageError {
             guard case .conflict = error else { throw error }
-            // Made by a request of theirs in flight at the same time.
-            guard let user = try await storage.user(named: name) else {
-                throw APIError.unauthorized("the user '\(name)' cannot be made: \(error.description); the identity provider names users in one letter case")
-            }
+            // Made by a request of theirs in flight at the same time, or the name was taken
+            // (in another letter case) meanwhile.
+            guard let user = try await storage.user(subject: identity.subject) else { throw taken }
             return user
         }
     }

@@ -23,7 +23,10 @@ import TandemWire
 public actor JWTVerifier {
     /// Who a valid JWT names, and until when it is valid (milliseconds since 1970).
     public struct Identity: Sendable, Hashable {
+        /// The user name its user claim gives (for a subject not bound to a user yet).
         public var user: String
+        /// Its `sub`: the account at the identity provider, which a user is bound to.
+        public var subject: String
         public var expiresAt: Int64
     }
 
@@ -96,7 +99,8 @@ public actor JWTVerifier {
             // The signer is made for this algorithm only, whatever a token's header says.
             jwk.algorithm = JWK.Algorithm(rawValue: algorithm)
             do {
-                try await keys.add(jwk: jwk)
+                // No default key: a token is only ever checked with the key its kid names.
+                try await keys.add(jwk: jwk, isDefault: false)
                 algorithms[kid] = algorithm
             } catch {
                 logger.warning("a JWKS key that is not a valid public key was skipped", metadata: ["kid": "\(kid)", "error": "\(error)"])
@@ -113,6 +117,8 @@ public actor JWTVerifier {
     /// Reads the JWKS again when it is older than `interval` (or never read); a failure
     /// keeps the keys held.
     private func refresh(olderThan interval: Duration) async throws {
+        // A read in flight (a rotation another request noticed): its keys, not a refusal.
+        if let loading { _ = try? await loading.value }
         if let loadedAt, ContinuousClock.now - loadedAt < interval { return }
         do {
             try await load()
@@ -125,6 +131,13 @@ public actor JWTVerifier {
             }
             logger.warning("the JWKS cannot be read again; the keys read before stay in use", metadata: ["jwks": "\(source.location)", "error": "\(error)"])
         }
+    }
+
+    /// Seconds since 1970 as milliseconds, `nil` for what is not a time (NaN, ±∞, or past
+    /// year 9999: a JWT's numbers are the issuer's, and no value may trap).
+    static func milliseconds(_ seconds: Double) -> Int64? {
+        guard seconds.isFinite, seconds >= 0, seconds < 253_402_300_800 else { return nil }
+        return Int64((seconds * 1000).rounded(.down))
     }
 
     /// The identity a JWT names, if it is valid at `now` (milliseconds since 1970).
@@ -157,20 +170,26 @@ public actor JWTVerifier {
         } catch {
             throw refuse("the JWT's signature does not verify with the key '\(kid)'")
         }
-        guard let expires = claims.expires else { throw refuse("the JWT has no exp: this server accepts only JWTs that expire") }
-        let expiresAt = Int64(expires * 1000)
+        guard let expires = claims.expires.flatMap(Self.milliseconds) else {
+            throw refuse("the JWT has no exp (seconds since 1970): this server accepts only JWTs that expire")
+        }
+        let expiresAt = expires
         guard now < expiresAt else { throw refuse("the JWT has expired: sign in again", code: "token_expired") }
-        if let notBefore = claims.notBefore, Int64(notBefore * 1000) > now + settings.leewayMilliseconds {
-            throw refuse("the JWT is not valid yet (nbf is ahead of the server's clock)", code: "token_not_yet_valid")
+        if let notBefore = claims.notBefore {
+            guard let notBefore = Self.milliseconds(notBefore) else { throw refuse("the JWT's nbf is not a time (seconds since 1970)") }
+            guard notBefore <= now + settings.leewayMilliseconds else {
+                throw refuse("the JWT is not valid yet (nbf is ahead of the server's clock)", code: "token_not_yet_valid")
+            }
         }
         guard claims.issuer == settings.issuer else { throw refuse("the JWT's issuer \(claims.issuer ?? "(none)") is not the one this server accepts") }
         guard claims.audience.contains(settings.audience) else { throw refuse("the JWT's audience does not include the one this server accepts") }
+        guard let subject = claims.texts["sub"], !subject.isEmpty else { throw refuse("the JWT has no sub: the identity provider names its account") }
         guard let user = claims.texts[settings.userClaim] else { throw refuse("the JWT has no '\(settings.userClaim)' claim to name its user") }
         guard DatasetReference.isName(user) else {
             throw refuse(
                 "the JWT's '\(settings.userClaim)' claim is not a user name (1–128 letters, digits, '-', '_' or '.'); the operator picks another claim with --jwt-user-claim"
             )
         }
-        return Identity(user: user, expiresAt: expiresAt)
+        return Identity(user: user, subject: subject, expiresAt: expiresAt)
     }
 }

@@ -82,6 +82,15 @@ public final class LogSignals: Sendable {
         for continuation in woken { continuation.resume(returning: true) }
     }
 
+    /// Wakes every pull `user` has waiting (a token of theirs revoked, or the user removed:
+    /// each checks its access again).
+    public func notify(user: Int64) {
+        let woken = state.withLockedValue { state in
+            state.waiters.filter { $0.value.user == user }.keys.compactMap { state.signal($0) }
+        }
+        for continuation in woken { continuation.resume(returning: true) }
+    }
+
     /// Wakes every waiting pull (notifications may have been lost: each reads its log again).
     public func notifyAll() {
         let woken = state.withLockedValue { state in state.waiters.keys.compactMap { state.signal($0) } }

@@ -37,6 +37,8 @@ public actor MemoryServerStorage: ServerStorage {
 
     struct State {
         var users: [ServerUser] = []
+        /// JWT subject → the user bound to it.
+        var subjects: [String: Int64] = [:]
         /// User id → when they were added.
         var userCreated: [Int64: Int64] = [:]
         var tokens: [String: (user: Int64, hash: String, scope: TokenScope, created: Int64, revoked: Int64?)] = [:]
@@ -44,6 +46,8 @@ public actor MemoryServerStorage: ServerStorage {
         /// Each dataset's log, in position order.
         var logs: [Int64: [LogEntry]] = [:]
         var lost: [(dataset: Int64, uri: String, lost: LostValue, position: Int64?, at: Int64)] = []
+        /// Deleted datasets' ids by owner and name.
+        var deleted: [Int64: [String: [Int64]]] = [:]
         /// Dataset → member → role.
         var members: [Int64: [Int64: DatasetRole]] = [:]
         /// The next user or dataset id.
@@ -54,16 +58,22 @@ public actor MemoryServerStorage: ServerStorage {
 
     public init() {}
 
-    public func addUser(name: String, now: Int64) throws -> ServerUser {
+    public func addUser(name: String, now: Int64, subject: String?) throws -> ServerUser {
         // Unique whatever their case: "Ann" is never a second "ann".
         if let existing = state.users.first(where: { $0.name.lowercased() == name.lowercased() }) {
             throw StorageError.conflict(existing.name == name ? "user '\(name)' exists" : "user '\(existing.name)' exists (user names are unique whatever their case)")
         }
+        if let subject, state.subjects[subject] != nil { throw StorageError.conflict("the sign-in subject '\(subject)' is bound to another user") }
         let user = ServerUser(id: state.nextID, name: name)
         state.nextID += 1
         state.users.append(user)
         state.userCreated[user.id] = now
+        if let subject { state.subjects[subject] = user.id }
         return user
+    }
+
+    public func user(subject: String) -> ServerUser? {
+        state.subjects[subject].flatMap { id in state.users.first { $0.id == id } }
     }
 
     public func users() -> [UserSummary] {
@@ -83,6 +93,7 @@ public actor MemoryServerStorage: ServerStorage {
             throw StorageError.conflict("user '\(user.name)' owns datasets (\(owned.joined(separator: ", "))); delete them first")
         }
         state.users.removeAll { $0.id == id }
+        state.subjects = state.subjects.filter { $0.value != id }
         state.userCreated[id] = nil
         state.tokens = state.tokens.filter { $0.value.user != id }
         for dataset in state.members.keys { state.members[dataset]?[id] = nil }
@@ -162,7 +173,8 @@ public actor MemoryServerStorage: ServerStorage {
     }
 
     public func deleteDataset(id: Int64) -> Bool {
-        guard state.datasets.removeValue(forKey: id) != nil else { return false }
+        guard let dataset = state.datasets.removeValue(forKey: id) else { return false }
+        state.deleted[dataset.owner, default: [:]][dataset.info.name, default: []].append(id)
         // Memory has no long transactions: the data goes at once.
         state.logs[id] = nil
         state.members[id] = nil
@@ -171,6 +183,8 @@ public actor MemoryServerStorage: ServerStorage {
     }
 
     public func purgeDeletedDatasets(limit: Int) -> Int { 0 }
+
+    public func deletedDatasetIDs(owner: Int64, name: String) -> [Int64] { state.deleted[owner]?[name] ?? [] }
 
     public func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) {
         state.members[dataset, default: [:]][user] = role

@@ -14,10 +14,11 @@ extension Routes {
     /// `PUT /v1/datasets/{dataset}/members/{user}` with `{"role": "reader"|"writer"|"admin"}`.
     func setMember(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let dataset = try await dataset(context, needs: .admin)
-        let member = try await memberUser(context, of: dataset)
+        // The body first: a bad one is refused the same whether the user exists or not.
         guard let body = try? JSONDecoder().decode(MemberRole.self, from: try await self.body(request)) else {
             throw APIError.badRequest("invalid_json", "the body is {\"role\": \"reader\"}, {\"role\": \"writer\"} or {\"role\": \"admin\"}")
         }
+        let member = try await memberUser(context, of: dataset)
         let existed = try await storage.role(dataset: dataset.id, user: member.id) != nil
         try await storage.setMember(dataset: dataset.id, user: member.id, role: body.role, now: dependencies.now())
         return try Self.json(DatasetMember(user: member.name, role: body.role), status: existed ? .ok : .created)

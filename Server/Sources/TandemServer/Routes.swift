@@ -175,10 +175,15 @@ struct Routes: Sendable {
         guard try await storage.deleteDataset(id: dataset.id) else { throw APIError.notFound("no dataset '\(dataset.reference)'") }
         storage.logSignals.notify(dataset: dataset.id)
         let storage = self.storage
+        let logger = context.logger
         // Each step one short transaction; what a failure or a shutdown leaves, the
         // maintenance service purges.
         Task {
-            while let purged = try? await storage.purgeDeletedDatasets(limit: MaintenanceService.purgeStep), purged > 0 { await Task.yield() }
+            do {
+                while try await storage.purgeDeletedDatasets(limit: MaintenanceService.purgeStep) > 0 { await Task.yield() }
+            } catch {
+                logger.warning("purging a deleted dataset stopped; the maintenance service goes on with it", metadata: ["error": "\(error)"])
+            }
         }
         return Response(status: .noContent)
     }
@@ -363,8 +368,11 @@ struct Routes: Sendable {
             if let token = context.tokenID, try await storage.token(id: token) == nil {
                 throw APIError.unauthorized("unknown or revoked token")
             }
-            if context.scope.hasExpired(at: dependencies.now()) { throw APIError.tokenExpired }
-            _ = try await self.dataset(context, needs: .reader)
+            if context.scope.hasExpired(at: dependencies.now()) { throw context.tokenID == nil ? APIError.jwtExpired : APIError.tokenExpired }
+            // Deleted (and perhaps made again) while it waited: answered at once.
+            guard try await self.dataset(context, needs: .reader).id == dataset else {
+                throw APIError.notFound("the dataset was deleted while the pull waited")
+            }
             guard woken else { return page }
         }
     }
@@ -380,11 +388,19 @@ struct Routes: Sendable {
                 throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
             }
             guard decoded.scope.tag == scope.tag else {
-                // A dataset deleted and made again since the client's last pull is another
-                // dataset: the client starts again, as after a restore.
+                // A cursor of a dataset of this name and owner that was deleted (and made
+                // again since): the client starts again, as after a restore. Any other
+                // dataset's cursor stops the sync: the store is another dataset's replica.
+                let deleted = try await storage.deletedDatasetIDs(owner: dataset.owner.id, name: dataset.name)
+                if deleted.contains(where: { storage.cursorScope(of: $0).tag == decoded.scope.tag }) {
+                    throw APIError(
+                        .conflict, "cursor_dataset_deleted",
+                        "the cursor is of the dataset '\(dataset.reference)' that was deleted and made again since: resync from the start, pushing the store's records into the new one (tandem sync does this by itself)"
+                    )
+                }
                 throw APIError(
                     .conflict, "cursor_other_dataset",
-                    "the cursor belongs to another dataset (this one was deleted and made again since, or the cursor is another's): resync from the start, pushing the store's records again (tandem sync does this by itself), or pass nothing to start"
+                    "the cursor belongs to another dataset: the store synced another dataset than '\(dataset.reference)' (another owner's, or on another server); sync it with that one, or start from a new store"
                 )
             }
             // Positions after a restored head are written again with other changes: a client

@@ -24,6 +24,16 @@ extension SQLiteServerStorage {
         "merged_records", "link_members",
     ]
 
+    /// The last id each `AUTOINCREMENT` table gave (`users`, `datasets`): a copy starts its
+    /// own ids past them, so a removed user's or a deleted dataset's id is never made again.
+    public func idSequences() async throws -> [String: Int64] {
+        try await pool.read { db in
+            Dictionary(
+                try Row.fetchAll(db, sql: "SELECT name, seq FROM sqlite_sequence").map { (row: Row) in (row[0] as String, row[1] as Int64) },
+                uniquingKeysWith: max)
+        }
+    }
+
     /// Reads every table of ``exportedTables`` in one read transaction (one state of the
     /// data), `batchSize` rows at a time, each read when the consumer asks for the one before
     /// it: a large database is never held in memory.

@@ -19,7 +19,9 @@ public final class SQLiteServerStorage: ServerStorage {
     /// starts a new data directory). The layout: users (with their own quotas, `NULL` for the
     /// server's default), tokens (with their scope: dataset ids as `"3,7"`, read-only, expiry),
     /// datasets (with the bytes their logs hold; ids never reused, so a deleted dataset's
-    /// data, purged in steps through `deleted_datasets`, never reaches a new one), members,
+    /// data, purged in steps through `deleted_datasets`, never reaches a new one; its rows
+    /// stay, purged, with the bytes the dataset held, the id and name its stale cursors name),
+    /// members,
     /// schema versions;
     /// per dataset its records (each a ``RecordState`` in its binary form), its log (keyed by
     /// dataset and position, entries as pushed: see `WireChange.compacted()`), the values
@@ -162,9 +164,12 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    /// The bytes of changes the datasets hold: a sum that only grows (``HighWaterMark``).
+    /// The bytes of changes the datasets hold and held before they were deleted: a sum that
+    /// only grows (``HighWaterMark``).
     private static func storedBytes(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(stored_bytes), 0) FROM datasets") ?? 0
+        try Int64.fetchOne(
+            db, sql: "SELECT (SELECT COALESCE(SUM(stored_bytes), 0) FROM datasets) + (SELECT COALESCE(SUM(stored_bytes), 0) FROM deleted_datasets)")
+            ?? 0
     }
 
     /// The most pushes one transaction holds (each is still all or nothing on its own).
@@ -256,8 +261,9 @@ public final class SQLiteServerStorage: ServerStorage {
         }
         try db.execute(
             sql: """
-                CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL,
-                                   max_datasets INTEGER, max_schema_versions INTEGER, max_bytes INTEGER);
+                CREATE TABLE users(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL,
+                                   max_datasets INTEGER, max_schema_versions INTEGER, max_bytes INTEGER, jwt_subject TEXT);
+                CREATE UNIQUE INDEX users_jwt_subject ON users(jwt_subject);
                 CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
                                     created_at INTEGER NOT NULL, revoked_at INTEGER, datasets TEXT, read_only INTEGER NOT NULL DEFAULT 0,
                                     expires_at INTEGER);
@@ -268,7 +274,9 @@ public final class SQLiteServerStorage: ServerStorage {
                 CREATE TABLE dataset_members(dataset_id INTEGER NOT NULL REFERENCES datasets(id), user_id INTEGER NOT NULL REFERENCES users(id),
                                              role TEXT NOT NULL, added_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, user_id)) WITHOUT ROWID;
                 CREATE INDEX dataset_members_user ON dataset_members(user_id);
-                CREATE TABLE deleted_datasets(id INTEGER PRIMARY KEY, deleted_at INTEGER NOT NULL);
+                CREATE TABLE deleted_datasets(id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL, deleted_at INTEGER NOT NULL,
+                                              stored_bytes INTEGER NOT NULL, purged INTEGER NOT NULL DEFAULT 0);
+                CREATE INDEX deleted_datasets_name ON deleted_datasets(owner_id, name);
                 CREATE TABLE schema_versions(dataset_id INTEGER NOT NULL REFERENCES datasets(id), version INTEGER NOT NULL,
                                              schema TEXT NOT NULL, registered_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, version));
                 CREATE TABLE records(dataset_id INTEGER NOT NULL, uri TEXT NOT NULL, state BLOB NOT NULL, PRIMARY KEY(dataset_id, uri)) WITHOUT ROWID;
@@ -291,13 +299,16 @@ public final class SQLiteServerStorage: ServerStorage {
         try db.execute(sql: "INSERT INTO server_keys(name, key) VALUES ('cursor', ?)", arguments: [Data(Cursor.newKey())])
     }
 
-    public func addUser(name: String, now: Int64) async throws -> ServerUser {
+    public func addUser(name: String, now: Int64, subject: String?) async throws -> ServerUser {
         try await pool.write { db in
             // Unique whatever their case: "Ann" is never a second "ann".
             if let existing = try String.fetchOne(db, sql: "SELECT name FROM users WHERE name = ? COLLATE NOCASE", arguments: [name]) {
                 throw StorageError.conflict(existing == name ? "user '\(name)' exists" : "user '\(existing)' exists (user names are unique whatever their case)")
             }
-            try db.execute(sql: "INSERT INTO users(name, created_at) VALUES (?, ?)", arguments: [name, now])
+            if let subject, try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE jwt_subject = ?", arguments: [subject]) != nil {
+                throw StorageError.conflict("the sign-in subject '\(subject)' is bound to another user")
+            }
+            try db.execute(sql: "INSERT INTO users(name, created_at, jwt_subject) VALUES (?, ?, ?)", arguments: [name, now, subject])
             return ServerUser(id: db.lastInsertedRowID, name: name)
         }
     }
@@ -336,6 +347,12 @@ public final class SQLiteServerStorage: ServerStorage {
             try db.execute(sql: "DELETE FROM tokens WHERE user_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM dataset_members WHERE user_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
+        }
+    }
+
+    public func user(subject: String) async throws -> ServerUser? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Self.userColumns) FROM users u WHERE u.jwt_subject = ?", arguments: [subject]).map(Self.user)
         }
     }
 
@@ -466,14 +483,24 @@ public final class SQLiteServerStorage: ServerStorage {
     }
 
     public func deleteDataset(id: Int64) async throws -> Bool {
-        try await pool.write { db in
+        defer { markSoon() }
+        return try await pool.write { db in
             guard try Int64.fetchOne(db, sql: "SELECT id FROM datasets WHERE id = ?", arguments: [id]) != nil else { return false }
+            try db.execute(
+                sql: """
+                    INSERT INTO deleted_datasets(id, owner_id, name, deleted_at, stored_bytes)
+                    SELECT id, owner_id, name, ?, stored_bytes FROM datasets WHERE id = ?
+                    """, arguments: [Int64(Date().timeIntervalSince1970 * 1000), id])
             try db.execute(sql: "DELETE FROM dataset_members WHERE dataset_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM schema_versions WHERE dataset_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM datasets WHERE id = ?", arguments: [id])
-            try db.execute(
-                sql: "INSERT INTO deleted_datasets(id, deleted_at) VALUES (?, ?)", arguments: [id, Int64(Date().timeIntervalSince1970 * 1000)])
             return true
+        }
+    }
+
+    public func deletedDatasetIDs(owner: Int64, name: String) async throws -> [Int64] {
+        try await pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM deleted_datasets WHERE owner_id = ? AND name = ?", arguments: [owner, name])
         }
     }
 
@@ -486,7 +513,7 @@ public final class SQLiteServerStorage: ServerStorage {
 
     public func purgeDeletedDatasets(limit: Int) async throws -> Int {
         try await pool.write { db in
-            guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM deleted_datasets ORDER BY id LIMIT 1") else { return 0 }
+            guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM deleted_datasets WHERE purged = 0 ORDER BY id LIMIT 1") else { return 0 }
             var deleted = 0
             for (table, key) in Self.purgedTables where deleted < limit {
                 try db.execute(
@@ -495,7 +522,7 @@ public final class SQLiteServerStorage: ServerStorage {
                 deleted += db.changesCount
             }
             if deleted == 0 {
-                try db.execute(sql: "DELETE FROM deleted_datasets WHERE id = ?", arguments: [id])
+                try db.execute(sql: "UPDATE deleted_datasets SET purged = 1 WHERE id = ?", arguments: [id])
                 return 1
             }
             return deleted
@@ -571,12 +598,15 @@ public final class SQLiteServerStorage: ServerStorage {
         {
             return StoredPush(response: row[1], requestHash: row[0], replayed: true)
         }
+        // Deleted since the request was authorized (it waited for its body or its turn):
+        // nothing is written under a dead id.
+        guard let owner = try Int64.fetchOne(db.cachedStatement(sql: "SELECT owner_id FROM datasets WHERE id = ?"), arguments: [push.dataset]) else {
+            throw StorageError.notFound("the dataset was deleted")
+        }
         if let limit = push.job.byteLimit {
             let stored =
                 try Int64.fetchOne(
-                    db.cachedStatement(
-                        sql: "SELECT COALESCE(SUM(stored_bytes), 0) FROM datasets WHERE owner_id = (SELECT owner_id FROM datasets WHERE id = ?)"),
-                    arguments: [push.dataset]) ?? 0
+                    db.cachedStatement(sql: "SELECT COALESCE(SUM(stored_bytes), 0) FROM datasets WHERE owner_id = ?"), arguments: [owner]) ?? 0
             guard stored < limit else { throw StorageError.byteQuota(stored: stored, limit: limit) }
         }
         var store = SQLitePushStore(db: db, dataset: push.dataset)

@@ -51,7 +51,13 @@ public protocol ServerStorage: Sendable {
     /// cannot see, such as a PostgreSQL point-in-time recovery on its own timeline).
     func startNewEpoch() async throws -> UInt64
 
-    func addUser(name: String, now: Int64) async throws -> ServerUser
+    /// Adds a user; `subject`: the `sub` of the app's sign-in bound to them (a JWT of that
+    /// subject is this user, whatever its name claim says later). Refused
+    /// (``StorageError/conflict(_:)``) when the name, in any letter case, or the subject is
+    /// taken.
+    func addUser(name: String, now: Int64, subject: String?) async throws -> ServerUser
+    /// The user a JWT subject is bound to.
+    func user(subject: String) async throws -> ServerUser?
     func user(named name: String) async throws -> ServerUser?
     /// Every user, by name, with what they own and hold.
     func users() async throws -> [UserSummary]
@@ -91,6 +97,9 @@ public protocol ServerStorage: Sendable {
     /// Deletes at most about `limit` rows of deleted datasets' data, in one short
     /// transaction; returns how many (0: nothing is left).
     func purgeDeletedDatasets(limit: Int) async throws -> Int
+    /// The ids `owner`'s deleted datasets named `name` had (a stale cursor of one of them
+    /// is answered `cursor_dataset_deleted`, and its client resyncs).
+    func deletedDatasetIDs(owner: Int64, name: String) async throws -> [Int64]
 
     /// Makes `user` a member of `dataset` with `role`, or changes their role.
     func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws
@@ -154,6 +163,11 @@ public struct PulledPage: Sendable {
 }
 
 extension ServerStorage {
+    /// Adds a user no JWT is bound to (they sign in with API tokens).
+    public func addUser(name: String, now: Int64) async throws -> ServerUser {
+        try await addUser(name: name, now: now, subject: nil)
+    }
+
     /// What `dataset`'s cursors carry in the storage's epoch.
     public func cursorScope(of dataset: Int64) -> Cursor.Scope {
         Cursor.Scope(dataset: dataset, key: cursorKey, epoch: epoch)

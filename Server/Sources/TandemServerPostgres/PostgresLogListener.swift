@@ -26,7 +26,7 @@ import TandemServer
 final class PostgresLogListener: Sendable {
     /// The channel pushes announce on; the payload is `DATASET NODE`. Access changes announce
     /// on it too, so waiting pulls on every node look again at once: a member removed or a
-    /// dataset deleted as `DATASET -`, a token revoked or a user removed as `* -`.
+    /// dataset deleted as `DATASET -`, a token revoked or a user removed as `uUSER -`.
     static func channel(database: String, schema: String) -> String {
         "tandem_log_" + String(Insecure.MD5.hash(data: Data("\(database).\(schema)".utf8)).map { String(format: "%02x", $0) }.joined().prefix(32))
     }
@@ -58,9 +58,9 @@ final class PostgresLogListener: Sendable {
                                 for try await notification in notifications {
                                     let parts = notification.payload.split(separator: " ")
                                     guard parts.count == 2, parts[1] != node else { continue }
-                                    // `*`: a token revoked or a user removed, on any node.
-                                    if parts[0] == "*" {
-                                        signals.notifyAll()
+                                    // `uUSER`: a token of the user revoked or the user removed, on any node.
+                                    if parts[0].first == "u", let user = Int64(parts[0].dropFirst()) {
+                                        signals.notify(user: user)
                                     } else if let dataset = Int64(parts[0]) {
                                         signals.notify(dataset: dataset)
                                     }

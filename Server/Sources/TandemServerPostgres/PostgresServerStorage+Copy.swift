@@ -28,6 +28,7 @@ extension PostgresServerStorage {
     ///   ``StorageError/unavailable(_:)`` when PostgreSQL fails.
     public func copy(from source: SQLiteServerStorage) async throws -> CopyReport {
         let (marker, originEpoch) = try await source.copyOrigin()
+        let sequences = try await source.idSequences()
         let logger = self.logger
         let cursorKey = source.cursorKey
         let report = try await pool.withTransaction(operationDeadline: .seconds(24 * 3600)) { connection in
@@ -66,9 +67,11 @@ extension PostgresServerStorage {
             }
             try await connection.query(
                 "UPDATE datasets SET log_head = COALESCE((SELECT MAX(position) FROM log WHERE log.dataset_id = datasets.id), 0)", logger: logger)
-            // A deleted dataset's id is never made again (its data may still be purged).
+            // A removed user's or a deleted dataset's id is never made again: ids start past
+            // every id the source gave (its sequences, its deleted datasets).
             for (table, used) in [
-                ("users", "SELECT MAX(id) FROM users"), ("datasets", "SELECT MAX(id) FROM datasets UNION ALL SELECT MAX(id) FROM deleted_datasets"),
+                ("users", "SELECT MAX(id) FROM users UNION ALL SELECT \(sequences["users"] ?? 0)"),
+                ("datasets", "SELECT MAX(id) FROM datasets UNION ALL SELECT MAX(id) FROM deleted_datasets UNION ALL SELECT \(sequences["datasets"] ?? 0)"),
                 ("lost_values", "SELECT MAX(id) FROM lost_values"),
             ] {
                 try await connection.query(

@@ -103,9 +103,15 @@ extension PostgresServerStorage {
                 "ALTER TABLE tokens ADD COLUMN datasets TEXT COLLATE \"C\", ADD COLUMN read_only BOOLEAN NOT NULL DEFAULT false, ADD COLUMN expires_at BIGINT",
                 "CREATE INDEX tokens_user ON tokens(user_id)",
                 "CREATE UNIQUE INDEX users_name_folded ON users(lower(name))",
+                "ALTER TABLE users ADD COLUMN jwt_subject TEXT COLLATE \"C\"",
+                "CREATE UNIQUE INDEX users_jwt_subject ON users(jwt_subject)",
                 "CREATE INDEX dataset_members_user ON dataset_members(user_id)",
                 "CREATE INDEX lost_values_dataset ON lost_values(dataset_id)",
-                "CREATE TABLE deleted_datasets(id BIGINT PRIMARY KEY, deleted_at BIGINT NOT NULL)",
+                """
+                CREATE TABLE deleted_datasets(id BIGINT PRIMARY KEY, owner_id BIGINT NOT NULL, name TEXT COLLATE "C" NOT NULL, deleted_at BIGINT NOT NULL,
+                                              stored_bytes BIGINT NOT NULL, purged BOOLEAN NOT NULL DEFAULT false)
+                """,
+                "CREATE INDEX deleted_datasets_name ON deleted_datasets(owner_id, name)",
             ]),
     ]
 

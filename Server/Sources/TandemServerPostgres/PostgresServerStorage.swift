@@ -157,10 +157,12 @@ public final class PostgresServerStorage: ServerStorage {
 
     // MARK: Users and tokens
 
-    public func addUser(name: String, now: Int64) async throws -> ServerUser {
+    public func addUser(name: String, now: Int64, subject: String?) async throws -> ServerUser {
         // Unique whatever their case (users_name_folded): "Ann" is never a second "ann".
-        let rows = try await rows("INSERT INTO users(name, created_at) VALUES (\(name), \(now)) ON CONFLICT DO NOTHING RETURNING id")
-        guard let row = rows.first else { throw StorageError.conflict("user '\(name)' exists (user names are unique whatever their case)") }
+        let rows = try await rows("INSERT INTO users(name, created_at, jwt_subject) VALUES (\(name), \(now), \(subject)) ON CONFLICT DO NOTHING RETURNING id")
+        guard let row = rows.first else {
+            throw StorageError.conflict("user '\(name)' exists (user names are unique whatever their case), or the sign-in subject is bound to another user")
+        }
         return ServerUser(id: try row.decode(Int64.self), name: name)
     }
 
@@ -187,12 +189,6 @@ public final class PostgresServerStorage: ServerStorage {
         }
     }
 
-    /// Wakes the waiting pulls of `dataset` (every dataset's when `nil`) on every node: they
-    /// check their access again (``PostgresLogListener``).
-    private func announceAccessChange(dataset: Int64?) async throws {
-        _ = try await rows("SELECT pg_notify(\(channel), \(dataset.map(String.init) ?? "*") || ' -')")
-    }
-
     public func removeUser(id: Int64) async throws {
         try await transaction { [logger] connection in
             guard
@@ -211,8 +207,12 @@ public final class PostgresServerStorage: ServerStorage {
             try await connection.query("DELETE FROM tokens WHERE user_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM dataset_members WHERE user_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM users WHERE id = \(id)", logger: logger)
+            try await connection.query("SELECT pg_notify(\(self.channel), \("u\(id) -"))", logger: logger)
         }
-        try await announceAccessChange(dataset: nil)
+    }
+
+    public func user(subject: String) async throws -> ServerUser? {
+        try await rows("SELECT id, name, max_datasets, max_schema_versions, max_bytes FROM users WHERE jwt_subject = \(subject)").first.map(Self.user)
     }
 
     public func user(named name: String) async throws -> ServerUser? {
@@ -242,9 +242,13 @@ public final class PostgresServerStorage: ServerStorage {
 
     public func revokeToken(id: String) async throws -> Bool {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        guard try await !rows("UPDATE tokens SET revoked_at = \(now) WHERE id = \(id) AND revoked_at IS NULL RETURNING id").isEmpty else { return false }
-        try await announceAccessChange(dataset: nil)
-        return true
+        // One statement: revoked and announced together, or neither.
+        return try await !rows(
+            """
+            WITH revoked AS (UPDATE tokens SET revoked_at = \(now) WHERE id = \(id) AND revoked_at IS NULL RETURNING id, user_id)
+            SELECT id, pg_notify(\(channel), 'u' || user_id || ' -') FROM revoked
+            """
+        ).isEmpty
     }
 
     public func token(id: String) async throws -> StoredToken? {
@@ -349,21 +353,31 @@ public final class PostgresServerStorage: ServerStorage {
             guard try await !connection.query("SELECT id FROM datasets WHERE id = \(id) FOR UPDATE", logger: logger).collect().isEmpty else {
                 return false
             }
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try await connection.query(
+                """
+                INSERT INTO deleted_datasets(id, owner_id, name, deleted_at, stored_bytes)
+                SELECT id, owner_id, name, \(now), stored_bytes FROM datasets WHERE id = \(id)
+                """, logger: logger)
             try await connection.query("DELETE FROM dataset_members WHERE dataset_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM schema_versions WHERE dataset_id = \(id)", logger: logger)
             try await connection.query("DELETE FROM datasets WHERE id = \(id)", logger: logger)
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
-            try await connection.query("INSERT INTO deleted_datasets(id, deleted_at) VALUES (\(id), \(now))", logger: logger)
             try await connection.query("SELECT pg_notify(\(self.channel), \(String(id)) || ' -')", logger: logger)
             return true
         }
     }
 
+    public func deletedDatasetIDs(owner: Int64, name: String) async throws -> [Int64] {
+        try await rows("SELECT id FROM deleted_datasets WHERE owner_id = \(owner) AND name = \(name)").map { try $0.decode(Int64.self) }
+    }
+
     public func purgeDeletedDatasets(limit: Int) async throws -> Int {
         try await transaction { [logger] connection in
             guard
-                let id = try await connection.query("SELECT id FROM deleted_datasets ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED", logger: logger)
-                    .collect().first?.decode(Int64.self)
+                let id = try await connection.query(
+                    "SELECT id FROM deleted_datasets WHERE NOT purged ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED", logger: logger
+                )
+                .collect().first?.decode(Int64.self)
             else { return 0 }
             var deleted = 0
             for table in ["log", "records", "lost_values", "idempotency", "unique_values", "merged_records", "link_members"] where deleted < limit {
@@ -382,7 +396,7 @@ public final class PostgresServerStorage: ServerStorage {
                 deleted += removed
             }
             if deleted == 0 {
-                try await connection.query("DELETE FROM deleted_datasets WHERE id = \(id)", logger: logger)
+                try await connection.query("UPDATE deleted_datasets SET purged = true WHERE id = \(id)", logger: logger)
                 return 1
             }
             return deleted
@@ -398,11 +412,13 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     public func removeMember(dataset: Int64, user: Int64) async throws -> Bool {
-        guard try await !rows("DELETE FROM dataset_members WHERE dataset_id = \(dataset) AND user_id = \(user) RETURNING user_id").isEmpty else {
-            return false
-        }
-        try await announceAccessChange(dataset: dataset)
-        return true
+        // One statement: removed and announced together, or neither.
+        try await !rows(
+            """
+            WITH removed AS (DELETE FROM dataset_members WHERE dataset_id = \(dataset) AND user_id = \(user) RETURNING user_id)
+            SELECT user_id, pg_notify(\(channel), \(String(dataset)) || ' -') FROM removed
+            """
+        ).isEmpty
     }
 
     public func members(dataset: Int64) async throws -> [DatasetMember] {
@@ -491,7 +507,7 @@ public final class PostgresServerStorage: ServerStorage {
                 (head, stored) = (at, bytes)
                 if let hash, let response { answered[key] = StoredPush(response: Data(response.readableBytesView), requestHash: hash, replayed: true) }
             }
-            guard var head else { throw StorageError.notFound("no dataset with id \(dataset)") }
+            guard var head else { throw StorageError.notFound("the dataset was deleted") }
             var stores: [PostgresPushStore] = []
             var answers: [PostgresPushStore.Answer] = []
             // Several pushes: their records are written once, by the last statement.

@@ -265,6 +265,8 @@ struct Users: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user.")
         @OptionGroup var data: DataOptions
         @Argument(help: "The user name.") var name: String
+        @Option(help: "Bind the user to this subject (sub) of the app's sign-in: a JWT of it is this user (serve --jwks).")
+        var jwtSubject: String?
 
         func run() async throws {
             // A user name is part of a shared dataset's name (OWNER/NAME, OWNER~NAME in URLs).
@@ -272,7 +274,8 @@ struct Users: AsyncParsableCommand {
                 throw ValidationError("user names are 1–128 letters, digits, '-', '_' or '.', and not '.' or '..'")
             }
             do {
-                let user = try await data.storage(creating: true).addUser(name: name, now: Int64(Date().timeIntervalSince1970 * 1000))
+                let user = try await data.storage(creating: true).addUser(
+                    name: name, now: Int64(Date().timeIntervalSince1970 * 1000), subject: jwtSubject.flatMap { $0.isEmpty ? nil : $0 })
                 print("user \(user.name) added")
             } catch let error as StorageError {
                 throw ValidationError(error.description)
@@ -312,7 +315,13 @@ struct Tokens: AsyncParsableCommand {
                 ids.append(id)
             }
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let scope = TokenScope(datasets: datasets.isEmpty ? nil : ids, readOnly: readOnly, expiresAt: expires.map { now + $0.milliseconds })
+            var expiresAt: Int64?
+            if let expires {
+                let (sum, overflow) = now.addingReportingOverflow(expires.milliseconds)
+                guard !overflow else { throw ValidationError("--expires is too far off; a token that never expires is made without it") }
+                expiresAt = sum
+            }
+            let scope = TokenScope(datasets: datasets.isEmpty ? nil : ids, readOnly: readOnly, expiresAt: expiresAt)
             print(try await TokenIssuer.issue(for: user, in: storage, scope: scope, now: now))
         }
     }

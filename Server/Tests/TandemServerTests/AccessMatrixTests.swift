@@ -111,7 +111,7 @@ struct AccessMatrixTests {
         let ann = try #require(try await storage.user(named: "ann"))
         let todos = try #require(try await storage.datasetID(owner: ann.id, name: "todos"))
         let other = try #require(try await storage.datasetID(owner: ann.id, name: "other"))
-        try await storage.setMember(dataset: todos, user: try await storage.addUser(name: "hank", now: 0).id, role: .writer, now: 0)
+        try await storage.setMember(dataset: todos, user: try await storage.addUser(name: "hank", now: 0, subject: "hank").id, role: .writer, now: 0)
         tokens[.signedIn] = try keys.token(JWTTestKeys.claims(sub: "hank", now: now), alg: "ES256", kid: "ec-1", signer: .ec)
         tokens[.signedInExpired] = try keys.token(
             JWTTestKeys.claims(sub: "hank", now: now, ["exp": now / 1000]), alg: "RS256", kid: "rsa-1", signer: .rsa)

@@ -87,8 +87,13 @@ struct JWTTests {
             ("malformed", "a.b.c", "unauthorized", "malformed JWT"),
             (
                 "a user of another letter case", try keys.token(JWTTestKeys.claims(sub: "ANN", now: now), alg: "ES256", kid: "ec-1", signer: .ec),
-                "unauthorized", "unique whatever their case"
+                "unauthorized", "belongs to another account"
             ),
+            (
+                "an exp no clock reaches", try keys.token(JWTTestKeys.claims(now: now, ["exp": 1e300]), alg: "ES256", kid: "ec-1", signer: .ec),
+                "unauthorized", "no exp"
+            ),
+            ("no sub", try keys.token(JWTTestKeys.claims(now: now, ["sub": NSNull()]), alg: "ES256", kid: "ec-1", signer: .ec), "unauthorized", "no sub"),
         ]
         try await harness.run { client in
             for (name, token, code, says) in cases {
@@ -155,6 +160,34 @@ struct JWTTests {
             let push = try await client.push("ann~todos", token: token, key: "c", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 1)]))
             #expect(push.errorCode == "role_too_low")
         }
+    }
+
+    /// A name claim the account's owner can edit (`preferred_username`) never reaches
+    /// another user's data: a user is bound to the subject that made them.
+    @Test func aJWTNeverTakesOverAnotherUsersName() async throws {
+        let keys = try JWTTestKeys()
+        let harness = try await Self.harness(keys: keys, source: MemoryJWKSSource(try keys.jwks()), userClaim: "preferred_username")
+        func jwt(sub: String, name: String) throws -> String {
+            try keys.token(JWTTestKeys.claims(sub: sub, now: Self.now, ["preferred_username": name]), alg: "ES256", kid: "ec-1", signer: .ec)
+        }
+        let mallory = try jwt(sub: "acct-666", name: "ann")
+        let carol = try jwt(sub: "acct-1", name: "carol")
+        let renamed = try jwt(sub: "acct-1", name: "carolyn")
+        let thief = try jwt(sub: "acct-2", name: "carol")
+        let linked = try jwt(sub: "acct-9", name: "whatever")
+        _ = try await harness.storage.addUser(name: "dave", now: 0, subject: "acct-9")
+        try await harness.run { client in
+            try await client.setUp("todos", token: harness.ann)
+            let takeover = try await client.send(.get, "/v1/datasets/todos/pull", token: mallory)
+            #expect(takeover.status == .unauthorized && (try? takeover.decode(WireErrorBody.self))?.error.message.contains("another account") == true)
+            #expect(try await client.send(.put, "/v1/datasets/notes", token: carol).status == .created)
+            #expect(try await client.send(.put, "/v1/datasets/notes", token: renamed).status == .ok, "the same account, whatever its name claim now")
+            #expect(try await client.send(.get, "/v1/datasets/notes/pull", token: thief).status == .unauthorized, "another account naming itself carol")
+            #expect(try await client.send(.put, "/v1/datasets/dave-notes", token: linked).status == .created)
+        }
+        let dave = try #require(try await harness.storage.user(named: "dave"))
+        #expect(try await harness.storage.datasets(owner: dave.id).map(\.name) == ["dave-notes"], "the operator's binding")
+        #expect(try await harness.storage.users().map(\.user.name) == ["ann", "bob", "carol", "dave"])
     }
 
     @Test func aJWTFromAFileAndAnAPITokenWorkSideBySide() async throws {

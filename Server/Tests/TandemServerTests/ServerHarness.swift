@@ -168,7 +168,8 @@ extension ForwardingStorage {
     var epoch: UInt64 { base.epoch }
     var logSignals: LogSignals { base.logSignals }
     func startNewEpoch() async throws -> UInt64 { try await base.startNewEpoch() }
-    func addUser(name: String, now: Int64) async throws -> ServerUser { try await base.addUser(name: name, now: now) }
+    func addUser(name: String, now: Int64, subject: String?) async throws -> ServerUser { try await base.addUser(name: name, now: now, subject: subject) }
+    func user(subject: String) async throws -> ServerUser? { await base.user(subject: subject) }
     func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
     func users() async throws -> [UserSummary] { await base.users() }
     func removeUser(id: Int64) async throws { try await base.removeUser(id: id) }
@@ -188,6 +189,7 @@ extension ForwardingStorage {
     func datasets(reachableBy user: Int64) async throws -> [ReachableDataset] { await base.datasets(reachableBy: user) }
     func deleteDataset(id: Int64) async throws -> Bool { await base.deleteDataset(id: id) }
     func purgeDeletedDatasets(limit: Int) async throws -> Int { await base.purgeDeletedDatasets(limit: limit) }
+    func deletedDatasetIDs(owner: Int64, name: String) async throws -> [Int64] { await base.deletedDatasetIDs(owner: owner, name: name) }
     func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws {
         await base.setMember(dataset: dataset, user: user, role: role, now: now)
     }

@@ -386,7 +386,9 @@ struct TenantFairnessTests {
         let limiter = WorkLimiter(width: 1)
         let state = NIOLockedValueBox((started: false, released: false, otherRan: false))
         @Sendable func wait(for condition: @Sendable () -> Bool) {
-            let deadline = ContinuousClock.now + .seconds(10)
+            // Long: on a loaded machine the test's own task may wait seconds for a thread
+            // (this work blocks one), and the work must not end before the test looks.
+            let deadline = ContinuousClock.now + .seconds(120)
             while !condition(), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
         }
         let first = Task {

@@ -95,6 +95,7 @@ struct TokensAndUsersTests {
             #expect(try await storage.storedBytes(owner: ann.id) > 0)
 
             let page = try await client.pull("ann~todos", token: harness.bob, limit: 100)
+            let ownersCursor = try await client.pull("todos", token: harness.ann, limit: 100).nextCursor
             async let waiting = client.send(.get, "/v1/datasets/ann~todos/pull?after=\(page.nextCursor)&wait=20", token: harness.bob)
             try await LivePullTests.waitUntil(storage.logSignals, holds: 1)
             let byAdmin = try await client.send(.delete, "/v1/datasets/ann~todos", token: harness.bob)
@@ -114,7 +115,7 @@ struct TokensAndUsersTests {
             if let sqlite = storage as? SQLiteServerStorage {
                 let left = try await sqlite.pool.read { db in
                     try SQLiteServerStorage.purgedTables.map { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \($0.table)") ?? 0 }.reduce(0, +)
-                        + (Int.fetchOne(db, sql: "SELECT COUNT(*) FROM deleted_datasets") ?? 0)
+                        + (Int.fetchOne(db, sql: "SELECT COUNT(*) FROM deleted_datasets WHERE purged = 0") ?? 0)
                 }
                 #expect(left == 0, "every row of the deleted dataset is purged")
             }
@@ -122,8 +123,59 @@ struct TokensAndUsersTests {
             // A new dataset of the name starts empty, with no members.
             try await client.setUp("todos", token: harness.ann)
             #expect(try await client.pullAll("todos", token: harness.ann, limit: 100).isEmpty)
+            // A cursor of the deleted dataset says so (its client resyncs into the new one);
+            // a cursor of any other dataset stops the sync.
+            let stale = try await client.send(.get, "/v1/datasets/todos/pull?after=\(ownersCursor)", token: harness.ann)
+            #expect(stale.status == .conflict && stale.errorCode == "cursor_dataset_deleted", "\(String(decoding: stale.body, as: UTF8.self))")
+            try await client.setUp("todos", token: harness.bob)
+            _ = try await client.push("todos", token: harness.bob, key: "b", PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 7)]))
+            let bobs = try await client.pull("todos", token: harness.bob, limit: 10).nextCursor
+            let other = try await client.send(.get, "/v1/datasets/todos/pull?after=\(bobs)", token: harness.ann)
+            #expect(other.status == .conflict && other.errorCode == "cursor_other_dataset")
             #expect(try await client.send(.get, "/v1/datasets/ann~todos/pull", token: harness.bob).errorCode == "not_shared")
         }
+    }
+
+    @Test(arguments: StorageKind.allCases)
+    func aPushThatReachesTheStorageAfterItsDatasetWasDeletedWritesNothing(kind: StorageKind) async throws {
+        let storage = try await kind.make()
+        let ann = try await storage.addUser(name: "ann", now: 0)
+        _ = try await storage.createDataset(owner: ann.id, name: "todos", now: 0, limit: 10)
+        let id = try #require(try await storage.datasetID(owner: ann.id, name: "todos"))
+        #expect(try await storage.deleteDataset(id: id))
+        // Authorized before the delete, queued after it (it waited for its body or its turn).
+        await #expect(throws: StorageError.self) {
+            try await storage.push(dataset: id, key: "k", requestHash: "h", now: 0, changes: 1, job: PushJob { _ in Data("{}".utf8) })
+        }
+        #expect(try await storage.deletedDatasetIDs(owner: ann.id, name: "todos") == [id])
+        // A new dataset of the name never takes the old id.
+        _ = try await storage.createDataset(owner: ann.id, name: "todos", now: 0, limit: 10)
+        #expect(try await storage.datasetID(owner: ann.id, name: "todos") != id)
+    }
+
+    /// Deleting a dataset shrinks what the datasets hold: the SQLite storage must not take
+    /// that for a restore from an older copy (which would start a new epoch and make every
+    /// client resync).
+    @Test func aDeletionIsNotMistakenForARestore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-delete-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appending(path: "tandem.sqlite").path(percentEncoded: false)
+        var storage: SQLiteServerStorage? = try SQLiteServerStorage(path: path)
+        let token = try await TokenIssuer.issue(for: try await storage!.addUser(name: "ann", now: 0), in: storage!)
+        let harness = ServerHarness(
+            storage: storage!, dependencies: ServerDependencies(storage: storage!, now: { 1_800_000_000_000 }), ann: token, bob: token)
+        try await harness.run { client in
+            try await client.setUp("todos", token: token)
+            let changes = (1...20).map { ServerHarness.insert("todos", $0) }
+            #expect(try await client.push("todos", token: token, key: "k", PushRequest(schemaVersion: 1, changes: changes)).status == .ok)
+        }
+        let epoch = storage!.epoch
+        await storage!.refreshMark()
+        let ann = try #require(try await storage!.user(named: "ann"))
+        #expect(try await storage!.deleteDataset(id: try #require(try await storage!.datasetID(owner: ann.id, name: "todos"))))
+        storage = nil
+        let reopened = try SQLiteServerStorage(path: path)
+        #expect(reopened.epoch == epoch, "the same history: no client resyncs")
     }
 
     @Test func purgingGoesInStepsOfTheLimit() async throws {
