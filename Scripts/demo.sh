@@ -72,6 +72,22 @@ kill -TERM $daemons; wait $daemons 2>/dev/null || true
 daemons=""
 
 echo
+echo "-- sharing: alice shares the dataset with bob as a reader; his replica gets everything, his edit waits"
+"$server" users add bob --data-dir "$work/server" >/dev/null
+"$server" tokens create bob --dataset alice/demo --expires 1h --data-dir "$work/server" > "$work/bob.token"
+"$server" datasets share alice/demo --with bob --role reader --data-dir "$work/server"
+$tandem init --store "$work/bob.store" --schema "$work/schema.json" --dataset demo
+$tandem sync --store "$work/bob.store" --dataset alice/demo --token-file "$work/bob.token"
+check_converged laptop bob > "$work/bob-converged.txt"
+echo "bob's replica holds alice's records"
+put bob '{"code":"T-9","title":"Bob suggests","people.name":"Bob","people.age":40,"priority":0}' >/dev/null
+if $tandem sync --store "$work/bob.store" --dataset alice/demo --token-file "$work/bob.token"; then
+    echo "demo: a reader's push was expected to be refused" >&2
+    exit 1
+fi
+echo "refused as expected: bob's edit waits in his quarantine (tandem quarantine list), nothing lost, and his pulls go on"
+
+echo
 echo "== Schema check: release 2 of the models against release 1 =="
 echo "released schema: schema.json ($(wc -c < "$work/schema.json") bytes)"
 status=0

@@ -168,7 +168,14 @@ public actor SyncEngine {
         // stamps ahead of the server's clock: stamped again with the server's time and
         // pushed again (a second refusal means the repair did not help: thrown).
         let version = summary.schemaVersion
-        pushed.add(try await repairingClock { try await self.retryQuarantined(schemaVersion: version) })
+        // In rounds of ``quarantineRetryLimit``: while a whole round is taken (a reader made a
+        // writer, say), the next round goes too, so one sync drains what the server now takes;
+        // a round it still refuses ends the retries for this sync.
+        for _ in 0..<1_000 {
+            let round = try await repairingClock { try await self.retryQuarantined(schemaVersion: version) }
+            pushed.add(round)
+            guard round.pushed >= Self.quarantineRetryLimit, round.quarantined == 0 else { break }
+        }
         pushed.add(try await repairingClock { try await self.push(schemaVersion: version) })
         let beforePull = try historyToken()
         var after = try await pullResyncing(schemaVersion: version, &summary, &pushed)
@@ -325,9 +332,8 @@ public actor SyncEngine {
                 serverCode: detail?.code)
         }
         if let code = detail?.code, code == "not_shared" || code == "role_too_low" {
-            return SyncError(
-                .unauthorized, what + ". The dataset's owner or an admin gives access (tandem-server datasets share, or PUT …/members)", status: response.status,
-                serverCode: code)
+            // The server's message says who gives access.
+            return SyncError(.unauthorized, what, status: response.status, serverCode: code)
         }
         switch detail?.code {
         case "token_expired":

@@ -42,7 +42,12 @@ public struct FileJWKSSource: JWKSSource {
     public var path: String
     public var location: String { path }
     public init(path: String) { self.path = path }
-    public func fetch() async throws -> Data { try Data(contentsOf: URL(filePath: path)) }
+    public func fetch() async throws -> Data {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw StorageError.unavailable("cannot read the JWKS file \(path) (missing, a directory, or not readable)")
+        }
+        return data
+    }
 }
 
 /// A JWKS document at a URL, fetched with URLSession (10 s timeout).
@@ -51,14 +56,44 @@ public struct URLJWKSSource: JWKSSource {
     public var location: String { url.absoluteString }
     public init(url: URL) { self.url = url }
 
+    /// A session of its own: 10 s for an answer to start, 15 s for the whole document.
+    private static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 10
+        configuration.timeoutIntervalForResource = 15
+        return URLSession(configuration: configuration)
+    }()
+
     public func fetch() async throws -> Data {
         var request = URLRequest(url: url, timeoutInterval: 10)
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await Self.session.data(for: request)
+        } catch let error as URLError {
+            throw StorageError.unavailable("cannot fetch the JWKS at \(url.absoluteString): \(Self.describe(error))")
+        }
         guard let status = (response as? HTTPURLResponse)?.statusCode, status == 200 else {
             throw StorageError.unavailable("GET \(url.absoluteString) answered \((response as? HTTPURLResponse)?.statusCode ?? 0)")
         }
         return data
+    }
+}
+
+extension URLJWKSSource {
+    /// What went wrong, in words (URLError's own description is often "(null)" on Linux).
+    static func describe(_ error: URLError) -> String {
+        switch error.code {
+        case .timedOut: "no answer in time"
+        case .cannotConnectToHost: "the connection was refused"
+        case .cannotFindHost, .dnsLookupFailed: "the host name does not resolve"
+        case .notConnectedToInternet, .networkConnectionLost: "the network is down"
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid,
+            .secureConnectionFailed:
+            "the TLS connection failed (certificate or handshake)"
+        default: "network error \(error.code.rawValue)"
+        }
     }
 }
 

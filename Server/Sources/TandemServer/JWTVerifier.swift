@@ -79,6 +79,16 @@ public actor JWTVerifier {
                 logger.warning("a JWKS key without kid was skipped", metadata: ["jwks": "\(source.location)"])
                 continue
             }
+            // A key published for encryption (or for operations that do not include
+            // verifying) is not a signing key.
+            if let use = object["use"] as? String, use != "sig" {
+                logger.warning("a JWKS key not for signatures (use) was skipped", metadata: ["kid": "\(kid)", "use": "\(use)"])
+                continue
+            }
+            if let operations = object["key_ops"] as? [String], !operations.contains("verify") {
+                logger.warning("a JWKS key not for verifying (key_ops) was skipped", metadata: ["kid": "\(kid)"])
+                continue
+            }
             let algorithm: String
             switch (jwk.keyType, jwk.curve) {
             case (.rsa, _): algorithm = "RS256"
@@ -157,6 +167,9 @@ public actor JWTVerifier {
         guard let algorithm = header.alg, JWTSettings.acceptedAlgorithms.contains(algorithm) else {
             throw refuse("the JWT's algorithm \(header.alg ?? "(none)") is not accepted; this server accepts \(accepted)")
         }
+        // RFC 7515 §4.1.11: an extension the server does not understand is refused, and it
+        // understands none.
+        guard header.fields["crit"] == nil else { throw refuse("the JWT's header lists critical extensions (crit); this server accepts none") }
         guard let kid = header.kid, !kid.isEmpty else { throw refuse("the JWT names no key (kid); sign it with a key of the identity provider's JWKS") }
         try await refresh(olderThan: settings.refreshInterval)
         if algorithms[kid] == nil {

@@ -76,13 +76,13 @@ public actor MemoryServerStorage: ServerStorage {
         state.subjects[subject].flatMap { id in state.users.first { $0.id == id } }
     }
 
-    public func users() -> [UserSummary] {
+    public func users(now: Int64) -> [UserSummary] {
         state.users.sorted { $0.name < $1.name }.map { user in
             UserSummary(
                 user: user, createdAt: state.userCreated[user.id] ?? 0,
                 datasets: state.datasets.values.count { $0.owner == user.id },
                 memberships: state.members.values.count { $0[user.id] != nil },
-                tokens: state.tokens.values.count { $0.user == user.id && $0.revoked == nil })
+                tokens: state.tokens.values.count { $0.user == user.id && $0.revoked == nil && !$0.scope.hasExpired(at: now) })
         }
     }
 

@@ -15,7 +15,9 @@ extension Routes {
     func setMember(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let dataset = try await dataset(context, needs: .admin)
         // The body first: a bad one is refused the same whether the user exists or not.
-        guard let body = try? JSONDecoder().decode(MemberRole.self, from: try await self.body(request)) else {
+        // The body rules of every request (413, 415, gzip), then its shape.
+        let data = try await self.body(request)
+        guard let body = try? JSONDecoder().decode(MemberRole.self, from: data) else {
             throw APIError.badRequest("invalid_json", "the body is {\"role\": \"reader\"}, {\"role\": \"writer\"} or {\"role\": \"admin\"}")
         }
         let member = try await memberUser(context, of: dataset)

@@ -320,7 +320,7 @@ public final class SQLiteServerStorage: ServerStorage {
         ServerUser(id: row[0], name: row[1], quota: UserQuota(datasets: row[2], schemaVersions: row[3], bytes: row[4]))
     }
 
-    public func users() async throws -> [UserSummary] {
+    public func users(now: Int64) async throws -> [UserSummary] {
         try await pool.read { db in
             try Row.fetchAll(
                 db,
@@ -328,9 +328,9 @@ public final class SQLiteServerStorage: ServerStorage {
                     SELECT \(Self.userColumns), u.created_at,
                            (SELECT COUNT(*) FROM datasets d WHERE d.owner_id = u.id),
                            (SELECT COUNT(*) FROM dataset_members m WHERE m.user_id = u.id),
-                           (SELECT COUNT(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL)
+                           (SELECT COUNT(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ?))
                     FROM users u ORDER BY u.name
-                    """
+                    """, arguments: [now]
             ).map { UserSummary(user: Self.user($0), createdAt: $0[5], datasets: $0[6], memberships: $0[7], tokens: $0[8]) }
         }
     }

@@ -60,7 +60,8 @@ public protocol ServerStorage: Sendable {
     func user(subject: String) async throws -> ServerUser?
     func user(named name: String) async throws -> ServerUser?
     /// Every user, by name, with what they own and hold.
-    func users() async throws -> [UserSummary]
+    /// (Live tokens: neither revoked nor expired at `now`.)
+    func users(now: Int64) async throws -> [UserSummary]
     /// Removes the user with their tokens and memberships: refused
     /// (``StorageError/conflict(_:)``) while they own datasets (delete those first), and
     /// ``StorageError/notFound(_:)`` when there is no such user.

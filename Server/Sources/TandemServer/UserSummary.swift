@@ -1,7 +1,7 @@
 /// A user as `tandem-server users list` shows them.
 ///
 /// ```swift
-/// for summary in try await storage.users() { print(summary.user.name, summary.datasets) }
+/// for summary in try await storage.users(now: now) { print(summary.user.name, summary.datasets) }
 /// ```
 public struct UserSummary: Sendable, Hashable {
     public var user: ServerUser
@@ -10,7 +10,7 @@ public struct UserSummary: Sendable, Hashable {
     public var datasets: Int
     /// Datasets shared with the user.
     public var memberships: Int
-    /// The user's live (not revoked) tokens, expired ones included.
+    /// The user's live tokens (neither revoked nor expired).
     public var tokens: Int
 
     public init(user: ServerUser, createdAt: Int64, datasets: Int, memberships: Int, tokens: Int) {

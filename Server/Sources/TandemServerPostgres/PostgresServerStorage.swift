@@ -171,13 +171,13 @@ public final class PostgresServerStorage: ServerStorage {
         return ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes))
     }
 
-    public func users() async throws -> [UserSummary] {
+    public func users(now: Int64) async throws -> [UserSummary] {
         try await rows(
             """
             SELECT u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, u.created_at,
                    (SELECT COUNT(*) FROM datasets d WHERE d.owner_id = u.id),
                    (SELECT COUNT(*) FROM dataset_members m WHERE m.user_id = u.id),
-                   (SELECT COUNT(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL)
+                   (SELECT COUNT(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > \(now)))
             FROM users u ORDER BY u.name
             """
         ).map { row in

@@ -174,6 +174,7 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("--jwks needs --jwt-issuer ISS and --jwt-audience AUD: a JWT of another issuer or app is never accepted")
             }
             _ = try jwksSource()
+            guard !jwtUserClaim.isEmpty else { throw ValidationError("--jwt-user-claim names a claim of the JWT (sub by default); it cannot be empty") }
         }
     }
 
@@ -293,13 +294,13 @@ struct Tokens: AsyncParsableCommand {
             discussion: """
                 A token reaches every dataset its user reaches, unless limited:
                   tandem-server tokens create bob --dataset ann/todos --read-only --expires 30d
-                Durations: 90m, 12h, 30d, 2w. The user's role in each dataset still applies.
+                Durations: a number and s, m, h, d or w (45s, 90m, 12h, 30d, 2w). The user's role in each dataset still applies.
                 """)
         @OptionGroup var data: DataOptions
         @Argument(help: "The user name.") var name: String
         @Option(name: .customLong("dataset"), help: "Limit the token to this dataset, OWNER/NAME (repeatable).") var datasets: [String] = []
         @Flag(help: "Pulls only: pushes, schema registrations and member changes are refused.") var readOnly = false
-        @Option(help: "Expire after this long: 90m, 12h, 30d…") var expires: Lifetime?
+        @Option(help: "Expire after this long: a number and s, m, h, d or w (90m, 12h, 30d).") var expires: Lifetime?
 
         func run() async throws {
             let storage = try await data.storage()
@@ -312,7 +313,7 @@ struct Tokens: AsyncParsableCommand {
                 if owner.id != user.id, try await storage.role(dataset: id, user: user.id) == nil {
                     throw ValidationError("'\(name)' is not a member of \(reference): share it first (tandem-server datasets share \(reference) --with \(name) --role reader)")
                 }
-                ids.append(id)
+                if !ids.contains(id) { ids.append(id) }
             }
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             var expiresAt: Int64?

@@ -10,7 +10,7 @@ extension Users {
 
         func run() async throws {
             print(["USER", "CREATED", "DATASETS", "SHARED", "TOKENS", "QUOTA"].joined(separator: "\t"))
-            for summary in try await data.storage().users() {
+            for summary in try await data.storage().users(now: Int64(Date().timeIntervalSince1970 * 1000)) {
                 let quota = summary.user.quota
                 let limits = [
                     quota.datasets.map { "datasets=\($0)" }, quota.schemaVersions.map { "schema-versions=\($0)" }, quota.bytes.map { "bytes=\($0)" },

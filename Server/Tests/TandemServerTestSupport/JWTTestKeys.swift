@@ -48,9 +48,12 @@ public struct JWTTestKeys: Sendable {
     public enum Signer: Sendable { case ec, ed, rsa, hmac(Data), none }
 
     /// A JWT of `claims` with the header's `alg` and `kid`, signed by `signer`.
-    public func token(_ claims: [String: Any], alg: String, kid: String?, signer: Signer, ecKey: P256.Signing.PrivateKey? = nil) throws -> String {
-        var header: [String: String] = ["alg": alg, "typ": "JWT"]
+    public func token(
+        _ claims: [String: Any], alg: String, kid: String?, signer: Signer, ecKey: P256.Signing.PrivateKey? = nil, crit: [String]? = nil
+    ) throws -> String {
+        var header: [String: Any] = ["alg": alg, "typ": "JWT"]
         header["kid"] = kid
+        header["crit"] = crit
         let input =
             Self.base64URL(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])) + "."
             + Self.base64URL(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))

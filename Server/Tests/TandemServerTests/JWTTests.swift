@@ -39,7 +39,7 @@ struct JWTTests {
             }
             let alice = try #require(try await harness.storage.user(named: "alice"))
             #expect(try await harness.storage.datasets(owner: alice.id).map(\.name) == ["notes"], "one user, one dataset, whichever key")
-            #expect(try await harness.storage.users().map(\.user.name) == ["alice", "ann", "bob"])
+            #expect(try await harness.storage.users(now: 0).map(\.user.name) == ["alice", "ann", "bob"])
         }
     }
 
@@ -94,6 +94,10 @@ struct JWTTests {
                 "unauthorized", "no exp"
             ),
             ("no sub", try keys.token(JWTTestKeys.claims(now: now, ["sub": NSNull()]), alg: "ES256", kid: "ec-1", signer: .ec), "unauthorized", "no sub"),
+            (
+                "a critical extension", try keys.token(JWTTestKeys.claims(now: now), alg: "ES256", kid: "ec-1", signer: .ec, crit: ["exp"]),
+                "unauthorized", "critical extensions"
+            ),
         ]
         try await harness.run { client in
             for (name, token, code, says) in cases {
@@ -102,7 +106,7 @@ struct JWTTests {
                 #expect(reply.status == .unauthorized && reply.errorCode == code && text.contains(says), "\(name): \(reply.status) \(text)")
             }
         }
-        #expect(try await harness.storage.users().map(\.user.name) == ["ann", "bob"], "no refused JWT made a user")
+        #expect(try await harness.storage.users(now: 0).map(\.user.name) == ["ann", "bob"], "no refused JWT made a user")
         #expect(source.fetches == 1, "unknown key ids within the refetch interval do not read the JWKS again")
     }
 
@@ -130,10 +134,15 @@ struct JWTTests {
         let keys = try JWTTestKeys()
         let oct = ["kty": "oct", "kid": "h-1", "k": JWTTestKeys.base64URL(Data("secret".utf8))]
         let p384 = ["kty": "EC", "crv": "P-384", "kid": "ec-384", "x": "AAAA", "y": "AAAA"]
+        let other = P256.Signing.PrivateKey()
+        var encryption = keys.ecJWK(kid: "enc-1", key: other)
+        encryption["use"] = "enc"
         let mixed = JWTVerifier(
-            settings: JWTSettings(issuer: JWTTestKeys.issuer, audience: JWTTestKeys.audience), source: MemoryJWKSSource(try keys.jwks(extra: [oct, p384])),
-            logger: Logger(label: "test"))
-        #expect(try await mixed.load() == 3)
+            settings: JWTSettings(issuer: JWTTestKeys.issuer, audience: JWTTestKeys.audience),
+            source: MemoryJWKSSource(try keys.jwks(extra: [oct, p384, encryption])), logger: Logger(label: "test"))
+        #expect(try await mixed.load() == 3, "the encryption key is no signing key")
+        let byEncryptionKey = try keys.token(JWTTestKeys.claims(now: Self.now), alg: "ES256", kid: "enc-1", signer: .ec, ecKey: other)
+        await #expect(throws: APIError.self) { try await mixed.verify(byEncryptionKey, now: Self.now) }
         let useless = JWTVerifier(
             settings: JWTSettings(issuer: JWTTestKeys.issuer, audience: JWTTestKeys.audience),
             source: MemoryJWKSSource(try JSONSerialization.data(withJSONObject: ["keys": [oct]])), logger: Logger(label: "test"))
@@ -187,7 +196,7 @@ struct JWTTests {
         }
         let dave = try #require(try await harness.storage.user(named: "dave"))
         #expect(try await harness.storage.datasets(owner: dave.id).map(\.name) == ["dave-notes"], "the operator's binding")
-        #expect(try await harness.storage.users().map(\.user.name) == ["ann", "bob", "carol", "dave"])
+        #expect(try await harness.storage.users(now: 0).map(\.user.name) == ["ann", "bob", "carol", "dave"])
     }
 
     @Test func aJWTFromAFileAndAnAPITokenWorkSideBySide() async throws {

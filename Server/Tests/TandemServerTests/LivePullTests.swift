@@ -39,7 +39,9 @@ struct LivePullTests {
             let page = try answer.decode(PullResponse.self)
             #expect(page.changes.map(\.change.record) == [ServerHarness.uri("todos", 1)])
             #expect(!page.nextCursor.isEmpty)
-            #expect(ContinuousClock.now - started < .seconds(10), "answered by the push, not by the end of the wait")
+            // The wait is 20 s: less means the push answered it (a loaded machine may take
+            // seconds to get there).
+            #expect(ContinuousClock.now - started < .seconds(19), "answered by the push, not by the end of the wait")
             #expect(harness.storage.logSignals.waiting == 0)
         }
     }

@@ -171,7 +171,7 @@ extension ForwardingStorage {
     func addUser(name: String, now: Int64, subject: String?) async throws -> ServerUser { try await base.addUser(name: name, now: now, subject: subject) }
     func user(subject: String) async throws -> ServerUser? { await base.user(subject: subject) }
     func user(named name: String) async throws -> ServerUser? { await base.user(named: name) }
-    func users() async throws -> [UserSummary] { await base.users() }
+    func users(now: Int64) async throws -> [UserSummary] { await base.users(now: now) }
     func removeUser(id: Int64) async throws { try await base.removeUser(id: id) }
     func addToken(id: String, secretHash: String, user: Int64, scope: TokenScope, now: Int64) async throws {
         await base.addToken(id: id, secretHash: secretHash, user: user, scope: scope, now: now)

@@ -83,6 +83,13 @@ struct SharingTests {
             #expect(demote.status == .conflict)
             let unknown = try await client.json(.put, "/v1/datasets/ann~todos/members/carol", token: harness.bob, MemberRole(role: .reader))
             #expect(unknown.status == .notFound)
+            // The body rules of every request: too large is 413, an unknown encoding 415.
+            let huge = try await client.send(.put, "/v1/datasets/ann~todos/members/bob", token: harness.ann, body: Data(repeating: 32, count: 9 << 20))
+            #expect(huge.status == .contentTooLarge && huge.errorCode == "body_too_large")
+            let brotli = try await client.send(
+                .put, "/v1/datasets/ann~todos/members/bob", token: harness.ann, body: try JSONEncoder().encode(MemberRole(role: .reader)),
+                headers: [.contentEncoding: "br"])
+            #expect(brotli.status == .unsupportedMediaType)
             let badRole = try await client.send(.put, "/v1/datasets/ann~todos/members/bob", token: harness.ann, body: Data(#"{"role":"owner"}"#.utf8))
             #expect(badRole.status == .badRequest)
             #expect(try await client.send(.delete, "/v1/datasets/todos/members/bob", token: harness.ann).status == .noContent)

@@ -52,7 +52,12 @@ struct TokensAndUsersTests {
         try await harness.run { client in
             try await client.setUp("todos", token: harness.ann)
             #expect(try await client.json(.put, "/v1/datasets/todos/members/bob", token: harness.ann, MemberRole(role: .writer)).status == .created)
-            let users = try await storage.users()
+            // An expired token and a revoked one are no live tokens.
+            let bobUser = try #require(try await storage.user(named: "bob"))
+            _ = try await TokenIssuer.issue(for: bobUser, in: storage, scope: TokenScope(expiresAt: 1_000))
+            let revoked = try await TokenIssuer.issue(for: bobUser, in: storage)
+            #expect(try await storage.revokeToken(id: String(revoked.dropFirst(4).prefix(12))))
+            let users = try await storage.users(now: 2_000)
             #expect(users.map(\.user.name) == ["ann", "bob"])
             #expect(users.map(\.datasets) == [1, 0] && users.map(\.memberships) == [0, 1] && users.map(\.tokens) == [1, 1])
             let shared = try await client.send(.get, "/v1/datasets", token: harness.bob).decode(DatasetList.self).datasets
@@ -64,7 +69,7 @@ struct TokensAndUsersTests {
             try await storage.removeUser(id: bob.id)
             #expect(try await client.send(.get, "/v1/datasets/ann~todos/pull", token: harness.bob).status == .unauthorized)
             #expect(try await storage.members(dataset: try #require(try await storage.datasetID(owner: ann.id, name: "todos"))).isEmpty)
-            #expect(try await storage.users().map(\.user.name) == ["ann"])
+            #expect(try await storage.users(now: 0).map(\.user.name) == ["ann"])
             #expect(try await storage.tokens(user: nil).map(\.user) == ["ann"])
             // The name can be taken again, by a new user who reaches nothing of the old one's.
             let again = try await TokenIssuer.issue(for: try await storage.addUser(name: "bob", now: 0), in: storage)
@@ -78,7 +83,7 @@ struct TokensAndUsersTests {
         _ = try await storage.addUser(name: "ann", now: 0)
         await #expect(throws: StorageError.self) { try await storage.addUser(name: "Ann", now: 0) }
         await #expect(throws: StorageError.self) { try await storage.addUser(name: "ann", now: 0) }
-        #expect(try await storage.users().map(\.user.name) == ["ann"])
+        #expect(try await storage.users(now: 0).map(\.user.name) == ["ann"])
         #expect(try await storage.user(named: "ANN") == nil, "names are looked up as written")
     }
 
