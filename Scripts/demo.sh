@@ -74,8 +74,8 @@ daemons=""
 echo
 echo "-- sharing: alice shares the dataset with bob as a reader; his replica gets everything, his edit waits"
 "$server" users add bob --data-dir "$work/server" >/dev/null
-"$server" tokens create bob --dataset alice/demo --expires 1h --data-dir "$work/server" > "$work/bob.token"
 "$server" datasets share alice/demo --with bob --role reader --data-dir "$work/server"
+"$server" tokens create bob --dataset alice/demo --expires 1h --data-dir "$work/server" > "$work/bob.token"
 $tandem init --store "$work/bob.store" --schema "$work/schema.json" --dataset demo
 $tandem sync --store "$work/bob.store" --dataset alice/demo --token-file "$work/bob.token"
 check_converged laptop bob > "$work/bob-converged.txt"
