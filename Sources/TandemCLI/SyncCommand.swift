@@ -18,7 +18,11 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var server: ServerOptions
     @Flag(help: "Print the summary as JSON.") var json = false
 
-    func run() async throws {
+    func run() async throws { try await Self.perform(store: store, server: server, json: json, resync: false) }
+
+    /// A sync, or a resync (`tandem resync`), with its progress, summary, messages and exit
+    /// codes.
+    static func perform(store: StoreOptions, server: ServerOptions, json: Bool, resync: Bool) async throws {
         let container = try store.open()
         var (url, configuration) = try server.syncConfiguration(for: container)
         let transport: CurlTransport
@@ -34,7 +38,7 @@ struct SyncCommand: AsyncParsableCommand {
         }
         let engine = SyncEngine(container: container, transport: transport, configuration: configuration)
         do {
-            let summary = try await engine.sync()
+            let summary = try await (resync ? engine.resync() : engine.sync())
             if interactive { FileHandle.standardError.write(Data("\r".utf8)) }
             if let offset = summary.clockOffset, abs(offset) >= 60_000 {
                 FileHandle.standardError.write(
@@ -64,6 +68,24 @@ struct SyncCommand: AsyncParsableCommand {
             throw CheckFailed(exitCode: error.isTransient ? 3 : 1)
         }
     }
+}
+
+/// `tandem resync`: starts again with the server without wiping the store.
+struct ResyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resync",
+        abstract: "Push every record of the store again and pull the dataset from the start (a stuck replica, a lost cursor, another server).",
+        discussion: """
+            Nothing is wiped: each record goes with its stored stamps, so a newer value on the server stays, and unpushed \
+            local edits go as in any sync. Use it after the server's data was restored from an old backup, when the store's \
+            cursor is lost or of another dataset (cursor_other_dataset: a store moved to another server), or after a long \
+            absence. A resync cut short goes on at the next sync. Same options and exit codes as tandem sync.
+            """)
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var server: ServerOptions
+    @Flag(help: "Print the summary as JSON.") var json = false
+
+    func run() async throws { try await SyncCommand.perform(store: store, server: server, json: json, resync: true) }
 }
 
 /// `tandem status`.

@@ -14,7 +14,7 @@ struct TandemCommand: AsyncParsableCommand {
         commandName: "tandem",
         abstract: "Tandem's command line tool: stores, records, sync, and schema compatibility checks.",
         subcommands: [
-            SchemaCommand.self, InitCommand.self, RecordsCommand.self, SyncCommand.self, StatusCommand.self,
+            SchemaCommand.self, InitCommand.self, RecordsCommand.self, SyncCommand.self, ResyncCommand.self, StatusCommand.self,
             ConflictsCommand.self, QuarantineCommand.self, HistoryCommand.self, DaemonCommand.self,
         ])
 

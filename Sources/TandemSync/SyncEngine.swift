@@ -120,14 +120,32 @@ public actor SyncEngine {
     ///
     /// - Throws: ``SyncError``. What was acknowledged or applied before the error stays;
     ///   the next sync continues from there.
-    public func sync() async throws -> SyncSummary {
+    public func sync() async throws -> SyncSummary { try await run(resyncing: false) }
+
+    /// Starts again with the server without wiping the store: pushes every record of the
+    /// store again, with its stored stamps (the merge keeps the newer value of each, so
+    /// nothing the server holds is overwritten by an older one), then pulls the dataset's log
+    /// from the start. Unpushed local edits go as in any sync. For a replica that is stuck
+    /// or doubtful: after the server's data was restored from an old backup in a way it
+    /// cannot see, after the store's cursor was lost, after moving to another server (whose
+    /// answer to the old cursor is `cursor_other_dataset`). Resumable: a resync cut short
+    /// goes on at the next sync. `tandem resync` runs it.
+    ///
+    /// ```swift
+    /// let summary = try await engine.resync()   // summary.resynced == true
+    /// ```
+    ///
+    /// - Throws: ``SyncError``, as ``sync()``.
+    public func resync() async throws -> SyncSummary { try await run(resyncing: true) }
+
+    private func run(resyncing: Bool) async throws -> SyncSummary {
         // One sync at a time: actor methods interleave at every await, and two syncs would
         // read the same cursor. A caller that arrives during a sync waits for it, then runs.
         while let current = running {
             _ = try? await current.value
             if running == current { running = nil }  // its caller may not have resumed yet
         }
-        let task = Task { try await self.syncOnce() }
+        let task = Task { try await self.syncOnce(resyncing: resyncing) }
         running = task
         defer { if running == task { running = nil } }
         return try await task.value
@@ -135,9 +153,9 @@ public actor SyncEngine {
 
     private var running: Task<SyncSummary, any Error>?
 
-    private func syncOnce() async throws -> SyncSummary {
+    private func syncOnce(resyncing: Bool) async throws -> SyncSummary {
         do {
-            return try await syncSteps()
+            return try await syncSteps(resyncing: resyncing)
         } catch let error as SyncError where error.status == 404 {
             // The dataset is not on the server (deleted since the handshake): the next sync
             // makes the handshake again (an owner's makes a new dataset of the name, which
@@ -147,7 +165,7 @@ public actor SyncEngine {
         }
     }
 
-    private func syncSteps() async throws -> SyncSummary {
+    private func syncSteps(resyncing: Bool) async throws -> SyncSummary {
         // A configuration error stops every sync, not only those with something to decide.
         _ = try storedPolicies()
         // One sync of the store at a time, across processes too.
@@ -157,6 +175,20 @@ public actor SyncEngine {
         try prepare()
         var summary = SyncSummary()
         summary.schemaVersion = try await handshake()
+        if resyncing {
+            // As after a restore (``resync(schemaVersion:because:)``), on request: this
+            // sync's push sends every record (``pushSnapshotIfNeeded(schemaVersion:)``) and
+            // its pull starts from the start; both resume after a cut.
+            logger.notice("resyncing on request: pushing the store's records again and pulling from the start")
+            try store { db in
+                try SyncState.update(db) {
+                    $0.cursor = ""
+                    $0.snapshotPushed = false
+                    if $0.resync.isEmpty { $0.resync = UUID().uuidString.lowercased() }
+                }
+            }
+            summary.resynced = true
+        }
         // Values pulled before this store's schema could show them, shown now that it can.
         let shownKept = try applyKept()
         // With conflict policies, pull first: the policies must see pulled values against

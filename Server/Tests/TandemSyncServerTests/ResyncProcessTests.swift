@@ -1,0 +1,50 @@
+import Foundation
+import Tandem
+import TandemCurl
+import TandemSync
+import TandemSyncTestSupport
+import Testing
+
+/// `tandem resync`: a replica starts again with a server without being wiped. Here the store
+/// moves to another server (whose answer to its old cursor is `cursor_other_dataset`: the
+/// sync stops rather than pushing into a dataset it does not know), is resynced into it by
+/// the CLI, and a newer value the server holds is not overwritten by the resync's older one.
+@Suite("tandem resync (the processes)", .serialized)
+struct ResyncProcessTests {
+    @Test func aStoreMovedToAnotherServerStopsThenResyncsIntoItKeepingNewerValues() async throws {
+        let first = try await SyncServerProcess.make()
+        let second = try await SyncServerProcess.make()
+        func engine(_ store: ModelContainer, _ server: SyncServerProcess) throws -> SyncEngine {
+            SyncEngine(container: store, transport: try CurlTransport(baseURL: server.base), configuration: SyncConfiguration(token: { server.token }))
+        }
+        let (url, store) = try DaemonProcessTests.storeFile()
+        for n in 1...5 { try SyncFixtures.insert(store, n, title: "todo \(n)") }
+        #expect(try await engine(store, first).sync().isComplete)
+
+        // Another server: the old cursor is another dataset's, and the sync stops.
+        let stopped = await #expect(throws: SyncError.self) { try await engine(store, second).sync() }
+        #expect(stopped?.serverCode == "cursor_other_dataset", "\(String(describing: stopped))")
+
+        // Someone else's newer value for record 1 is on the second server already.
+        let other = try SyncFixtures.store()
+        try SyncFixtures.insert(other, 1, title: "newer, elsewhere")
+        #expect(try await engine(other, second).sync().isComplete)
+
+        let tandem = try #require(DaemonProcessTests.tandem)
+        let tokenFile = FileManager.default.temporaryDirectory.appending(path: "resync-\(UUID().uuidString).token")
+        try second.token.write(to: tokenFile, atomically: true, encoding: .utf8)
+        let resynced = try SyncServerProcess.invoke(
+            tandem,
+            ["resync", "--store", url.path(percentEncoded: false), "--server", second.base, "--token-file", tokenFile.path(percentEncoded: false)])
+        #expect(resynced.status == 0 && resynced.output.hasPrefix("synced"), "\(resynced)")
+
+        let fresh = try SyncFixtures.store()
+        #expect(try await engine(fresh, second).sync().isComplete)
+        #expect(try SyncFixtures.rows(fresh) == SyncFixtures.rows(store), "the server holds the store's records")
+        #expect(try SyncFixtures.rows(fresh).count == 5)
+        #expect(try SyncFixtures.rows(store)[SyncFixtures.id(1)]?.contains("newer, elsewhere") == true, "the newer value stayed and came back")
+        // And it syncs on with the second server from now on.
+        try SyncFixtures.insert(store, 6, title: "after the move")
+        #expect(try await engine(store, second).sync().pushed == 1)
+    }
+}
