@@ -180,13 +180,7 @@ public actor SyncEngine {
             // sync's push sends every record (``pushSnapshotIfNeeded(schemaVersion:)``) and
             // its pull starts from the start; both resume after a cut.
             logger.notice("resyncing on request: pushing the store's records again and pulling from the start")
-            try store { db in
-                try SyncState.update(db) {
-                    $0.cursor = ""
-                    $0.snapshotPushed = false
-                    if $0.resync.isEmpty { $0.resync = UUID().uuidString.lowercased() }
-                }
-            }
+            try startResync()
             summary.resynced = true
         }
         // Values pulled before this store's schema could show them, shown now that it can.
@@ -283,6 +277,14 @@ public actor SyncEngine {
         logger.warning(
             "the server's data is not the history this store synced with (restored from a backup or copied); resyncing: pushing the store's records again and pulling from the start",
             metadata: ["server": "\(error.message)"])
+        try startResync()
+        return try await pushSnapshotIfNeeded(schemaVersion: schemaVersion)
+    }
+
+    /// Marks a resync in the store (it survives a cut): the next push sends every record
+    /// (``pushSnapshotIfNeeded(schemaVersion:)``, under the resync's own keys) and the pull
+    /// starts from the start.
+    private func startResync() throws {
         try store { db in
             try SyncState.update(db) {
                 $0.cursor = ""
@@ -290,7 +292,6 @@ public actor SyncEngine {
                 if $0.resync.isEmpty { $0.resync = UUID().uuidString.lowercased() }
             }
         }
-        return try await pushSnapshotIfNeeded(schemaVersion: schemaVersion)
     }
 
     // MARK: Store access

@@ -28,7 +28,7 @@ public struct MaintenanceService: Service {
     /// - Throws: the storage's error.
     @discardableResult
     public func runOnce() async throws -> Int {
-        while try await dependencies.storage.purgeDeletedDatasets(limit: Self.purgeStep) > 0 { await Task.yield() }
+        try await dependencies.storage.purgeDeletedDatasets()
         let cutoff = dependencies.now() - dependencies.configuration.idempotencyRetentionMilliseconds
         return try await dependencies.storage.pruneIdempotencyKeys(before: cutoff)
     }

@@ -83,21 +83,24 @@ struct Routes: Sendable {
     func dataset(_ context: TandemRequestContext, needs needed: DatasetRole = .reader) async throws -> DatasetAccess {
         let reference = try datasetReference(context)
         let user = try context.requireUser()
-        let notShared = APIError(
-            .notFound, "not_shared",
-            "no dataset '\(reference)' is shared with you: it does not exist, or its owner or an admin has not shared it with you or has removed you (tandem-server datasets share)"
-        )
+        // Made only when refused: this runs on every dataset request.
+        func notShared() -> APIError {
+            APIError(
+                .notFound, "not_shared",
+                "no dataset '\(reference)' is shared with you: it does not exist, or its owner or an admin has not shared it with you or has removed you (tandem-server datasets share)"
+            )
+        }
         var owner = user
         if let ownerName = reference.owner, ownerName != user.name {
-            guard let found = try await storage.user(named: ownerName) else { throw notShared }
+            guard let found = try await storage.user(named: ownerName) else { throw notShared() }
             owner = found
         }
         guard let id = try await storage.datasetID(owner: owner.id, name: reference.name) else {
-            guard owner.id == user.id else { throw notShared }
+            guard owner.id == user.id else { throw notShared() }
             throw APIError.notFound("no dataset '\(reference.name)': create it with PUT /v1/datasets/\(reference.name)")
         }
         let role = owner.id == user.id ? .admin : try await storage.role(dataset: id, user: user.id)
-        guard let role else { throw notShared }
+        guard let role else { throw notShared() }
         guard context.scope.allows(dataset: id) else {
             throw APIError(.forbidden, "token_scope", "this token is limited to other datasets; use a token made for '\(reference)' (tandem-server tokens create --dataset)")
         }
@@ -180,7 +183,7 @@ struct Routes: Sendable {
         // maintenance service purges.
         Task {
             do {
-                while try await storage.purgeDeletedDatasets(limit: MaintenanceService.purgeStep) > 0 { await Task.yield() }
+                try await storage.purgeDeletedDatasets()
             } catch {
                 logger.warning("purging a deleted dataset stopped; the maintenance service goes on with it", metadata: ["error": "\(error)"])
             }
@@ -191,24 +194,19 @@ struct Routes: Sendable {
     func createDataset(_ context: TandemRequestContext) async throws -> Response {
         let reference = try datasetReference(context)
         let user = try context.requireUser()
-        if let owner = reference.owner, owner != user.name {
-            // Another user's dataset is never made here: a member reaches the one that exists.
-            let access = try await dataset(context, needs: .reader)
-            guard let info = try await storage.datasets(owner: access.owner.id).first(where: { $0.name == reference.name }) else {
-                throw APIError.notFound("no dataset '\(reference)'")
-            }
-            return try Self.json(info)
-        }
         let name = reference.name
-        if context.scope.datasets != nil || context.scope.readOnly {
-            // A limited token makes no dataset: it answers the ones that exist and it reaches.
-            guard try await storage.datasetID(owner: user.id, name: name) != nil else {
-                try requireWritableToken(context)
-                throw APIError(.forbidden, "token_scope", "this token is limited to some datasets and creates none; create '\(name)' with an unlimited token")
-            }
-            _ = try await dataset(context, needs: .reader)
-            guard let info = try await storage.datasets(owner: user.id).first(where: { $0.name == name }) else {
-                throw APIError.notFound("no dataset '\(name)'")
+        let own = reference.owner == nil || reference.owner == user.name
+        let limited = context.scope.datasets != nil || context.scope.readOnly
+        if own, limited, try await storage.datasetID(owner: user.id, name: name) == nil {
+            try requireWritableToken(context)
+            throw APIError(.forbidden, "token_scope", "this token is limited to some datasets and creates none; create '\(name)' with an unlimited token")
+        }
+        if !own || limited {
+            // Never made here (another user's dataset, or by a limited token): the one that
+            // exists is answered to those it is shared with.
+            let access = try await dataset(context, needs: .reader)
+            guard let info = try await storage.datasets(owner: access.owner.id).first(where: { $0.name == name }) else {
+                throw APIError.notFound("no dataset '\(reference)'")
             }
             return try Self.json(info)
         }

@@ -164,6 +164,12 @@ public struct PulledPage: Sendable {
 }
 
 extension ServerStorage {
+    /// Purges everything deleted datasets left, in steps of ``MaintenanceService/purgeStep``
+    /// rows, one short transaction each (other requests take turns between them).
+    public func purgeDeletedDatasets() async throws {
+        while try await purgeDeletedDatasets(limit: MaintenanceService.purgeStep) > 0 { await Task.yield() }
+    }
+
     /// Adds a user no JWT is bound to (they sign in with API tokens).
     public func addUser(name: String, now: Int64) async throws -> ServerUser {
         try await addUser(name: name, now: now, subject: nil)

@@ -12,7 +12,7 @@ struct Datasets: AsyncParsableCommand {
     /// Deletes a dataset and purges its data, in short steps.
     static func delete(_ id: Int64, in storage: any ServerStorage) async throws {
         guard try await storage.deleteDataset(id: id) else { return }
-        while try await storage.purgeDeletedDatasets(limit: MaintenanceService.purgeStep) > 0 {}
+        try await storage.purgeDeletedDatasets()
     }
 
     /// The dataset `OWNER/NAME` names, its owner and id.
@@ -48,7 +48,7 @@ struct Datasets: AsyncParsableCommand {
 
     struct Unshare: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove a member: their next request is refused (403). What their replica holds stays on their device; they receive nothing new.")
+            abstract: "Remove a member: their next request is refused (404 not_shared). What their replica holds stays on their device; they receive nothing new.")
         @OptionGroup var data: DataOptions
         @Argument(help: "The dataset, OWNER/NAME.") var dataset: String
         @Option(help: "The member to remove.") var with: String
