@@ -57,6 +57,13 @@ struct ChangeApplier {
         /// References to records a pulled delete removed, decided once the pull is caught
         /// up (see ``ChangeApplier/resolveDangling(_:_:)``).
         var dangling: [Dangling] = []
+
+        /// Adds `other`'s counts (what a later step of the same pull did).
+        mutating func add(_ other: Outcome) {
+            applied += other.applied
+            conflicts += other.conflicts
+            quarantined += other.quarantined
+        }
     }
 
     /// A local record that pointed at a record a pulled delete removed, when it was seen.

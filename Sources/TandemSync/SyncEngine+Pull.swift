@@ -8,7 +8,30 @@ import TandemWire
 extension SyncEngine {
     /// Pulls pages after the saved cursor until the server has no more; each page is applied
     /// in one transaction (author `sync`) together with the new cursor.
+    ///
+    /// From a server with snapshots (feature `snapshot`), a store with no cursor first
+    /// bootstraps from the dataset's snapshot (``bootstrap()``), and so does one whose
+    /// cursor the server's compaction passed (410 `cursor_expired`): its unpushed edits stay
+    /// (pushed before this pull, or kept over the snapshot as unpushed edits).
     func pull() async throws -> ChangeApplier.Outcome {
+        var total = ChangeApplier.Outcome()
+        let snapshots = capabilities?.features.contains("snapshot") ?? false
+        if snapshots, try startBootstrapIfNeeded() { total.add(try await bootstrap()) }
+        do {
+            total.add(try await pullLog())
+        } catch let error as SyncError where snapshots && error.serverCode == "cursor_expired" {
+            logger.notice(
+                "the server compacted the log past this store's cursor: bootstrapping again from the dataset's snapshot, keeping unpushed edits",
+                metadata: ["server": "\(error.message)"])
+            try store { db in try SyncState.update(db) { $0.bootstrapMode = 2; $0.bootstrap = ""; $0.bootstrapSwept = "" } }
+            total.add(try await bootstrap())
+            total.add(try await pullLog())
+        }
+        return total
+    }
+
+    /// Pulls the log after the saved cursor (``pull()`` without snapshots).
+    func pullLog() async throws -> ChangeApplier.Outcome {
         var total = ChangeApplier.Outcome()
         var first: (cursor: String, page: PullResponse)? = try await nextPage()
         // Nothing new (every idle sync of a daemon): nothing more is read or written.

@@ -29,6 +29,15 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
     /// Whether a pulled change ever merged two records here (a record merged away may still
     /// be named by a later change).
     var everMerged = false
+    /// While a bootstrap reads the dataset's snapshot (``SyncEngine/bootstrap()``): 1 into a
+    /// store that had no records when it began (nothing to sweep), 2 over records it has (the
+    /// store's records the snapshot lacks are deleted); 0 otherwise.
+    var bootstrapMode = 0
+    /// The token of the snapshot's next page ("" for its first).
+    var bootstrap = ""
+    /// The URI of the last record of the pages applied: the store's records up to it that
+    /// the snapshot lacks were deleted (mode 2).
+    var bootstrapSwept = ""
 
     enum CodingKeys: String, CodingKey, ColumnExpression {
         case id
@@ -39,13 +48,17 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
         case snapshotPushed = "snapshot_pushed"
         case resync
         case everMerged = "ever_merged"
+        case bootstrapMode = "bootstrap_mode"
+        case bootstrap
+        case bootstrapSwept = "bootstrap_swept"
     }
 
     static let createSQL = """
         CREATE TABLE IF NOT EXISTS tandem_sync_state (
             id INTEGER PRIMARY KEY CHECK (id = 1), format_version INTEGER NOT NULL, client_id TEXT NOT NULL,
             cursor TEXT NOT NULL DEFAULT '', last_sync INTEGER, snapshot_pushed INTEGER NOT NULL DEFAULT 0,
-            resync TEXT NOT NULL DEFAULT '', ever_merged INTEGER NOT NULL DEFAULT 0)
+            resync TEXT NOT NULL DEFAULT '', ever_merged INTEGER NOT NULL DEFAULT 0, bootstrap_mode INTEGER NOT NULL DEFAULT 0,
+            bootstrap TEXT NOT NULL DEFAULT '', bootstrap_swept TEXT NOT NULL DEFAULT '')
         """
 
     /// The row; `nil` in a store that never synced (no sync tables yet).

@@ -3,13 +3,14 @@ import GRDB
 import TandemSchema
 import TandemWire
 
-/// The sync engine's own tables in the store file (format 5, ``SyncState/formatVersion``;
+/// The sync engine's own tables in the store file (format 6, ``SyncState/formatVersion``;
 /// until Tandem's first release a store of another format is refused, not upgraded):
 ///
 /// - `tandem_sync_state`: one row (``SyncState``): this store's client id, the pull cursor,
 ///   when the last sync finished, whether the first sync's snapshot was pushed, the id of a
-///   resync under way (every record pushed again after the server's data was restored) and
-///   whether a merge was ever pulled.
+///   resync under way (every record pushed again after the server's data was restored),
+///   whether a merge was ever pulled, and a bootstrap under way (its mode, the token of the
+///   snapshot's next page and the last URI swept; ``SyncEngine`` `bootstrap()`).
 /// - `tandem_sync_push_range`: the push range being sent (``InFlightRange``), at most one row.
 /// - `tandem_sync_pushed_change`: how far into a transaction not acknowledged yet the pushes
 ///   got (``PushedChange``), at most one row.
@@ -43,7 +44,7 @@ import TandemWire
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
 /// (``ModelContainer/unpushedHistory()``).
 enum SyncStore {
-    static let formatVersion = 5
+    static let formatVersion = 6
     static let reader = "sync"
     static let author = "sync"
 

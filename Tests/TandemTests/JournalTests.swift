@@ -347,7 +347,7 @@ struct JournalTests {
 
     /// A store file of an earlier or a later format is refused with what to do, and left
     /// as it was.
-    @Test(arguments: ["1", "3"]) func aStoreOfAnotherFormatIsRefusedAndLeftAsItWas(_ version: String) throws {
+    @Test(arguments: ["2", "4"]) func aStoreOfAnotherFormatIsRefusedAndLeftAsItWas(_ version: String) throws {
         let directory = TemporaryDirectory()
         do {
             let container = try container(Item.self, url: directory.file())

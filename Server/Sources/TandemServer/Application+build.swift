@@ -99,6 +99,7 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
     v1.put("datasets/:dataset/schema") { request, context in try await routes.registerSchema(request, context) }
     v1.post("datasets/:dataset/push") { request, context in try await routes.push(request, context) }
     v1.get("datasets/:dataset/pull") { request, context in try await routes.pull(request, context) }
+    v1.get("datasets/:dataset/snapshot") { request, context in try await routes.snapshot(request, context) }
     v1.get("datasets/:dataset/members") { _, context in try await routes.members(context) }
     v1.put("datasets/:dataset/members/:user") { request, context in try await routes.setMember(request, context) }
     v1.delete("datasets/:dataset") { _, context in try await routes.deleteDataset(context) }

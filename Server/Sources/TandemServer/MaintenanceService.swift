@@ -2,8 +2,9 @@ public import ServiceLifecycle
 public import Logging
 
 /// Runs the server's periodic upkeep until graceful shutdown: forgets push answers older
-/// than ``ServerConfiguration/idempotencyRetentionMilliseconds`` and purges what deleted
-/// datasets left (in steps of ``purgeStep`` rows, one short transaction each).
+/// than ``ServerConfiguration/idempotencyRetentionMilliseconds``, purges what deleted
+/// datasets left and compacts the logs (``ServerConfiguration/compaction``), in steps of
+/// ``purgeStep`` rows, one short transaction each.
 ///
 /// `buildApplication` runs it beside the HTTP server; its clock is the dependencies' `now`.
 ///
@@ -29,6 +30,14 @@ public struct MaintenanceService: Service {
     @discardableResult
     public func runOnce() async throws -> Int {
         try await dependencies.storage.purgeDeletedDatasets()
+        let configuration = dependencies.configuration
+        let report = try await dependencies.storage.compact(
+            policy: configuration.compaction, now: dependencies.now(), maxClockSkew: configuration.maxClockSkewMilliseconds)
+        if report.entries + report.tombstones > 0 {
+            logger.info(
+                "compacted the log",
+                metadata: ["datasets": "\(report.datasets)", "entries": "\(report.entries)", "tombstones": "\(report.tombstones)"])
+        }
         let cutoff = dependencies.now() - dependencies.configuration.idempotencyRetentionMilliseconds
         return try await dependencies.storage.pruneIdempotencyKeys(before: cutoff)
     }

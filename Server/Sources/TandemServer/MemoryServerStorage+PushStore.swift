@@ -23,6 +23,7 @@ extension MemoryServerStorage {
                 for link in owners { reads.records[link.owner] = dataset.records[link.owner] }
             }
             for slot in keys.unique { reads.unique[slot] = dataset.unique[slot] }
+            reads.tombstonesBefore = dataset.tombstonesBefore
             return reads
         }
 

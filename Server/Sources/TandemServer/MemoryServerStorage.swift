@@ -33,6 +33,9 @@ public actor MemoryServerStorage: ServerStorage {
         /// The bytes of its log entries, lost values and schema versions (as the SQLite
         /// storage counts them).
         var storedBytes: Int64 = 0
+        var compactedThrough: Int64 = 0
+        var tombstonesBefore: Int64 = 0
+        var marks: [LogMark] = []
     }
 
     struct State {
@@ -256,6 +259,70 @@ public actor MemoryServerStorage: ServerStorage {
     }
 
     public func logHead(dataset: Int64) -> Int64 { state.logs[dataset]?.last?.position ?? 0 }
+
+    public func records(dataset: Int64, after uri: String, limit: Int, maxBytes: Int = .max) -> (records: [StoredRecord], hasMore: Bool) {
+        // Byte order, as SQLite's BINARY and PostgreSQL's "C" collation sort.
+        let after = Array(uri.utf8)
+        let sorted = (state.datasets[dataset]?.records ?? [:])
+            .filter { after.lexicographicallyPrecedes($0.key.utf8) }
+            .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        var records: [StoredRecord] = []
+        var bytes = 0
+        for (uri, state) in sorted {
+            guard records.count < limit, records.isEmpty || bytes < maxBytes else { return (records, true) }
+            bytes += state.binaryBytes().count
+            let merged = self.state.datasets[dataset]?.merged[uri]
+            records.append(StoredRecord(uri: uri, state: state, merged: merged.map { ($0.survivor, $0.stamp) }))
+        }
+        return (records, false)
+    }
+
+    public func compaction(dataset: Int64) throws -> CompactionState {
+        guard let stored = state.datasets[dataset] else { throw StorageError.notFound("no dataset with id \(dataset)") }
+        return CompactionState(
+            dataset: dataset, head: logHead(dataset: dataset), compactedThrough: stored.compactedThrough, tombstonesBefore: stored.tombstonesBefore)
+    }
+
+    public func compactionStates() throws -> [CompactionState] {
+        try state.datasets.keys.sorted().map { try compaction(dataset: $0) }
+    }
+
+    public func addLogMark(dataset: Int64, position: Int64, at: Int64) {
+        guard state.datasets[dataset] != nil, !state.datasets[dataset]!.marks.contains(where: { $0.position == position }) else { return }
+        state.datasets[dataset]!.marks.append(LogMark(position: position, at: at))
+        state.datasets[dataset]!.marks.sort { $0.position < $1.position }
+    }
+
+    public func logMark(dataset: Int64, notAfter at: Int64?, notPast position: Int64?) -> LogMark? {
+        state.datasets[dataset]?.marks.last { $0.at <= at ?? .max && $0.position <= position ?? .max }
+    }
+
+    public func compactLog(dataset: Int64, through: Int64, limit: Int) -> Int {
+        guard var stored = state.datasets[dataset], var log = state.logs[dataset] else { return 0 }
+        let end = min(through, logHead(dataset: dataset) - 1, stored.compactedThrough + Int64(limit))
+        guard end > stored.compactedThrough else { return 0 }
+        let gone = log.prefix { $0.position <= end }
+        let bytes = gone.reduce(Int64(0)) { total, entry in total + Int64(WireJSON.data { $0.append(entry.change) }.count) }
+        stored.storedBytes = max(stored.storedBytes - bytes, 0)
+        log.removeFirst(gone.count)
+        stored.compactedThrough = end
+        if let keep = stored.marks.last(where: { $0.position <= end }) { stored.marks.removeAll { $0.position < keep.position } }
+        state.datasets[dataset] = stored
+        state.logs[dataset] = log
+        return max(gone.count, 1)
+    }
+
+    public func pruneTombstones(dataset: Int64, before: Int64, after uri: String, limit: Int) -> (last: String?, pruned: Int) {
+        guard state.datasets[dataset] != nil else { return (nil, 0) }
+        state.datasets[dataset]!.tombstonesBefore = max(state.datasets[dataset]!.tombstonesBefore, before)
+        let page = records(dataset: dataset, after: uri, limit: limit).records
+        var pruned = 0
+        for record in page where record.state.isTombstone(before: before) {
+            state.datasets[dataset]!.records[record.uri] = nil
+            pruned += 1
+        }
+        return (page.last?.uri, pruned)
+    }
 
     public func checkHealth() {}
 

@@ -16,6 +16,7 @@ public struct PageWriter {
     public let maxBytes: Int
     public private(set) var count = 0
     private var json = WireJSON()
+    private var first: Int64?
     private var last: Int64?
 
     public init(limit: Int, maxBytes: Int) {
@@ -32,12 +33,13 @@ public struct PageWriter {
         if count > 0 { json.raw(",") }
         try write(&json)
         count += 1
+        if first == nil { first = position }
         last = position
     }
 
     /// The page; `hasMore` when entries after it were left out.
     public consuming func finish(hasMore: Bool) -> PulledPage {
         json.raw("]")
-        return PulledPage(json: json.bytes, count: count, lastPosition: last, hasMore: hasMore)
+        return PulledPage(json: json.bytes, count: count, firstPosition: first, lastPosition: last, hasMore: hasMore)
     }
 }

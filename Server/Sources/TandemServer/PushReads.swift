@@ -15,6 +15,8 @@ public struct PushReads: Sendable {
     public var linkOwners: [String: [LinkOwner]] = [:]
     /// The record holding each unique value.
     public var unique: [UniqueSlot: String] = [:]
+    /// The dataset's ``CompactionState/tombstonesBefore``, read with the records.
+    public var tombstonesBefore: Int64 = 0
 
     public init() {}
 }

@@ -226,6 +226,12 @@ struct PushRun {
         redirected: Bool, remadeAfterMerge: (state: RecordState?, stamp: HLCTimestamp)?, at index: Int
     ) throws {
         var state = try workspace.record(change.record)
+        if state == nil, change.kind == .update, workspace.tombstonesBefore > 0 {
+            // No state, in a dataset whose old tombstones were pruned (compaction): an update
+            // comes after its record's insert, so the record was deleted long ago. It loses
+            // to that delete, as it would have to its tombstone (never a record made anew).
+            state = RecordState(entity: change.entity, deleted: HLCTimestamp(physical: UInt64(workspace.tombstonesBefore), counter: 0, node: 0))
+        }
         if let existing = state, existing.entity != change.entity {
             throw PushRefusal.wrongEntity(record: change.record, stored: existing.entity, sent: change.entity)
         }

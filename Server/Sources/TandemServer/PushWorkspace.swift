@@ -43,6 +43,9 @@ public struct PushWorkspace {
     /// What the push read that the storage was not asked for: answered as absent, so the
     /// push must run again with them read.
     public private(set) var misses = PushKeys()
+    /// Tombstones of deletes stamped before this time (ms) may be pruned (compaction): a
+    /// record with no state may be one deleted long ago.
+    public private(set) var tombstonesBefore: Int64 = 0
 
     /// A workspace over the dataset's log ending at `lastPosition`, holding `reads`, the answer
     /// for `keys` (a key with no entry there is absent; records it holds beyond `keys` are
@@ -59,6 +62,7 @@ public struct PushWorkspace {
         for uri in keys.merged { merged[uri] = .some(reads.merged[uri]) }
         for member in keys.linkOwners { owners[member] = reads.linkOwners[member] ?? [] }
         for slot in keys.unique { unique[slot] = .some(reads.unique[slot]) }
+        tombstonesBefore = reads.tombstonesBefore
     }
 
     // MARK: Records

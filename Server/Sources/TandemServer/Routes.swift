@@ -156,7 +156,7 @@ struct Routes: Sendable {
             ServerCapabilities(
                 maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
                 maxBodyBytes: configuration.maxBodyBytes,
-                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete"],
+                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete", "snapshot"],
                 maxPullWaitSeconds: Int(configuration.maxPullWait.components.seconds)))
     }
 
@@ -375,6 +375,43 @@ struct Routes: Sendable {
         }
     }
 
+    /// Refuses a cursor of another dataset or another epoch (409).
+    func check(_ decoded: Cursor, of dataset: DatasetAccess) async throws {
+        let scope = storage.cursorScope(of: dataset.id)
+        guard decoded.scope.tag == scope.tag else {
+            // A cursor of a dataset of this name and owner that was deleted (and made
+            // again since): the client starts again, as after a restore. Any other
+            // dataset's cursor stops the sync: the store is another dataset's replica.
+            let deleted = try await storage.deletedDatasetIDs(owner: dataset.owner.id, name: dataset.name)
+            if deleted.contains(where: { storage.cursorScope(of: $0).tag == decoded.scope.tag }) {
+                throw APIError(
+                    .conflict, "cursor_dataset_deleted",
+                    "the cursor is of the dataset '\(dataset.reference)' that was deleted and made again since: resync from the start, pushing the store's records into the new one (tandem sync does this by itself)"
+                )
+            }
+            throw APIError(
+                .conflict, "cursor_other_dataset",
+                "the cursor belongs to another dataset: the store synced another dataset than '\(dataset.reference)' (another owner's, or on another server); sync it with that one, or start from a new store"
+            )
+        }
+        // Positions after a restored head are written again with other changes: a client
+        // of the history before must start again rather than skip them.
+        guard decoded.scope.epoch == scope.epoch else {
+            throw APIError(
+                .conflict, "cursor_epoch",
+                "the cursor is from an earlier history of this server's data (it was restored from a backup or copied since this client last synced): resync from the start, pushing the store's records again (tandem sync does this by itself)"
+            )
+        }
+    }
+
+    /// 410 `cursor_expired`: the log after `position` was compacted up to `first - 1`.
+    static func cursorExpired(after position: Int64) -> APIError {
+        APIError(
+            .gone, "cursor_expired",
+            "the log after this cursor (position \(position)) was compacted: the entries it needs are folded into the records. Bootstrap again from GET …/snapshot, keeping the store's unpushed edits (tandem sync does this by itself)"
+        )
+    }
+
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let started = ContinuousClock.now
         let dataset = try await dataset(context)
@@ -385,30 +422,7 @@ struct Routes: Sendable {
             guard let decoded = Cursor(String(cursor)) else {
                 throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
             }
-            guard decoded.scope.tag == scope.tag else {
-                // A cursor of a dataset of this name and owner that was deleted (and made
-                // again since): the client starts again, as after a restore. Any other
-                // dataset's cursor stops the sync: the store is another dataset's replica.
-                let deleted = try await storage.deletedDatasetIDs(owner: dataset.owner.id, name: dataset.name)
-                if deleted.contains(where: { storage.cursorScope(of: $0).tag == decoded.scope.tag }) {
-                    throw APIError(
-                        .conflict, "cursor_dataset_deleted",
-                        "the cursor is of the dataset '\(dataset.reference)' that was deleted and made again since: resync from the start, pushing the store's records into the new one (tandem sync does this by itself)"
-                    )
-                }
-                throw APIError(
-                    .conflict, "cursor_other_dataset",
-                    "the cursor belongs to another dataset: the store synced another dataset than '\(dataset.reference)' (another owner's, or on another server); sync it with that one, or start from a new store"
-                )
-            }
-            // Positions after a restored head are written again with other changes: a client
-            // of the history before must start again rather than skip them.
-            guard decoded.scope.epoch == scope.epoch else {
-                throw APIError(
-                    .conflict, "cursor_epoch",
-                    "the cursor is from an earlier history of this server's data (it was restored from a backup or copied since this client last synced): resync from the start, pushing the store's records again (tandem sync does this by itself)"
-                )
-            }
+            try await check(decoded, of: dataset)
             after = decoded.position
         }
         var limit = min(configuration.defaultPageSize, configuration.maxPageSize)
@@ -420,6 +434,9 @@ struct Routes: Sendable {
         }
         let wait = try pullWait(query.getAll("wait"))
         var page = try await storage.pullJSON(dataset: dataset.id, after: after, limit: limit, maxBytes: configuration.maxPageBytes)
+        // Positions are dense: a first entry past the next position means those between were
+        // compacted (a log always keeps its last entry, so a stale cursor finds one).
+        if let first = page.firstPosition, first > after + 1 { throw Self.cursorExpired(after: after) }
         // A cursor past the end of the log is from another log: the server's data was
         // replaced or restored from an older copy. Answering it with an empty page would let
         // its client believe it is in sync with a server that lacks its changes.
@@ -437,9 +454,11 @@ struct Routes: Sendable {
         } else {
             dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         }
-        // Position 0 is the start, written as the empty cursor (as push echoes write it).
+        // Position 0 is the start, written as the empty cursor (as push echoes write it),
+        // unless the client sent a cursor: one at 0 (a bootstrap of an empty dataset ends
+        // there) stays a cursor, so the client does not take itself for one that never pulled.
         let position = page.lastPosition ?? after
-        let next = position == 0 ? "" : Cursor(scope, position: position).text
+        let next = position == 0 && (query["after"] ?? "").isEmpty ? "" : Cursor(scope, position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
         let serverTime = dependencies.now()
         // The entries as logged (their stamps as pushed), copied once, into the answer.

@@ -30,6 +30,11 @@ struct SQLitePushStore: PushStore {
                 }) { try RecordState(stored: $0) }
                 if let state { reads.records[uri] = state }
             }
+            // A record not found may be one whose tombstone compaction pruned: read only then.
+            if keys.records.contains(where: { reads.records[$0] == nil }) {
+                reads.tombstonesBefore =
+                    try Int64.fetchOne(db.cachedStatement(sql: "SELECT tombstones_before FROM datasets WHERE id = ?"), arguments: [dataset]) ?? 0
+            }
         }
         if !keys.merged.isEmpty {
             let statement = try db.cachedStatement(sql: "SELECT survivor, stamp, state, remade FROM merged_records WHERE dataset_id = ? AND uri = ?")

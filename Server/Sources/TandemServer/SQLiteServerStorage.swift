@@ -29,7 +29,7 @@ public final class SQLiteServerStorage: ServerStorage {
     /// value (`unique_values`), the records merged into another (`merged_records`, with
     /// `remade` when a merged-away id was made again by a newer insert), and which records'
     /// link fields have named each member (`link_members`).
-    public static let formatVersion = 11
+    public static let formatVersion = 12
 
     let pool: DatabasePool
     public let cursorKey: [UInt8]
@@ -270,7 +270,10 @@ public final class SQLiteServerStorage: ServerStorage {
                 CREATE UNIQUE INDEX users_name_nocase ON users(name COLLATE NOCASE);
                 CREATE INDEX tokens_user ON tokens(user_id);
                 CREATE TABLE datasets(id INTEGER PRIMARY KEY AUTOINCREMENT, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
-                                      created_at INTEGER NOT NULL, stored_bytes INTEGER NOT NULL DEFAULT 0, UNIQUE(owner_id, name));
+                                      created_at INTEGER NOT NULL, stored_bytes INTEGER NOT NULL DEFAULT 0,
+                                      compacted_through INTEGER NOT NULL DEFAULT 0, tombstones_before INTEGER NOT NULL DEFAULT 0, UNIQUE(owner_id, name));
+                CREATE TABLE log_marks(dataset_id INTEGER NOT NULL, position INTEGER NOT NULL, at INTEGER NOT NULL,
+                                       PRIMARY KEY(dataset_id, position)) WITHOUT ROWID;
                 CREATE TABLE dataset_members(dataset_id INTEGER NOT NULL REFERENCES datasets(id), user_id INTEGER NOT NULL REFERENCES users(id),
                                              role TEXT NOT NULL, added_at INTEGER NOT NULL, PRIMARY KEY(dataset_id, user_id)) WITHOUT ROWID;
                 CREATE INDEX dataset_members_user ON dataset_members(user_id);
@@ -508,7 +511,7 @@ public final class SQLiteServerStorage: ServerStorage {
     /// columns that find a row.
     static let purgedTables: [(table: String, key: String)] = [
         ("log", "position"), ("records", "uri"), ("lost_values", "id"), ("idempotency", "key"), ("unique_values", "entity, key"),
-        ("merged_records", "uri"), ("link_members", "member, owner, field"),
+        ("merged_records", "uri"), ("link_members", "member, owner, field"), ("log_marks", "position"),
     ]
 
     public func purgeDeletedDatasets(limit: Int) async throws -> Int {
@@ -659,6 +662,112 @@ public final class SQLiteServerStorage: ServerStorage {
                 }
             }
             return page.finish(hasMore: hasMore)
+        }
+    }
+
+    public func records(dataset: Int64, after uri: String, limit: Int, maxBytes: Int) async throws -> (records: [StoredRecord], hasMore: Bool) {
+        try await pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT r.uri, r.state, m.survivor, m.stamp FROM records r
+                    LEFT JOIN merged_records m ON m.dataset_id = r.dataset_id AND m.uri = r.uri
+                    WHERE r.dataset_id = ? AND r.uri > ? ORDER BY r.uri LIMIT ?
+                    """, arguments: [dataset, uri, limit + 1])
+            var records: [StoredRecord] = []
+            records.reserveCapacity(min(limit, 10_000))
+            var bytes = 0
+            while let row = try rows.next() {
+                guard records.count < limit, records.isEmpty || bytes < maxBytes else { return (records, true) }
+                let state = try row.withUnsafeData(atIndex: 1) { data in
+                    bytes += data?.count ?? 0
+                    return try RecordState(stored: data ?? Data())
+                }
+                let survivor: String? = row[2]
+                let stamp = (row[3] as String?).flatMap { HLCTimestamp($0) }
+                records.append(StoredRecord(uri: row[0], state: state, merged: survivor.flatMap { s in stamp.map { (s, $0) } }))
+            }
+            return (records, false)
+        }
+    }
+
+    private static let compactionColumns =
+        "id, (SELECT MAX(position) FROM log WHERE dataset_id = datasets.id), compacted_through, tombstones_before FROM datasets"
+
+    private static func compactionState(_ row: Row) -> CompactionState {
+        CompactionState(dataset: row[0], head: row[1] ?? 0, compactedThrough: row[2], tombstonesBefore: row[3])
+    }
+
+    public func compaction(dataset: Int64) async throws -> CompactionState {
+        try await pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.compactionColumns) WHERE id = ?", arguments: [dataset]) else {
+                throw StorageError.notFound("no dataset with id \(dataset)")
+            }
+            return Self.compactionState(row)
+        }
+    }
+
+    public func compactionStates() async throws -> [CompactionState] {
+        try await pool.read { db in try Row.fetchAll(db, sql: "SELECT \(Self.compactionColumns) ORDER BY id").map(Self.compactionState) }
+    }
+
+    public func addLogMark(dataset: Int64, position: Int64, at: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO log_marks(dataset_id, position, at) SELECT id, ?, ? FROM datasets WHERE id = ? ON CONFLICT DO NOTHING",
+                arguments: [position, at, dataset])
+        }
+    }
+
+    public func logMark(dataset: Int64, notAfter at: Int64?, notPast position: Int64?) async throws -> LogMark? {
+        try await pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT position, at FROM log_marks WHERE dataset_id = ? AND at <= ? AND position <= ? ORDER BY position DESC LIMIT 1
+                    """, arguments: [dataset, at ?? .max, position ?? .max]
+            ).map { LogMark(position: $0[0], at: $0[1]) }
+        }
+    }
+
+    public func compactLog(dataset: Int64, through: Int64, limit: Int) async throws -> Int {
+        try await pool.write { db in
+            guard let from = try Int64.fetchOne(db, sql: "SELECT compacted_through FROM datasets WHERE id = ?", arguments: [dataset]) else { return 0 }
+            // Never the head: its position is the dataset's log head.
+            let head = try Int64.fetchOne(db, sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?", arguments: [dataset]) ?? 0
+            let end = min(through, head - 1, from + Int64(limit))
+            guard end > from else { return 0 }
+            let bytes =
+                try Int64.fetchOne(
+                    db, sql: "SELECT COALESCE(SUM(length(change)), 0) FROM log WHERE dataset_id = ? AND position > ? AND position <= ?",
+                    arguments: [dataset, from, end]) ?? 0
+            try db.execute(sql: "DELETE FROM log WHERE dataset_id = ? AND position > ? AND position <= ?", arguments: [dataset, from, end])
+            let deleted = db.changesCount
+            try db.execute(
+                sql: "UPDATE datasets SET compacted_through = ?, stored_bytes = MAX(stored_bytes - ?, 0) WHERE id = ?", arguments: [end, bytes, dataset])
+            // The newest mark at or before the new point stays: it dates the compacted log.
+            try db.execute(
+                sql: """
+                    DELETE FROM log_marks WHERE dataset_id = ?1 AND position < (SELECT MAX(position) FROM log_marks WHERE dataset_id = ?1 AND position <= ?2)
+                    """, arguments: [dataset, end])
+            return max(deleted, 1)
+        }
+    }
+
+    public func pruneTombstones(dataset: Int64, before: Int64, after uri: String, limit: Int) async throws -> (last: String?, pruned: Int) {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE datasets SET tombstones_before = MAX(tombstones_before, ?) WHERE id = ?", arguments: [before, dataset])
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT uri, state FROM records WHERE dataset_id = ? AND uri > ? ORDER BY uri LIMIT ?", arguments: [dataset, uri, limit])
+            var pruned = 0
+            let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE dataset_id = ? AND uri = ?")
+            for row in rows {
+                let state = try RecordState(stored: row[1] as Data)
+                guard state.isTombstone(before: before) else { continue }
+                try delete.execute(arguments: [dataset, row[0] as String])
+                pruned += 1
+            }
+            return (rows.last?[0], pruned)
         }
     }
 

@@ -14,6 +14,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxPageSize = 5_000
     /// The page size of a pull without `limit`.
     public var defaultPageSize = 100
+    /// Records per snapshot page when the client asks for no limit.
+    public var defaultSnapshotPageSize = 1_000
+    /// How much of each dataset's log is kept (`serve --log-retention`,
+    /// `--log-retention-entries`); 30 days by default.
+    public var compaction = CompactionPolicy(keepMilliseconds: 30 * 86_400_000)
     /// A pull page ends once its entries reach this many bytes (an entry larger than this
     /// still goes out, alone), so a pull's memory is bounded whatever its entries hold.
     public var maxPageBytes = 4 << 20

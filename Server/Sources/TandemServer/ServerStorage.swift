@@ -138,6 +138,33 @@ public protocol ServerStorage: Sendable {
     /// encoding each change; the default writes the entries with ``WireJSON``.
     func pullJSON(dataset: Int64, after position: Int64, limit: Int, maxBytes: Int) async throws -> PulledPage
 
+    /// The dataset's records after `uri` (`""`: from the first) in the byte order of their
+    /// URIs, at most `limit`, ended early once their stored states reach `maxBytes` (the
+    /// first goes in whatever its size), and whether more follow: a page of a snapshot
+    /// (``SnapshotToken``). Deleted records are among them while their tombstones are kept.
+    func records(dataset: Int64, after uri: String, limit: Int, maxBytes: Int) async throws -> (records: [StoredRecord], hasMore: Bool)
+
+    /// Where compaction left the dataset's log and records (``CompactionState``).
+    func compaction(dataset: Int64) async throws -> CompactionState
+    /// The compaction state of every dataset, by id.
+    func compactionStates() async throws -> [CompactionState]
+    /// Notes that `dataset`'s log ended at `position` at `at` (ms): the marks tell how old
+    /// entries are, off the push path (``ServerStorage/compact(policy:now:maxClockSkew:)``).
+    func addLogMark(dataset: Int64, position: Int64, at: Int64) async throws
+    /// The newest mark of `dataset` made at or before `at`, and the newest at or before
+    /// position `position`; `nil` when there is none.
+    func logMark(dataset: Int64, notAfter at: Int64?, notPast position: Int64?) async throws -> LogMark?
+    /// Deletes at most `limit` log entries of `dataset` after its compaction point and at or
+    /// before `through`, in one short transaction; moves the compaction point to the last one
+    /// deleted, takes their bytes out of the owner's quota and forgets the marks before it.
+    /// Returns how many were deleted.
+    func compactLog(dataset: Int64, through: Int64, limit: Int) async throws -> Int
+    /// Reads at most `limit` records of `dataset` after `uri` and deletes those that are
+    /// tombstones of deletes stamped before `before` (ms), in one short transaction, having
+    /// noted `before` as the dataset's ``CompactionState/tombstonesBefore``. Returns the last
+    /// URI read (`nil`: none was left) and how many were deleted.
+    func pruneTombstones(dataset: Int64, before: Int64, after uri: String, limit: Int) async throws -> (last: String?, pruned: Int)
+
     /// Forgets the answers of pushes stored before `cutoff` (milliseconds since 1970);
     /// returns how many. A retry that comes later is applied as a new push: its values carry
     /// the same stamps as the ones already merged, so they change nothing.
@@ -151,13 +178,17 @@ public protocol ServerStorage: Sendable {
 public struct PulledPage: Sendable {
     public var json: [UInt8]
     public var count: Int
+    /// The position of the first entry, `nil` when the page is empty (past the cursor's
+    /// next: the entries between were compacted).
+    public var firstPosition: Int64?
     /// The position of the last entry, `nil` when the page is empty.
     public var lastPosition: Int64?
     public var hasMore: Bool
 
-    public init(json: [UInt8], count: Int, lastPosition: Int64?, hasMore: Bool) {
+    public init(json: [UInt8], count: Int, firstPosition: Int64? = nil, lastPosition: Int64?, hasMore: Bool) {
         self.json = json
         self.count = count
+        self.firstPosition = firstPosition
         self.lastPosition = lastPosition
         self.hasMore = hasMore
     }

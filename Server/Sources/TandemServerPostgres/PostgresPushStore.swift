@@ -79,6 +79,10 @@ struct PostgresPushStore: AsyncPushStore {
                 let (uri, state) = try row.decode((String, ByteBuffer).self)
                 reads.records[uri] = try RecordState(stored: Data(state.readableBytesView))
             }
+            // A record not found may be one whose tombstone compaction pruned: read only then.
+            if stored.contains(where: { reads.records[$0] == nil }) {
+                reads.tombstonesBefore = try await rows("SELECT tombstones_before FROM datasets WHERE id = \(dataset)").first?.decode(Int64.self) ?? 0
+            }
         }
         if !keys.merged.isEmpty {
             for row in try await rows(

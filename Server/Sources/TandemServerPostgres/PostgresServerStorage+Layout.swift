@@ -113,6 +113,14 @@ extension PostgresServerStorage {
                 """,
                 "CREATE INDEX deleted_datasets_name ON deleted_datasets(owner_id, name)",
             ]),
+        // Compaction: how far each dataset's log was folded into its records, how old its
+        // pruned tombstones were, and marks that date the log (docs/server.md, compaction).
+        Migration(
+            version: 3,
+            statements: [
+                "ALTER TABLE datasets ADD COLUMN compacted_through BIGINT NOT NULL DEFAULT 0, ADD COLUMN tombstones_before BIGINT NOT NULL DEFAULT 0",
+                "CREATE TABLE log_marks(dataset_id BIGINT NOT NULL, position BIGINT NOT NULL, at BIGINT NOT NULL, PRIMARY KEY(dataset_id, position))",
+            ]),
     ]
 
     /// The newest layout this server makes.

@@ -4,6 +4,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 public import PostgresNIO
 public import TandemServer
+import TandemConflicts
+import TandemSchema
 public import TandemWire
 
 /// ``ServerStorage`` on PostgreSQL (postgres-nio's connection pool): any number of
@@ -380,7 +382,7 @@ public final class PostgresServerStorage: ServerStorage {
                 .collect().first?.decode(Int64.self)
             else { return 0 }
             var deleted = 0
-            for table in ["log", "records", "lost_values", "idempotency", "unique_values", "merged_records", "link_members"] where deleted < limit {
+            for table in ["log", "records", "lost_values", "idempotency", "unique_values", "merged_records", "link_members", "log_marks"] where deleted < limit {
                 let removed = try await connection.query(
                     PostgresQuery(
                         unsafeSQL:
@@ -587,6 +589,106 @@ public final class PostgresServerStorage: ServerStorage {
             page.add(position: at) { $0.logEntry(position: at, schemaVersion: version) { $0.rawJSON(change.readableBytesView) } }
         }
         return page.finish(hasMore: page.count < rows.count)
+    }
+
+    public func records(dataset: Int64, after uri: String, limit: Int, maxBytes: Int) async throws -> (records: [StoredRecord], hasMore: Bool) {
+        // `uri` is COLLATE "C": byte order, as the SQLite storage sorts. States past the
+        // page's bytes come without their bytes (NULL), as pull pages do.
+        let rows = try await rows(
+            """
+            SELECT page.uri, CASE WHEN before < \(Int64(maxBytes)) THEN state END, m.survivor, m.stamp FROM (
+                SELECT uri, state, SUM(octet_length(state)) OVER (ORDER BY uri) - octet_length(state) AS before
+                FROM records WHERE dataset_id = \(dataset) AND uri > \(uri) ORDER BY uri LIMIT \(Int64(limit) + 1)
+            ) AS page LEFT JOIN merged_records m ON m.dataset_id = \(dataset) AND m.uri = page.uri ORDER BY page.uri
+            """)
+        var records: [StoredRecord] = []
+        for row in rows.prefix(limit) {
+            let (uri, state, survivor, stamp) = try row.decode((String, ByteBuffer?, String?, String?).self)
+            guard let state else { break }
+            let merged = survivor.flatMap { s in stamp.flatMap { HLCTimestamp($0) }.map { (s, $0) } }
+            records.append(StoredRecord(uri: uri, state: try RecordState(stored: Data(state.readableBytesView)), merged: merged))
+        }
+        return (records, records.count < rows.count)
+    }
+
+    private static func compactionState(_ row: PostgresRow) throws -> CompactionState {
+        let (id, head, through, before) = try row.decode((Int64, Int64, Int64, Int64).self)
+        return CompactionState(dataset: id, head: head, compactedThrough: through, tombstonesBefore: before)
+    }
+
+    public func compaction(dataset: Int64) async throws -> CompactionState {
+        guard let row = try await rows("SELECT id, log_head, compacted_through, tombstones_before FROM datasets WHERE id = \(dataset)").first else {
+            throw StorageError.notFound("no dataset with id \(dataset)")
+        }
+        return try Self.compactionState(row)
+    }
+
+    public func compactionStates() async throws -> [CompactionState] {
+        try await rows("SELECT id, log_head, compacted_through, tombstones_before FROM datasets ORDER BY id").map(Self.compactionState)
+    }
+
+    public func addLogMark(dataset: Int64, position: Int64, at: Int64) async throws {
+        _ = try await rows(
+            "INSERT INTO log_marks(dataset_id, position, at) SELECT id, \(position), \(at) FROM datasets WHERE id = \(dataset) ON CONFLICT DO NOTHING")
+    }
+
+    public func logMark(dataset: Int64, notAfter at: Int64?, notPast position: Int64?) async throws -> LogMark? {
+        try await rows(
+            """
+            SELECT position, at FROM log_marks WHERE dataset_id = \(dataset) AND at <= \(at ?? .max) AND position <= \(position ?? .max)
+            ORDER BY position DESC LIMIT 1
+            """
+        ).first.map { row in
+            let (position, at) = try row.decode((Int64, Int64).self)
+            return LogMark(position: position, at: at)
+        }
+    }
+
+    public func compactLog(dataset: Int64, through: Int64, limit: Int) async throws -> Int {
+        try await transaction { [logger] connection in
+            // The dataset's row, locked as a push locks it: the two take turns, briefly.
+            guard
+                let row = try await connection.query(
+                    "SELECT compacted_through, log_head FROM datasets WHERE id = \(dataset) FOR UPDATE", logger: logger
+                ).collect().first
+            else { return 0 }
+            let (from, head) = try row.decode((Int64, Int64).self)
+            let end = min(through, head - 1, from + Int64(limit))
+            guard end > from else { return 0 }
+            let rows = try await connection.query(
+                "DELETE FROM log WHERE dataset_id = \(dataset) AND position > \(from) AND position <= \(end) RETURNING octet_length(change)::BIGINT",
+                logger: logger
+            ).collect()
+            let bytes = try rows.reduce(Int64(0)) { $0 + (try $1.decode(Int64.self)) }
+            try await connection.query(
+                "UPDATE datasets SET compacted_through = \(end), stored_bytes = GREATEST(stored_bytes - \(bytes), 0) WHERE id = \(dataset)", logger: logger)
+            try await connection.query(
+                """
+                DELETE FROM log_marks WHERE dataset_id = \(dataset)
+                AND position < (SELECT MAX(position) FROM log_marks WHERE dataset_id = \(dataset) AND position <= \(end))
+                """, logger: logger)
+            return max(rows.count, 1)
+        }
+    }
+
+    public func pruneTombstones(dataset: Int64, before: Int64, after uri: String, limit: Int) async throws -> (last: String?, pruned: Int) {
+        try await transaction { [logger] connection in
+            try await connection.query(
+                "UPDATE datasets SET tombstones_before = GREATEST(tombstones_before, \(before)) WHERE id = \(dataset)", logger: logger)
+            var last: String?
+            var tombstones: [String] = []
+            for row in try await connection.query(
+                "SELECT uri, state FROM records WHERE dataset_id = \(dataset) AND uri > \(uri) ORDER BY uri LIMIT \(Int64(limit))", logger: logger
+            ).collect() {
+                let (uri, state) = try row.decode((String, ByteBuffer).self)
+                last = uri
+                if try RecordState(stored: Data(state.readableBytesView)).isTombstone(before: before) { tombstones.append(uri) }
+            }
+            if !tombstones.isEmpty {
+                try await connection.query("DELETE FROM records WHERE dataset_id = \(dataset) AND uri = ANY(\(tombstones))", logger: logger)
+            }
+            return (last, tombstones.count)
+        }
     }
 
     public func pruneIdempotencyKeys(before cutoff: Int64) async throws -> Int {

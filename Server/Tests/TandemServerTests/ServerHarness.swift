@@ -189,6 +189,19 @@ extension ForwardingStorage {
     func datasets(reachableBy user: Int64) async throws -> [ReachableDataset] { await base.datasets(reachableBy: user) }
     func deleteDataset(id: Int64) async throws -> Bool { await base.deleteDataset(id: id) }
     func purgeDeletedDatasets(limit: Int) async throws -> Int { await base.purgeDeletedDatasets(limit: limit) }
+    func records(dataset: Int64, after uri: String, limit: Int, maxBytes: Int) async throws -> (records: [StoredRecord], hasMore: Bool) {
+        await base.records(dataset: dataset, after: uri, limit: limit, maxBytes: maxBytes)
+    }
+    func compaction(dataset: Int64) async throws -> CompactionState { try await base.compaction(dataset: dataset) }
+    func compactionStates() async throws -> [CompactionState] { try await base.compactionStates() }
+    func addLogMark(dataset: Int64, position: Int64, at: Int64) async throws { await base.addLogMark(dataset: dataset, position: position, at: at) }
+    func logMark(dataset: Int64, notAfter at: Int64?, notPast position: Int64?) async throws -> LogMark? {
+        await base.logMark(dataset: dataset, notAfter: at, notPast: position)
+    }
+    func compactLog(dataset: Int64, through: Int64, limit: Int) async throws -> Int { await base.compactLog(dataset: dataset, through: through, limit: limit) }
+    func pruneTombstones(dataset: Int64, before: Int64, after uri: String, limit: Int) async throws -> (last: String?, pruned: Int) {
+        await base.pruneTombstones(dataset: dataset, before: before, after: uri, limit: limit)
+    }
     func deletedDatasetIDs(owner: Int64, name: String) async throws -> [Int64] { await base.deletedDatasetIDs(owner: owner, name: name) }
     func setMember(dataset: Int64, user: Int64, role: DatasetRole, now: Int64) async throws {
         await base.setMember(dataset: dataset, user: user, role: role, now: now)

@@ -145,6 +145,25 @@ public final class ModelContainer: Sendable {
     public func write<T>(author: String? = nil, _ body: (Database) throws -> T) throws -> T {
         try StoreErrorMapping.map { try Journal.write(writer, journal: journal, origin: .init(author: author), body: body) }
     }
+
+    /// Runs `body` in a write transaction journaled as one marker instead of value by value:
+    /// one history transaction with `author` and `context` and no changes, saying that the
+    /// data changed wholesale (a sync bootstrap writes each page of a dataset's snapshot so;
+    /// docs/journal.md). A journal reader that meets a marker reads the records again.
+    ///
+    /// For the sync engine: the journal's promise, every local change value by value, holds
+    /// only for writes that go through ``write(author:_:)`` and model saves.
+    ///
+    /// ```swift
+    /// try container.writeUnjournaled(author: "sync", context: "snapshot") { db in
+    ///     try db.execute(sql: #"INSERT INTO "Todo" ("#id", "#hlc", "title") VALUES (?, ?, ?)"#, arguments: [id, stamps, title])
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``StoreError``, or what `body` throws (the transaction is rolled back).
+    public func writeUnjournaled<T>(author: String, context: String, _ body: (Database) throws -> T) throws -> T {
+        try StoreErrorMapping.map { try Journal.write(writer, journal: journal, origin: .init(author: author, context: context), marker: true, body: body) }
+    }
 }
 
 extension Schema {

@@ -10,12 +10,13 @@ internal import TandemWAL
 /// sync server's clock, ``ServerClockReading``). Entity tables are named after entities; the
 /// change journal's tables and triggers are described in ``JournalDDL``.
 ///
-/// The format is 2 (tables, metadata and the change journal). Until Tandem's first release a
+/// The format is 3 (tables, metadata and the change journal; 3: the journal triggers run
+/// `WHEN tandem_journal_on()`). Until Tandem's first release a
 /// file of another format is refused, not upgraded.
 enum StoreFile {
     /// The version of the store file layout. Bump it when the layout of Tandem's own tables
     /// or the column scheme changes.
-    static let formatVersion = 2
+    static let formatVersion = 3
 
     struct Opened {
         var writer: any DatabaseWriter

@@ -15,8 +15,12 @@ enum Journal {
 
     /// Runs `body` in an immediate write transaction whose changes the triggers journal; the
     /// history transaction row is added before commit when anything changed.
+    ///
+    /// With `marker`, the triggers journal nothing and the history transaction is added
+    /// whatever `body` did, with no changes: one marker for a wholesale write (a sync
+    /// bootstrap's page), `origin.context` saying what it was.
     static func write<T>(
-        _ writer: any DatabaseWriter, journal: JournalContext, origin: Origin,
+        _ writer: any DatabaseWriter, journal: JournalContext, origin: Origin, marker: Bool = false,
         body: (Database) throws -> T
     ) throws -> T {
         try writer.writeWithoutTransaction { db in
@@ -25,11 +29,11 @@ enum Journal {
                 let before = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM tandem_history_change")) ?? 0
                 let token = try nextToken(db)
                 let stamp = try tick(db, journal: journal)
-                journal.state.begin(token: token, stamp: stamp)
+                journal.state.begin(token: token, stamp: stamp, suppressed: marker)
                 defer { journal.state.end() }
                 result = try body(db)
-                let after = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM tandem_history_change")) ?? 0
-                if after > before {
+                let after = marker ? before : try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM tandem_history_change")) ?? 0
+                if after > before || marker {
                     try db.cachedStatement(
                         sql: """
                             INSERT INTO tandem_history_transaction (token, author, timestamp, stamp, context, process, first_change, last_change)
@@ -114,7 +118,14 @@ enum Journal {
         while remaining > 0, let row = try rows.next() {
             var transaction = transaction(from: row)
             var first: Int64 = row["first_change"], last: Int64 = row["last_change"]
+            // A marker (a write journaled as a whole, ModelContainer.writeUnjournaled) has
+            // no changes: it is returned with none, unless the read resumes within changes.
+            let isMarker = first > last
             if let after = descriptor.afterChange { first = max(first, after + 1) }
+            if isMarker {
+                if descriptor.afterChange == nil && descriptor.entityNames == nil { result.append(transaction) }
+                continue
+            }
             if first > last { continue }
             if remaining < Int.max { last = min(last, first + Int64(remaining) - 1) }
             transaction.changes = try changes(db, dataset: dataset, from: first, through: last, stamp: transaction.stamp, entities: descriptor.entityNames)

@@ -18,7 +18,9 @@
 /// JSON form as `stamps`). Triggers journal every insert, update and delete, whoever makes
 /// it: model saves, raw SQL through ``ModelContainer/write(author:_:)``, cascades, join rows.
 /// The triggers call SQL functions only Tandem's connections define, so a program writing
-/// the file without Tandem gets an error instead of an unjournaled change.
+/// the file without Tandem gets an error instead of an unjournaled change. Each trigger runs
+/// `WHEN tandem_journal_on()`: false only inside ``ModelContainer/writeUnjournaled(author:context:_:)``
+/// (a sync bootstrap), whose transaction the journal records as one marker with no changes.
 enum JournalDDL {
     static let triggerPrefix = "tandem.journal."
     static let stampColumn = "#hlc"
@@ -75,7 +77,7 @@ enum JournalDDL {
         let id = "\"#id\""
         let newValues = JournalValueCoding.sql("tandem_journal_values", columns.map { "\(literal($0.name)), NEW.\(SQLName.quote($0.name))" })
         let insert = """
-            CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".insert")) AFTER INSERT ON \(table) BEGIN
+            CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".insert")) AFTER INSERT ON \(table) WHEN tandem_journal_on() BEGIN
             UPDATE \(table) SET \(stamp) = tandem_journal_stamps() WHERE NEW.\(stamp) IS NULL AND \(id) = NEW.\(id);
             INSERT INTO tandem_history_change (token, kind, entity, record, "values", stamps)
             VALUES (tandem_journal_token(), 'insert', \(name), NEW.\(id), \(newValues),
@@ -87,7 +89,7 @@ enum JournalDDL {
             .flatMap(\.columns)
         let tombstone = JournalValueCoding.sql("tandem_journal_values", tombstoneColumns.map { "\(literal($0.name)), OLD.\(SQLName.quote($0.name))" })
         let delete = """
-            CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".delete")) AFTER DELETE ON \(table) BEGIN
+            CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".delete")) AFTER DELETE ON \(table) WHEN tandem_journal_on() BEGIN
             INSERT INTO tandem_history_change (token, kind, entity, record, "values", stamps)
             VALUES (tandem_journal_token(), 'delete', \(name), OLD.\(id), \(tombstone), NULL);
             END
@@ -102,7 +104,7 @@ enum JournalDDL {
         let restamp = JournalValueCoding.sql("tandem_journal_restamp", columns.map { "\(differs($0)), \(literal($0.name))" }, seed: "OLD.\(stamp)")
         let update = """
             CREATE TRIGGER \(SQLName.quote(triggerPrefix + entity.name + ".update")) AFTER UPDATE ON \(table)
-            WHEN \(columns.map(differs).joined(separator: " OR ")) BEGIN
+            WHEN tandem_journal_on() AND (\(columns.map(differs).joined(separator: " OR "))) BEGIN
             UPDATE \(table) SET \(stamp) = \(restamp)
                 WHERE NEW.\(stamp) IS OLD.\(stamp) AND \(id) = NEW.\(id);
             INSERT INTO tandem_history_change (token, kind, entity, record, "values", stamps)
@@ -117,7 +119,7 @@ enum JournalDDL {
     static func joinTriggers(table: String, entity: String, relationship: String) -> [String] {
         ["link": ("INSERT", "NEW"), "unlink": ("DELETE", "OLD")].sorted { $0.key < $1.key }.map { kind, event in
             """
-            CREATE TRIGGER \(SQLName.quote(triggerPrefix + table + "." + kind)) AFTER \(event.0) ON \(SQLName.quote(table)) BEGIN
+            CREATE TRIGGER \(SQLName.quote(triggerPrefix + table + "." + kind)) AFTER \(event.0) ON \(SQLName.quote(table)) WHEN tandem_journal_on() BEGIN
             INSERT INTO tandem_history_change (token, kind, entity, record, "values", stamps)
             VALUES (tandem_journal_token(), '\(kind)', \(literal(entity)), \(event.1).source, tandem_journal_values(NULL, \(literal(relationship)), \(event.1).target), NULL);
             END

@@ -4,7 +4,7 @@ internal import GRDBSQLite
 /// journal triggers call (`tandem_journal_token()`, `tandem_journal_stamps()`,
 /// `tandem_journal_restamp(…)`).
 ///
-/// `@unchecked Sendable`: the fields are written only by ``Journal/write(_:state:author:context:body:)``
+/// `@unchecked Sendable`: the fields are written only by ``Journal/write(_:journal:origin:marker:body:)``
 /// inside the container's write transaction, and read only by the SQL functions that the
 /// triggers of that same transaction's statements call, synchronously, on the same writer
 /// connection. GRDB runs every write of a container on its one serial writer queue, so a
@@ -16,13 +16,21 @@ final class JournalState: @unchecked Sendable {
     private(set) var stamp = ""
     private(set) var stampsText: ContiguousArray<CChar> = []
 
-    func begin(token: Int64, stamp: HLCTimestamp) {
+    /// Inside ``Journal/write(_:journal:origin:marker:body:)`` with a marker: the triggers
+    /// journal nothing (`tandem_journal_on()` is false).
+    private(set) var suppressed = false
+
+    func begin(token: Int64, stamp: HLCTimestamp, suppressed: Bool = false) {
         self.token = token
+        self.suppressed = suppressed
         self.stamp = stamp.description
         stampsText = ContiguousArray("{\"*\":\"\(self.stamp)\"}".utf8CString)
     }
 
-    func end() { token = nil }
+    func end() {
+        token = nil
+        suppressed = false
+    }
 
     /// Binds the `{"*": stamp}` object of the current transaction to a statement parameter.
     func bindStamps(to statement: OpaquePointer, at index: Int32) {
@@ -70,7 +78,14 @@ final class JournalState: @unchecked Sendable {
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
             data.withUnsafeBytes { sqlite3_result_text(context, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), sqliteTransient) }
         }
+        // tandem_journal_on(): whether the triggers journal (outside a write too, so that a
+        // bare connection's write reaches tandem_journal_token() and its error).
+        let on: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, _ in
+            let state = Unmanaged<JournalState>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+            sqlite3_result_int(context, state.suppressed ? 0 : 1)
+        }
         let functions = [
+            ("tandem_journal_on", 0, on),
             ("tandem_journal_restamp", -1, restamp), ("tandem_journal_token", 0, token), ("tandem_journal_stamps", 0, stamps),
             ("tandem_journal_values", -1, JournalValueCoding.pack), ("tandem_journal_changes", -1, JournalValueCoding.packChanged),
         ]

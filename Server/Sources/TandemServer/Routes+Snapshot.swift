@@ -1,0 +1,111 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import TandemConflicts
+import TandemSchema
+import TandemWire
+
+extension Routes {
+    /// `GET /v1/datasets/{dataset}/snapshot?after=TOKEN&limit=N` (feature `snapshot`): the
+    /// dataset's records as of one log position P, in pages, for a replica that starts from
+    /// nothing or whose cursor expired (`cursor_expired`). Each record comes as the changes
+    /// that make it: an insert with every value and its stamp (and a link or unlink per
+    /// many-to-many link), or a delete for a tombstone still kept. Pages are read one after
+    /// the other while pushes go on: a record may be newer than P, never older, and the
+    /// client pulls from P afterwards, which per-value merging makes idempotent.
+    ///
+    /// The answer is a pull answer: `nextCursor` is the next page's token (`s1.…`) while
+    /// `hasMore`, then the pull cursor at P.
+    ///
+    /// - Throws: 400 `invalid_cursor` for text that is no token, 409 as for a pull's cursor
+    ///   (another dataset or epoch), 410 `cursor_expired` when compaction passed P since the
+    ///   first page (start again without `after`).
+    func snapshot(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
+        let dataset = try await dataset(context)
+        let query = request.uri.queryParameters
+        let scope = storage.cursorScope(of: dataset.id)
+        var position: Int64
+        var after = ""
+        if let text = query["after"], !text.isEmpty {
+            guard let token = SnapshotToken(String(text)) else {
+                throw APIError.badRequest("invalid_cursor", "'\(text)' is not a snapshot token; pass the nextCursor of the page before, or nothing to start")
+            }
+            try await check(token.cursor, of: dataset)
+            position = token.cursor.position
+            after = token.after
+            let state = try await storage.compaction(dataset: dataset.id)
+            if position < state.compactedThrough { throw Self.cursorExpired(after: position) }
+        } else {
+            position = try await storage.logHead(dataset: dataset.id)
+        }
+        var limit = min(configuration.defaultSnapshotPageSize, configuration.maxPageSize)
+        if let text = query["limit"] {
+            guard let value = Int(String(text)), value >= 1 else {
+                throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to \(configuration.maxPageSize)")
+            }
+            limit = min(value, configuration.maxPageSize)
+        }
+        let version = try await storage.schemaHistory(dataset: dataset.id).last?.version ?? 0
+        let (records, hasMore) = try await storage.records(dataset: dataset.id, after: after, limit: limit, maxBytes: configuration.maxPageBytes)
+        var json = WireJSON()
+        json.raw(WireJSON.pullResponseHead)
+        json.raw("[")
+        var first = true
+        var count = 0
+        for record in records {
+            for change in Self.changes(making: record) {
+                if !first { json.raw(",") }
+                first = false
+                json.logEntry(position: position, schemaVersion: version) { $0.append(change) }
+                count += 1
+            }
+        }
+        json.raw("]")
+        let next: String
+        if hasMore, let last = records.last {
+            next = SnapshotToken(cursor: Cursor(scope, position: position), after: last.uri).text
+        } else {
+            // A cursor even at 0: the client then knows it bootstrapped.
+            next = Cursor(scope, position: position).text
+        }
+        json.pullResponseTail(hasMore: hasMore, nextCursor: next, serverTime: dependencies.now())
+        dependencies.metrics.changesPulled.increment(by: count)
+        return Self.json(ByteBuffer(bytes: json.bytes))
+    }
+
+    /// The changes that make `record` on a replica that lacks it: a delete for a tombstone;
+    /// else an insert of its values (compact stamps: `"*"` its creation, others named),
+    /// then one link or unlink per many-to-many link field, with its stamp.
+    ///
+    /// ```swift
+    /// Routes.changes(making: StoredRecord(uri: uri, state: state))   // [insert, link, …]
+    /// ```
+    static func changes(making record: StoredRecord) -> [WireChange] {
+        let state = record.state
+        if state.isDeleted {
+            // A record merged into another: its delete names the survivor, as the log's did.
+            let survivor = record.merged.flatMap { $0.stamp == state.deleted ? $0.survivor : nil }
+            return [
+                WireChange(record: record.uri, entity: state.entity, kind: .delete, stamps: ["*": (state.deleted ?? .zero).description], mergedInto: survivor)
+            ]
+        }
+        var values: [String: WireValue] = [:]
+        var links: [WireChange] = []
+        for (field, value) in state.fields {
+            if let hash = field.firstIndex(of: "#") {
+                let linked = value.value == .bool(true)
+                links.append(
+                    WireChange(
+                        record: record.uri, entity: state.entity, kind: linked ? .link : .unlink,
+                        values: [String(field[..<hash]): .text(String(field[field.index(after: hash)...]))], stamps: ["*": value.stamp.description]))
+            } else {
+                values[field] = value.value
+            }
+        }
+        let created = state.created ?? state.fields.values.map(\.stamp).max() ?? .zero
+        var stamps = ["*": created.description]
+        for (field, value) in state.fields where !field.contains("#") && value.stamp != created { stamps[field] = value.stamp.description }
+        let insert = WireChange(record: record.uri, entity: state.entity, kind: .insert, values: values, stamps: stamps)
+        return [insert] + links.sorted { $0.linkField ?? "" < $1.linkField ?? "" }
+    }
+}

@@ -1,0 +1,73 @@
+/// What one compaction pass did (``ServerStorage/compact(policy:now:maxClockSkew:step:)``).
+public struct CompactionReport: Sendable, Hashable {
+    /// Log entries deleted.
+    public var entries = 0
+    /// Tombstones deleted.
+    public var tombstones = 0
+    /// Datasets whose log was compacted.
+    public var datasets = 0
+
+    public init() {}
+}
+
+extension ServerStorage {
+    /// Compacts every dataset's log under `policy`, in steps of at most `step` rows, one
+    /// short transaction each (pushes and pulls take turns between them):
+    ///
+    /// 1. notes each dataset's head (``addLogMark(dataset:position:at:)``) when its log grew;
+    /// 2. deletes the entries the policy no longer keeps (the record states hold their
+    ///    values already);
+    /// 3. then deletes the tombstones of deletes stamped before the time the compacted log
+    ///    ends at, less `maxClockSkew` (ms): a client whose cursor is older bootstraps again,
+    ///    and its snapshot, lacking the record, removes it there too.
+    ///
+    /// ```swift
+    /// let report = try await storage.compact(policy: CompactionPolicy(keepEntries: 1_000), now: now, maxClockSkew: 300_000)
+    /// ```
+    ///
+    /// - Throws: the storage's error; what was done before it stays done.
+    @discardableResult
+    public func compact(policy: CompactionPolicy, now: Int64, maxClockSkew: Int64, step: Int = MaintenanceService.purgeStep) async throws -> CompactionReport {
+        var report = CompactionReport()
+        guard policy.isEnabled else { return report }
+        for state in try await compactionStates() where state.head > 0 {
+            if let newest = try await logMark(dataset: state.dataset, notAfter: nil, notPast: nil), newest.position >= state.head {
+                // Nothing logged since the last mark.
+            } else {
+                try await addLogMark(dataset: state.dataset, position: state.head, at: now)
+            }
+            let byTime = try await policy.keepMilliseconds.asyncMap { keep in
+                try await logMark(dataset: state.dataset, notAfter: now - keep, notPast: nil)?.position
+            }
+            let horizon = policy.horizon(head: state.head, byTime: byTime ?? nil)
+            guard horizon > state.compactedThrough else { continue }
+            report.datasets += 1
+            while true {
+                let deleted = try await compactLog(dataset: state.dataset, through: horizon, limit: step)
+                report.entries += deleted
+                if deleted == 0 { break }
+                await Task.yield()
+            }
+            // Deletes logged at or before the horizon were logged by the time of its mark.
+            guard let mark = try await logMark(dataset: state.dataset, notAfter: nil, notPast: horizon) else { continue }
+            let before = mark.at - maxClockSkew
+            guard before > state.tombstonesBefore else { continue }
+            var after = ""
+            while true {
+                let (last, pruned) = try await pruneTombstones(dataset: state.dataset, before: before, after: after, limit: step)
+                report.tombstones += pruned
+                guard let last else { break }
+                after = last
+                await Task.yield()
+            }
+        }
+        return report
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import GRDB
+import Tandem
+import TandemSchema
+import TandemSQLite
+import TandemWire
+
+extension SyncEngine {
+    /// Starts a bootstrap when the store has no cursor and no records (it never pulled), and
+    /// says whether one is under way (a cut one resumes).
+    ///
+    /// A store with records of its own and no cursor (its first sync, a resync) pulls the log
+    /// from the start instead, while the server has it: replaying the history against its
+    /// own values logs every one of them that lost to a concurrent write (a snapshot holds
+    /// only the winners). Where the log is gone (`cursor_expired`), it bootstraps over its
+    /// records (mode 2).
+    func startBootstrapIfNeeded() throws -> Bool {
+        try store { db in
+            guard let state = try SyncState.read(db) else { return false }
+            if state.bootstrapMode != 0 { return true }
+            guard state.cursor.isEmpty else { return false }
+            let empty = try container.schema.entities.allSatisfy { entity in
+                try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQLName.quote(entity.name)))")!
+            }
+            guard empty else { return false }
+            // Nothing to sweep: whatever the store holds later came from the snapshot or was
+            // made here since.
+            try SyncState.update(db) {
+                $0.bootstrapMode = 1
+                $0.bootstrap = ""
+                $0.bootstrapSwept = ""
+            }
+            return true
+        }
+    }
+
+    /// Reads the dataset's snapshot page by page (`GET …/snapshot`) and applies each page in
+    /// one transaction with the next page's token, so a cut bootstrap resumes where it
+    /// stopped and nothing is applied twice. Each page is journaled as one marker (author
+    /// `sync`, context `snapshot`; ``ModelContainer/writeUnjournaled(author:context:_:)``)
+    /// rather than value by value. The last page sets the pull cursor to the snapshot's
+    /// position; the log after it is pulled as usual.
+    ///
+    /// Over records the store has (mode 2: a cursor the server's compaction passed, a
+    /// resync), each record is merged value by value as a pulled change is (unpushed local
+    /// edits win or lose by their stamps, and are pushed), and the store's records the
+    /// snapshot lacks are deleted: their tombstones were pruned on the server, so they were
+    /// deleted there long ago. Records with unpushed local edits stay (the push decides).
+    ///
+    /// - Throws: ``SyncError`` when a page cannot be read or applied; what was applied stays.
+    func bootstrap() async throws -> ChangeApplier.Outcome {
+        var total = ChangeApplier.Outcome()
+        var applier = try makeApplier()
+        var mark = try historyToken()
+        var dangling: [ChangeApplier.Dangling] = []
+        var ahead: (token: String, task: Task<PullResponse, any Error>)?
+        defer { ahead?.task.cancel() }
+        var restarts = 0
+        let limit = max(capabilities?.maxPageSize ?? 1_000, 1)
+        while true {
+            guard let state = try read({ db in try SyncState.read(db) }), state.bootstrapMode != 0 else { break }
+            let token = state.bootstrap
+            let page: PullResponse
+            do {
+                if let next = ahead, next.token == token {
+                    ahead = nil
+                    page = try await next.task.value
+                } else {
+                    ahead?.task.cancel()
+                    ahead = nil
+                    page = try await snapshotPage(after: token, limit: limit)
+                }
+            } catch let error as SyncError where error.serverCode == "cursor_expired" && restarts < 3 {
+                // Compaction passed the snapshot's position between two pages: start again,
+                // merging over what the pages before brought.
+                restarts += 1
+                try store { db in try SyncState.update(db) { $0.bootstrapMode = 2; $0.bootstrap = ""; $0.bootstrapSwept = "" } }
+                continue
+            }
+            if page.hasMore {
+                let next = page.nextCursor
+                ahead = (next, Task.detached { [limit] in try await self.snapshotPage(after: next, limit: limit) })  // not on the engine, busy applying
+            }
+            if hasLocalChanges(after: mark) {
+                mark = try historyToken()
+                applier.pending = try pendingLocalStamps()
+            }
+            applier.now = loggedNow()
+            let merging = state.bootstrapMode == 2
+            let outcome: ChangeApplier.Outcome?
+            do {
+                outcome = try container.writeUnjournaled(author: SyncStore.author, context: "snapshot") { db -> ChangeApplier.Outcome? in
+                    // Another process may have applied this page meanwhile.
+                    guard let current = try SyncState.read(db), current.bootstrapMode != 0, current.bootstrap == token else { return nil }
+                    var outcome = ChangeApplier.Outcome()
+                    // Deletes too, whatever the mode: the app may have inserted records
+                    // since the bootstrap began (a record deleted on the server, say).
+                    for entry in page.changes {
+                        if let reason = try applier.linkWaitsForRecords(entry.change, db) {
+                            try applier.quarantine(entry, entry.change, reason, db, &outcome)
+                            continue
+                        }
+                        try applier.apply(entry, db, into: &outcome)
+                    }
+                    let last = page.changes.last?.change.record
+                    if merging {
+                        let present = Set(page.changes.map(\.change.record))
+                        try sweep(after: current.bootstrapSwept, through: page.hasMore ? last : nil, keeping: present, applier, db, &outcome)
+                    }
+                    try SyncState.update(db) {
+                        if page.hasMore {
+                            $0.bootstrap = page.nextCursor
+                            $0.bootstrapSwept = last ?? $0.bootstrapSwept
+                        } else {
+                            $0.cursor = page.nextCursor
+                            $0.bootstrapMode = 0
+                            $0.bootstrap = ""
+                            $0.bootstrapSwept = ""
+                        }
+                    }
+                    if let newest = outcome.newestStamp { try ModelContainer.advanceClock(past: newest, in: db) }
+                    return outcome
+                }
+            } catch let error as SyncError {
+                throw error
+            } catch {
+                throw SyncError(.store, "the store failed: \(error)")
+            }
+            guard let outcome else {
+                ahead?.task.cancel()
+                ahead = nil
+                continue
+            }
+            try resolve(outcome.resolutions)
+            dangling += outcome.dangling
+            total.add(outcome)
+            configuration.progress?(.pulled(changes: total.applied, hasMore: page.hasMore))
+            if !page.hasMore { break }
+        }
+        if !dangling.isEmpty {
+            do {
+                total.conflicts += try container.write(author: "sync.resolve") { db in try applier.resolveDangling(dangling, db) }
+            } catch {
+                throw SyncError(.store, "the store failed: \(error)")
+            }
+        }
+        // The links set aside until every record was in, and what else waits: applied now,
+        // in as many rounds as they let out.
+        var waiting = try read { db in try SyncStore.quarantineCounts(db).pulled }
+        while waiting > 0 {
+            let retried = try retryPulledQuarantine()
+            total.applied += retried.applied
+            total.conflicts += retried.conflicts
+            let left = try read { db in try SyncStore.quarantineCounts(db).pulled }
+            if left >= waiting { break }
+            waiting = left
+        }
+        return total
+    }
+
+    /// A page of the dataset's snapshot after `token` ("" for the first).
+    nonisolated func snapshotPage(after token: String, limit: Int) async throws -> PullResponse {
+        let response = try await call("GET", "/v1/datasets/\(dataset)/snapshot?after=\(token)&limit=\(limit)")
+        do { return try WireJSONReader.pullResponse(response.body) } catch {
+            throw SyncError(.invalidResponse, "the server's snapshot page is unreadable: \(error)")
+        }
+    }
+
+    /// Deletes the store's records whose URIs lie after `lower` and through `upper` (to the
+    /// end when `nil`) in byte order, the snapshot's order, and are not in `present`, unless
+    /// they have unpushed local edits. Each is deleted as a pulled delete stamped just after
+    /// its newest value (delete rules apply; the conflict log gets nothing: no value of it
+    /// was newer than what the server holds, which is nothing).
+    func sweep(
+        after lower: String, through upper: String?, keeping present: Set<String>, _ applier: ChangeApplier, _ db: Database,
+        _ outcome: inout ChangeApplier.Outcome
+    ) throws {
+        for entity in container.schema.entities {
+            let prefix = "tandem://\(applier.dataset)/\(entity.name)/"
+            guard let range = Self.idRange(prefix: prefix, after: lower, through: upper) else { continue }
+            var sql = "SELECT \(ChangeApplier.idColumn), \(ChangeApplier.stampColumn) FROM \(SQLName.quote(entity.name))"
+            var conditions: [String] = []
+            var arguments: StatementArguments = []
+            if let low = range.after {
+                conditions.append("\(ChangeApplier.idColumn) > ?")
+                arguments += [low]
+            }
+            if let high = range.through {
+                conditions.append("\(ChangeApplier.idColumn) <= ?")
+                arguments += [high]
+            }
+            if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+            for row in rows {
+                let id: String = row[0]
+                let uri = prefix + id
+                guard !present.contains(uri), applier.pending[uri] == nil else { continue }
+                let newest = (row[1] as String?).flatMap(ChangeApplier.stamps)?.values.max() ?? .zero
+                let stamp = HLCTimestamp(physical: newest.physical, counter: newest.counter &+ 1, node: newest.node)
+                let delete = WireChange(record: uri, entity: entity.name, kind: .delete, stamps: [WireChange.deleteStampKey: stamp.description])
+                try applier.apply(LogEntry(position: 0, change: delete, schemaVersion: 0), db, into: &outcome)
+            }
+        }
+    }
+
+    /// The ids of an entity's records (URIs `prefix` + id) whose URIs lie after `lower` ("":
+    /// from the start) and through `upper` (`nil`: to the end), in byte order: `nil` when
+    /// none can; else the bounds on the id (`nil`: unbounded).
+    ///
+    /// ```swift
+    /// SyncEngine.idRange(prefix: "tandem://d/B/", after: "tandem://d/A/9", through: "tandem://d/B/5")
+    /// // (after: nil, through: "5")
+    /// ```
+    static func idRange(prefix: String, after lower: String, through upper: String?) -> (after: String?, through: String?)? {
+        func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+        var after: String?
+        if lower.hasPrefix(prefix) {
+            after = String(lower.dropFirst(prefix.utf8.count))
+        } else if !lower.isEmpty, !precedes(lower, prefix) {
+            return nil  // every URI of the entity is before `lower`
+        }
+        var through: String?
+        if let upper {
+            if upper.hasPrefix(prefix) {
+                through = String(upper.dropFirst(prefix.utf8.count))
+            } else if precedes(upper, prefix) {
+                return nil  // every URI of the entity is after `upper`
+            }
+        }
+        return (after, through)
+    }
+}
