@@ -103,7 +103,7 @@ extension SyncEngine {
                         try applier.apply(entry, db, into: &outcome)
                     }
                     let last = page.changes.last?.change.record
-                    if merging {
+                    if merging, sweepsOnBootstrap {
                         let present = Set(page.changes.map(\.change.record))
                         try sweep(after: current.bootstrapSwept, through: page.hasMore ? last : nil, keeping: present, applier, db, &outcome)
                     }

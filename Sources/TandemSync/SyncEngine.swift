@@ -47,6 +47,12 @@ public actor SyncEngine {
     func plantIgnoredDeleteRules() {
         appliesDeleteRules = false
     }
+    /// Whether a bootstrap over the store's records deletes those the snapshot lacks (tests
+    /// plant `false` to show that the simulation catches it).
+    var sweepsOnBootstrap = true
+    func plantNoSweep() {
+        sweepsOnBootstrap = false
+    }
     /// Whether an echo is skipped only when no pulled change came after the pushed edits
     /// (tests plant `false` to show that the simulation catches it).
     var echoSkipChecksPulledChanges = true

@@ -11,6 +11,7 @@ extension MemoryServerStorage {
         var loggedBytes: Int64 = 0
 
         func lastLogPosition() -> Int64 { log.last?.position ?? 0 }
+        func tombstonesBefore() -> Int64 { dataset.tombstonesBefore }
 
         func read(_ keys: PushKeys) -> PushReads {
             var reads = PushReads()
@@ -23,7 +24,6 @@ extension MemoryServerStorage {
                 for link in owners { reads.records[link.owner] = dataset.records[link.owner] }
             }
             for slot in keys.unique { reads.unique[slot] = dataset.unique[slot] }
-            reads.tombstonesBefore = dataset.tombstonesBefore
             return reads
         }
 

@@ -47,7 +47,8 @@ public struct PushRounds {
     private var rounds = 0
 
     /// The rounds of `job` on a dataset whose log ends at `lastPosition`.
-    public init(job: PushJob, lastPosition: Int64) {
+    public init(job: PushJob, lastPosition: Int64, tombstonesBefore: Int64 = 0) {
+        reads.tombstonesBefore = tombstonesBefore
         self.job = job
         self.lastPosition = lastPosition
         keys = PushKeys()
@@ -68,6 +69,7 @@ public struct PushRounds {
         reads.merged.merge(answered.merged) { $1 }
         reads.linkOwners.merge(answered.linkOwners) { $1 }
         reads.unique.merge(answered.unique) { $1 }
+        reads.tombstonesBefore = max(reads.tombstonesBefore, answered.tombstonesBefore)
         keys.formUnion(asked)
         rounds += 1
         guard rounds <= Self.maxRounds else { throw StorageError.unavailable("a push needed more than \(Self.maxRounds) rounds of reads") }

@@ -14,6 +14,8 @@
 public protocol PushStore {
     /// The position of the dataset's last log entry (0 when the log is empty).
     mutating func lastLogPosition() throws -> Int64
+    /// The dataset's ``CompactionState/tombstonesBefore`` (0: no tombstone was pruned).
+    mutating func tombstonesBefore() throws -> Int64
     /// What `keys` name, as stored.
     mutating func read(_ keys: PushKeys) throws -> PushReads
     /// Writes `writes`, all or nothing: when a new record exists or a claimed unique value is
@@ -34,6 +36,8 @@ public protocol PushStore {
 public protocol AsyncPushStore {
     /// The position of the dataset's last log entry when the push began (0: empty log).
     var lastLogPosition: Int64 { get }
+    /// The dataset's ``CompactionState/tombstonesBefore`` when the push began.
+    var tombstonesBefore: Int64 { get }
     /// What `keys` name, as stored.
     mutating func read(_ keys: PushKeys) async throws -> PushReads
     /// Writes `writes`, all or nothing, as ``PushStore/write(_:)`` does.

@@ -14,7 +14,7 @@ extension PushWorkspace {
     ///   storage's errors, and ``StorageError/unavailable(_:)`` when the storage keeps
     ///   refusing what it was asked to read.
     public static func perform(_ job: PushJob, on store: inout some PushStore) throws -> Data {
-        var rounds = PushRounds(job: job, lastPosition: try store.lastLogPosition())
+        var rounds = PushRounds(job: job, lastPosition: try store.lastLogPosition(), tombstonesBefore: try store.tombstonesBefore())
         var step = rounds.start()
         while true {
             switch step {
@@ -35,7 +35,7 @@ extension PushWorkspace {
     ///
     /// - Throws: as ``perform(_:on:)``.
     public static func perform(_ job: PushJob, onAsync store: inout some AsyncPushStore) async throws -> Data {
-        var rounds = PushRounds(job: job, lastPosition: store.lastLogPosition)
+        var rounds = PushRounds(job: job, lastPosition: store.lastLogPosition, tombstonesBefore: store.tombstonesBefore)
         var step = rounds.start()
         while true {
             switch step {

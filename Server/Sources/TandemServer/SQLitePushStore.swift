@@ -20,6 +20,10 @@ struct SQLitePushStore: PushStore {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?"), arguments: [dataset]) ?? 0
     }
 
+    func tombstonesBefore() throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT tombstones_before FROM datasets WHERE id = ?"), arguments: [dataset]) ?? 0
+    }
+
     func read(_ keys: PushKeys) throws -> PushReads {
         var reads = PushReads()
         if !keys.records.isEmpty {
@@ -29,11 +33,6 @@ struct SQLitePushStore: PushStore {
                     bind.int64(dataset); bind.text(uri)
                 }) { try RecordState(stored: $0) }
                 if let state { reads.records[uri] = state }
-            }
-            // A record not found may be one whose tombstone compaction pruned: read only then.
-            if keys.records.contains(where: { reads.records[$0] == nil }) {
-                reads.tombstonesBefore =
-                    try Int64.fetchOne(db.cachedStatement(sql: "SELECT tombstones_before FROM datasets WHERE id = ?"), arguments: [dataset]) ?? 0
             }
         }
         if !keys.merged.isEmpty {

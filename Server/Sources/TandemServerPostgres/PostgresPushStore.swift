@@ -27,6 +27,7 @@ struct PostgresPushStore: AsyncPushStore {
     let logger: Logger
     let dataset: Int64
     let lastLogPosition: Int64
+    let tombstonesBefore: Int64
     /// The position of the last log entry written (``lastLogPosition`` until one is).
     private(set) var head: Int64
     /// The bytes of the log entries and lost values written (they count in the owner's
@@ -53,7 +54,11 @@ struct PostgresPushStore: AsyncPushStore {
 
     /// `batch`: the records of the batch's pushes before this one, when the records are
     /// written once for the batch.
-    init(connection: PostgresConnection, logger: Logger, dataset: Int64, lastLogPosition: Int64, batch: BatchRecords? = nil) {
+    init(
+        connection: PostgresConnection, logger: Logger, dataset: Int64, lastLogPosition: Int64, tombstonesBefore: Int64 = 0,
+        batch: BatchRecords? = nil
+    ) {
+        self.tombstonesBefore = tombstonesBefore
         self.connection = connection
         self.logger = logger
         self.dataset = dataset
@@ -79,10 +84,7 @@ struct PostgresPushStore: AsyncPushStore {
                 let (uri, state) = try row.decode((String, ByteBuffer).self)
                 reads.records[uri] = try RecordState(stored: Data(state.readableBytesView))
             }
-            // A record not found may be one whose tombstone compaction pruned: read only then.
-            if stored.contains(where: { reads.records[$0] == nil }) {
-                reads.tombstonesBefore = try await rows("SELECT tombstones_before FROM datasets WHERE id = \(dataset)").first?.decode(Int64.self) ?? 0
-            }
+
         }
         if !keys.merged.isEmpty {
             for row in try await rows(

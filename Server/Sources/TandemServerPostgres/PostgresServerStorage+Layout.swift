@@ -120,6 +120,27 @@ extension PostgresServerStorage {
             statements: [
                 "ALTER TABLE datasets ADD COLUMN compacted_through BIGINT NOT NULL DEFAULT 0, ADD COLUMN tombstones_before BIGINT NOT NULL DEFAULT 0",
                 "CREATE TABLE log_marks(dataset_id BIGINT NOT NULL, position BIGINT NOT NULL, at BIGINT NOT NULL, PRIMARY KEY(dataset_id, position))",
+                // The push's ordering point answers the tombstone horizon too.
+                "DROP FUNCTION tandem_push_begin(BIGINT, TEXT[])",
+                """
+                CREATE FUNCTION tandem_push_begin(p_dataset BIGINT, p_keys TEXT[])
+                RETURNS TABLE(o_head BIGINT, o_stored BIGINT, o_key TEXT, o_hash TEXT, o_response BYTEA, o_tombstones_before BIGINT)
+                LANGUAGE plpgsql VOLATILE AS $$
+                DECLARE
+                    v_head BIGINT;
+                    v_owner BIGINT;
+                    v_before BIGINT;
+                BEGIN
+                    SELECT d.log_head, d.owner_id, d.tombstones_before INTO v_head, v_owner, v_before FROM datasets d WHERE d.id = p_dataset FOR UPDATE;
+                    IF NOT FOUND THEN RETURN; END IF;
+                    RETURN QUERY
+                        SELECT v_head, (SELECT COALESCE(SUM(s.stored_bytes), 0)::BIGINT FROM datasets s WHERE s.owner_id = v_owner),
+                               k.key::TEXT, i.request_hash::TEXT, i.response, v_before
+                        FROM unnest(p_keys) AS k(key)
+                        LEFT JOIN idempotency i ON i.dataset_id = p_dataset AND i.key = k.key COLLATE "C";
+                END
+                $$
+                """,
             ]),
     ]
 

@@ -503,10 +503,11 @@ public final class PostgresServerStorage: ServerStorage {
             // whose statements each see what committed before them (the batch before this one).
             var head: Int64?
             var stored: Int64 = 0
+            var tombstonesBefore: Int64 = 0
             var answered: [String: StoredPush] = [:]
             for row in try await connection.query("SELECT * FROM tandem_push_begin(\(dataset), \(pushes.map(\.key)))", logger: logger).collect() {
-                let (at, bytes, key, hash, response) = try row.decode((Int64, Int64, String, String?, ByteBuffer?).self)
-                (head, stored) = (at, bytes)
+                let (at, bytes, key, hash, response, before) = try row.decode((Int64, Int64, String, String?, ByteBuffer?, Int64).self)
+                (head, stored, tombstonesBefore) = (at, bytes, before)
                 if let hash, let response { answered[key] = StoredPush(response: Data(response.readableBytesView), requestHash: hash, replayed: true) }
             }
             guard var head else { throw StorageError.notFound("the dataset was deleted") }
@@ -526,7 +527,8 @@ public final class PostgresServerStorage: ServerStorage {
                     results.append(.failure(StorageError.byteQuota(stored: stored, limit: limit)))
                     continue
                 }
-                var store = PostgresPushStore(connection: connection, logger: logger, dataset: dataset, lastLogPosition: head, batch: records)
+                var store = PostgresPushStore(
+                    connection: connection, logger: logger, dataset: dataset, lastLogPosition: head, tombstonesBefore: tombstonesBefore, batch: records)
                 let answer: Data
                 do {
                     answer = try await PushWorkspace.perform(push.job, onAsync: &store)

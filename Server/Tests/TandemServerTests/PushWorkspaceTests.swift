@@ -30,6 +30,7 @@ struct PushWorkspaceTests {
         var log: [LogEntry] { base.log }
 
         func lastLogPosition() -> Int64 { base.lastLogPosition() }
+        func tombstonesBefore() -> Int64 { base.tombstonesBefore() }
 
         mutating func read(_ keys: PushKeys) -> PushReads {
             reads += 1

@@ -42,20 +42,24 @@ struct ConvergenceSimulationTests {
 
     /// A bug planted in every replica, to show that the simulation catches it.
     enum Plant {
-        case none, invertedStampComparison, ignoredDeleteRules
+        case none, invertedStampComparison, ignoredDeleteRules, noSweepOnBootstrap
     }
 
     /// One history; `nil` when it converged, else what differs.
     static func history(
         seed: UInt64, client: any TestClientProtocol, token: String, planted: Plant, policies: Bool = false,
-        updateWinsOverDelete: Bool = true, tune: (inout SyncConfiguration) -> Void = { _ in }
+        updateWinsOverDelete: Bool = true, compact: (@Sendable () async throws -> Void)? = nil,
+        tune: (inout SyncConfiguration) -> Void = { _ in }
     ) async throws -> String? {
         var random = SplitMix64(seed: seed)
         func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let dataset = "sim-\(seed)"
         let base = transport(client)
-        let replicas = try (0..<3).map { _ in try SyncFixtures.memoryStore(dataset) }
-        let transports = (0..<3).map {
+        // With compaction, a fourth replica joins late (its first sync after step 20), and
+        // replicas that sync rarely find their cursors expired.
+        let count = compact == nil ? 3 : 4
+        let replicas = try (0..<count).map { _ in try SyncFixtures.memoryStore(dataset) }
+        let transports = (0..<count).map {
             FaultyTransport(
                 wrapping: base, seed: seed &+ UInt64($0) &* 7919,
                 faults: .init(drop: 0.08, cutAfterCommit: 0.08, duplicate: 0.08, delay: 0.05, maxDelay: .milliseconds(2)))
@@ -66,7 +70,7 @@ struct ConvergenceSimulationTests {
             if updateWinsOverDelete { configuration.updateWinsOverDelete = ["Todo"] }
         }
         tune(&configuration)
-        let engines = (0..<3).map {
+        let engines = (0..<count).map {
             SyncEngine(
                 container: replicas[$0], transport: transports[$0], configuration: configuration,
                 logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -76,11 +80,16 @@ struct ConvergenceSimulationTests {
             case .none: break
             case .invertedStampComparison: await engine.plant(remoteWins: { $0 < $1 })
             case .ignoredDeleteRules: await engine.plantIgnoredDeleteRules()
+            case .noSweepOnBootstrap: await engine.plantNoSweep()
             }
         }
         var log: [String] = []
         for step in 0..<40 {
-            let r = pick(3)
+            if let compact, pick(2) == 0 {
+                try await compact()
+                log.append("compact")
+            }
+            let r = pick(step < 20 ? 3 : count)
             let store = replicas[r]
             let n = 1 + pick(5)
             let exists = try store.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM Todo WHERE \"#id\" = ?", arguments: [SyncFixtures.id(n)]) ?? false }
@@ -213,6 +222,56 @@ struct ConvergenceSimulationTests {
             $0.pushesInFlight = 3
         }
         #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
+    }
+
+    /// Histories with compaction steps (the server keeps the last two entries of the log
+    /// and prunes tombstones older than its previous step) and a late joiner: replicas whose
+    /// cursors expired bootstrap again over their records, with their unpushed edits.
+    static func runCompacting(seeds: [UInt64], planted: Plant, stopAtFirst: Bool) async throws -> [String] {
+        let storage = MemoryServerStorage()
+        let user = try await storage.addUser(name: "sim", now: 0)
+        let token = try await TokenIssuer.issue(for: user, in: storage)
+        var configuration = ServerConfiguration()
+        configuration.requestsPerSecond = 0
+        let app = Application(
+            router: buildRouter(ServerDependencies(storage: storage, configuration: configuration)),
+            logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return try await app.test(.router) { client in
+            var failures: [String] = []
+            for seed in seeds {
+                let failure = try await history(seed: seed, client: client, token: token, planted: planted) {
+                    // Time passes between steps: deletes stamped before the last step's mark
+                    // lose their tombstones.
+                    try await Task.sleep(for: .milliseconds(3))
+                    let r = try await storage.compact(
+                        policy: CompactionPolicy(keepEntries: 2), now: Int64(Date().timeIntervalSince1970 * 1000), maxClockSkew: 0)
+                    _ = r
+                }
+                if let failure {
+                    if ProcessInfo.processInfo.environment["TANDEM_SIM_DEBUG"] != nil, let id = try await storage.compactionStates().last?.dataset {
+                        for record in await storage.records(dataset: id, after: "", limit: 1000).records {
+                            print("DEBUG server", record.uri.suffix(3), record.state)
+                        }
+                    }
+                    failures.append(failure)
+                    if stopAtFirst { break }
+                }
+            }
+            return failures
+        }
+    }
+
+    @Test func replicasConvergeWithCompactionAndLateJoiners() async throws {
+        let count = max(Self.histories / 2, 50)
+        let failures = try await Self.runCompacting(seeds: Self.seeds(count) { $0 &* 0x27D4_EB2F }, planted: .none, stopAtFirst: false)
+        #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
+    }
+
+    /// A bootstrap over a store's records that keeps those the snapshot lacks (deleted
+    /// elsewhere, their tombstones pruned) leaves them on that replica only.
+    @Test func theSimulationCatchesAPlantedBootstrapThatNeverSweeps() async throws {
+        let failures = try await Self.runCompacting(seeds: (1...300).map { UInt64($0) &* 0x27D4_EB2F }, planted: .noSweepOnBootstrap, stopAtFirst: true)
+        #expect(!failures.isEmpty, "a bootstrap that never sweeps went unnoticed")
     }
 
     @Test func theSimulationCatchesAPlantedInvertedStampComparison() async throws {
