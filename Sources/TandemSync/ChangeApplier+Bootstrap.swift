@@ -24,6 +24,21 @@ extension ChangeApplier {
         return nil
     }
 
+    /// Makes the stored row of `change`'s record older than anything the server holds (its
+    /// stamps all zero), so that the snapshot's insert or delete of it wins whole, as the
+    /// server's state is the truth for a record with no unpushed edit. Nothing when the store
+    /// does not have it.
+    ///
+    /// ```swift
+    /// try applier.yieldToServer(change, db)
+    /// try applier.apply(entry, db, into: &outcome)
+    /// ```
+    func yieldToServer(_ change: WireChange, _ db: Database) throws {
+        guard let uri = RecordURI(change.record), let table = columns[change.entity] != nil ? q(change.entity) : nil else { return }
+        try db.cachedStatement(sql: "UPDATE \(table) SET \(Self.stampColumn) = ? WHERE \(Self.idColumn) = ?")
+            .execute(arguments: ["{\"*\":\"\(HLCTimestamp.zero.description)\"}", uri.id])
+    }
+
     /// The quarantine reason of a snapshot's link set aside until every page is in.
     static let bootstrapLinkReason = "a link of the snapshot whose records come in later pages: applied once the bootstrap has every record"
 }

@@ -96,6 +96,14 @@ extension SyncEngine {
                     // Deletes too, whatever the mode: the app may have inserted records
                     // since the bootstrap began (a record deleted on the server, say).
                     for entry in page.changes {
+                        // Over the store's records, the server's state is the truth for a
+                        // record with no unpushed edit here: every value it holds was pushed
+                        // or pulled, so the server has it or what replaced it, and a
+                        // record the server forgot the delete of (tombstone pruned) and
+                        // was given again must not keep newer values here than there.
+                        if merging, entry.change.kind != .link, entry.change.kind != .unlink, applier.pending[entry.change.record] == nil {
+                            try applier.yieldToServer(entry.change, db)
+                        }
                         if let reason = try applier.linkWaitsForRecords(entry.change, db) {
                             try applier.quarantine(entry, entry.change, reason, db, &outcome)
                             continue

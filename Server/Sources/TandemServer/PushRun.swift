@@ -133,8 +133,6 @@ struct PushRun {
     /// decides, without building the merge's dictionaries). Tried before the record is looked
     /// up; `false` when the record exists.
     mutating func insertNew(_ change: WireChange, stamps changeStamps: [String: HLCTimestamp], created: HLCTimestamp, at index: Int) throws -> Bool {
-        // Made before the tombstone horizon: perhaps a record deleted long ago (applyToRecord).
-        if workspace.tombstonesBefore > 0, created.physical < UInt64(workspace.tombstonesBefore) { return false }
         guard workspace.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) else {
             return false
         }
@@ -229,19 +227,15 @@ struct PushRun {
     ) throws {
         var state = try workspace.record(change.record)
         // No state, in a dataset whose tombstones of deletes before T were pruned (compaction):
-        // an update comes after its record's insert, and an insert made before T may be one
-        // pushed again (a resync, a retry); either may be of a record deleted long ago. It
+        // an update comes after its record's insert, so the record was deleted long ago. It
         // loses to that delete, stamped T, as it would have to the tombstone, and the delete
-        // is logged, so every replica holding the record drops it (never a record made anew
-        // that replicas holding its older values would keep apart).
+        // is logged, so every replica holding the record drops it. (An insert is a new record:
+        // one made offline before T is no rarer than one deleted since; docs/sync.md.)
         var pruned: HLCTimestamp?
-        if state == nil, workspace.tombstonesBefore > 0 {
+        if state == nil, workspace.tombstonesBefore > 0, change.kind == .update {
             let horizon = HLCTimestamp(physical: UInt64(workspace.tombstonesBefore), counter: 0, node: 0)
-            let made = creation ?? change.values.keys.compactMap { changeStamps[$0] }.max() ?? .zero
-            if change.kind == .update || (change.kind == .insert && made < horizon) {
-                state = RecordState(entity: change.entity, deleted: horizon)
-                pruned = horizon
-            }
+            state = RecordState(entity: change.entity, deleted: horizon)
+            pruned = horizon
         }
         if let existing = state, existing.entity != change.entity {
             throw PushRefusal.wrongEntity(record: change.record, stored: existing.entity, sent: change.entity)

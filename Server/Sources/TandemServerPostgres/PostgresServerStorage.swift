@@ -598,7 +598,7 @@ public final class PostgresServerStorage: ServerStorage {
         // page's bytes come without their bytes (NULL), as pull pages do.
         let rows = try await rows(
             """
-            SELECT page.uri, CASE WHEN before < \(Int64(maxBytes)) THEN state END, m.survivor, m.stamp FROM (
+            SELECT page.uri, CASE WHEN page.before < \(Int64(maxBytes)) THEN page.state END, m.survivor, m.stamp FROM (
                 SELECT uri, state, SUM(octet_length(state)) OVER (ORDER BY uri) - octet_length(state) AS before
                 FROM records WHERE dataset_id = \(dataset) AND uri > \(uri) ORDER BY uri LIMIT \(Int64(limit) + 1)
             ) AS page LEFT JOIN merged_records m ON m.dataset_id = \(dataset) AND m.uri = page.uri ORDER BY page.uri

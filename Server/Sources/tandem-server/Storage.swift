@@ -9,7 +9,32 @@ import TandemServerPostgres
 struct Storage: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Migrate the storage's layout, start a new epoch, or copy a SQLite deployment to PostgreSQL.",
-        subcommands: [Migrate.self, NewEpoch.self, Copy.self])
+        subcommands: [Migrate.self, NewEpoch.self, Copy.self, Compact.self])
+
+    /// `tandem-server storage compact`: what the maintenance service does each hour, now.
+    struct Compact: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Compact every dataset's log now, as a running server does each maintenance interval (safe while it serves).",
+            discussion: """
+                Entries older than --log-retention (and beyond --log-retention-entries) are folded into the records, in short \
+                steps; tombstones of deletes older than the compacted log are pruned. Clients whose cursor is older bootstrap \
+                again from a snapshot, keeping their unpushed edits.
+                """)
+        @OptionGroup var data: DataOptions
+        @Option(help: "How long the log keeps its entries (45s, 90m, 12h, 30d, 2w), or 'forever'.") var logRetention = "30d"
+        @Option(help: "Keep at least the newest N entries of each dataset's log.") var logRetentionEntries: Int64?
+        @Option(help: "How far ahead of the server's clock a stamp may be, in milliseconds (as serve).")
+        var maxClockSkew = ServerConfiguration().maxClockSkewMilliseconds
+
+        func run() async throws {
+            let policy = try Serve.compactionPolicy(retention: logRetention, entries: logRetentionEntries)
+            let storage = try await data.storage(applicationName: "tandem-server storage compact")
+            defer { (storage as? PostgresServerStorage)?.close() }
+            let report = try await storage.compact(
+                policy: policy, now: Int64(Date().timeIntervalSince1970 * 1000), maxClockSkew: maxClockSkew)
+            print("compacted \(report.entries) log entries of \(report.datasets) dataset(s); pruned \(report.tombstones) tombstone(s)")
+        }
+    }
 
     /// `tandem-server storage migrate`: brings the layout up to this version (what the first
     /// `serve` of a new version does by itself).

@@ -143,6 +143,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "How far ahead of the server's clock a stamp may be, in milliseconds.")
     var maxClockSkew = ServerConfiguration().maxClockSkewMilliseconds
     @Option(help: "Days a push's answer is kept for Idempotency-Key replays.") var idempotencyRetentionDays = 7
+    @Option(
+        help: """
+            How long each dataset's log keeps its entries (45s, 90m, 12h, 30d, 2w), or 'forever'. Older entries are folded into the \
+            records (clients whose cursor is older bootstrap again from a snapshot) and old tombstones pruned.
+            """)
+    var logRetention = "30d"
+    @Option(help: "Keep at least the newest N entries of each dataset's log (with --log-retention, an entry is kept while either keeps it).")
+    var logRetentionEntries: Int64?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Option(help: "Accept the app's own sign-in: JWTs verified against this JWKS, a file or an https:// URL (read at start, cached, read again for a new key id).")
     var jwks: String?
@@ -218,6 +226,7 @@ struct Serve: AsyncParsableCommand {
         configuration.burst = burst
         configuration.maxClockSkewMilliseconds = maxClockSkew
         configuration.idempotencyRetentionMilliseconds = Int64(idempotencyRetentionDays) * 24 * 3600 * 1000
+        configuration.compaction = try Self.compactionPolicy(retention: logRetention, entries: logRetentionEntries)
         let logger = Logger(label: "tandem-server")
         if configuration.maxConnections < maxConnections {
             logger.warning(
@@ -256,6 +265,21 @@ struct Serve: AsyncParsableCommand {
         try await ServiceGroup(configuration: group).run()
         // The data's last high-water mark, so a restore made while the server is stopped is seen.
         await (storage as? SQLiteServerStorage)?.refreshMark()
+    }
+
+    /// The compaction policy of `--log-retention` and `--log-retention-entries`.
+    static func compactionPolicy(retention: String, entries: Int64?) throws -> CompactionPolicy {
+        var policy = CompactionPolicy(keepEntries: entries)
+        if retention != "forever" {
+            guard let lifetime = Lifetime(argument: retention) else {
+                throw ValidationError("--log-retention takes a number and s, m, h, d or w (30d, 12h), or 'forever'; got '\(retention)'")
+            }
+            policy.keepMilliseconds = lifetime.milliseconds
+        } else if entries == nil {
+            policy.keepMilliseconds = nil
+        }
+        if let entries, entries < 1 { throw ValidationError("--log-retention-entries must be 1 or more; got \(entries)") }
+        return policy
     }
 }
 
