@@ -2,7 +2,10 @@
 # The sync engine on loopback (release builds): tandem-server on its SQLite default and the
 # SyncBench client (store A → server → store B, raw SQLite inserts of the same rows in the
 # same run, no-op syncs, 100-change syncs, the client's peak RSS); then the same one sync
-# after the other with a `.unique` title (SYNCBENCH_UNIQUE=1), as seed-style models have.
+# after the other with a `.unique` title (SYNCBENCH_UNIQUE=1), as seed-style models have;
+# then, on a server of its own, joining from a snapshot (SYNCBENCH_BOOTSTRAP=1: the first
+# sync of the records, then again after every record was updated 9 more times) and the
+# server's database before and after compacting that log.
 # Usage: Scripts/bench-sync.sh [changes]   (default 100000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,3 +17,21 @@ source Scripts/loopback-server.sh
 start_loopback_server Server/.build/release/tandem-server
 TANDEM_LOG_LEVEL=error .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"
 TANDEM_LOG_LEVEL=error SYNCBENCH_UNIQUE=1 SYNCBENCH_SEQUENTIAL_ONLY=1 .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"
+# Joining from a snapshot, on a fresh server, and compaction of the 10-entries-per-record log.
+kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$data"
+start_loopback_server Server/.build/release/tandem-server
+TANDEM_LOG_LEVEL=error SYNCBENCH_BOOTSTRAP=1 .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"
+sizes() {
+  python3 - "$data/tandem.sqlite" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+size = db.execute("PRAGMA page_size").fetchone()[0]
+pages = db.execute("PRAGMA page_count").fetchone()[0]
+free = db.execute("PRAGMA freelist_count").fetchone()[0]
+entries = db.execute("SELECT COUNT(*) FROM log").fetchone()[0]
+print(f"{(pages - free) * size / 2**20:.0f} MiB in use ({pages * size / 2**20:.0f} MiB file), {entries} log entries")
+PY
+}
+echo "server database before compaction: $(sizes)"
+Server/.build/release/tandem-server storage compact --data-dir "$data" --log-retention forever --log-retention-entries 1 >/dev/null
+echo "server database after compaction:  $(sizes) (freed pages are reused by later writes)"

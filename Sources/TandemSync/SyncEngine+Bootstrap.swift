@@ -34,6 +34,18 @@ extension SyncEngine {
         }
     }
 
+    /// Starts the bootstrap again from the snapshot's first page, over the store's records
+    /// (mode 2): the server's compaction passed the store's cursor or the snapshot's position.
+    func restartBootstrap() throws {
+        try store { db in
+            try SyncState.update(db) {
+                $0.bootstrapMode = 2
+                $0.bootstrap = ""
+                $0.bootstrapSwept = ""
+            }
+        }
+    }
+
     /// Reads the dataset's snapshot page by page (`GET …/snapshot`) and applies each page in
     /// one transaction with the next page's token, so a cut bootstrap resumes where it
     /// stopped and nothing is applied twice. Each page is journaled as one marker (author
@@ -74,7 +86,7 @@ extension SyncEngine {
                 // Compaction passed the snapshot's position between two pages: start again,
                 // merging over what the pages before brought.
                 restarts += 1
-                try store { db in try SyncState.update(db) { $0.bootstrapMode = 2; $0.bootstrap = ""; $0.bootstrapSwept = "" } }
+                try restartBootstrap()
                 continue
             }
             if page.hasMore {

@@ -23,7 +23,7 @@ extension SyncEngine {
             logger.notice(
                 "the server compacted the log past this store's cursor: bootstrapping again from the dataset's snapshot, keeping unpushed edits",
                 metadata: ["server": "\(error.message)"])
-            try store { db in try SyncState.update(db) { $0.bootstrapMode = 2; $0.bootstrap = ""; $0.bootstrapSwept = "" } }
+            try restartBootstrap()
             total.add(try await bootstrap())
             total.add(try await pullLog())
         }
