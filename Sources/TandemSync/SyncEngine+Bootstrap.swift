@@ -53,17 +53,19 @@ extension SyncEngine {
     /// rather than value by value. The last page sets the pull cursor to the snapshot's
     /// position; the log after it is pulled as usual.
     ///
-    /// Over records the store has (mode 2: a cursor the server's compaction passed, a
-    /// resync), each record is merged value by value as a pulled change is (unpushed local
-    /// edits win or lose by their stamps, and are pushed), and the store's records the
-    /// snapshot lacks are deleted: their tombstones were pruned on the server, so they were
-    /// deleted there long ago. Records with unpushed local edits stay (the push decides).
+    /// Over records the store has (mode 2: a cursor the server's compaction passed), a record
+    /// with no unpushed edit takes the server's state (``ChangeApplier/yieldToServer(_:_:)``),
+    /// one with unpushed edits is merged value by value as a pulled change is (they win or
+    /// lose by their stamps, and are pushed), and the store's records the snapshot lacks are
+    /// deleted: their tombstones were pruned on the server, so they were deleted there long
+    /// ago. Records with unpushed local edits stay (the push decides).
     ///
     /// - Throws: ``SyncError`` when a page cannot be read or applied; what was applied stays.
     func bootstrap() async throws -> ChangeApplier.Outcome {
         var total = ChangeApplier.Outcome()
-        var applier = try makeApplier()
+        // The mark first: an edit committed after it is read again before the next page.
         var mark = try historyToken()
+        var applier = try makeApplier()
         var dangling: [ChangeApplier.Dangling] = []
         var ahead: (token: String, task: Task<PullResponse, any Error>)?
         defer { ahead?.task.cancel() }
@@ -232,17 +234,21 @@ extension SyncEngine {
     /// // (after: nil, through: "5")
     /// ```
     static func idRange(prefix: String, after lower: String, through upper: String?) -> (after: String?, through: String?)? {
+        // Bytes throughout: the snapshot's order, and an entity name may be any letters.
         func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+        func suffix(_ uri: String) -> String? {
+            uri.utf8.starts(with: prefix.utf8) ? String(decoding: uri.utf8.dropFirst(prefix.utf8.count), as: UTF8.self) : nil
+        }
         var after: String?
-        if lower.hasPrefix(prefix) {
-            after = String(lower.dropFirst(prefix.utf8.count))
+        if let id = suffix(lower) {
+            after = id
         } else if !lower.isEmpty, !precedes(lower, prefix) {
             return nil  // every URI of the entity is before `lower`
         }
         var through: String?
         if let upper {
-            if upper.hasPrefix(prefix) {
-                through = String(upper.dropFirst(prefix.utf8.count))
+            if let id = suffix(upper) {
+                through = id
             } else if precedes(upper, prefix) {
                 return nil  // every URI of the entity is after `upper`
             }

@@ -294,6 +294,10 @@ public actor SyncEngine {
         try store { db in
             try SyncState.update(db) {
                 $0.cursor = ""
+                // A bootstrap cut short belongs to the history before: it starts again.
+                $0.bootstrapMode = 0
+                $0.bootstrap = ""
+                $0.bootstrapSwept = ""
                 $0.snapshotPushed = false
                 if $0.resync.isEmpty { $0.resync = UUID().uuidString.lowercased() }
             }

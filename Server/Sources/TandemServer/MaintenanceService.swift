@@ -33,6 +33,9 @@ public struct MaintenanceService: Service {
         let configuration = dependencies.configuration
         let report = try await dependencies.storage.compact(
             policy: configuration.compaction, now: dependencies.now(), maxClockSkew: configuration.maxClockSkewMilliseconds)
+        for (dataset, failure) in report.failures.sorted(by: { $0.key < $1.key }) {
+            logger.error("compacting a dataset's log failed; the others were compacted, and it is tried again next round", metadata: ["dataset": "\(dataset)", "error": "\(failure)"])
+        }
         if report.entries + report.tombstones > 0 {
             logger.info(
                 "compacted the log",

@@ -35,6 +35,11 @@ extension Routes {
             after = token.after
             let state = try await storage.compaction(dataset: dataset.id)
             if position < state.compactedThrough { throw Self.cursorExpired(after: position) }
+            if position > state.head {
+                throw APIError(
+                    .conflict, "cursor_ahead",
+                    "the snapshot token is at position \(position), past the end of this dataset's log (\(state.head)): start the snapshot again without after")
+            }
         } else {
             position = try await storage.logHead(dataset: dataset.id)
         }

@@ -451,6 +451,8 @@ struct Routes: Sendable {
         }
         if page.lastPosition == nil, wait > .zero {
             page = try await waitForEntries(dataset: dataset.id, after: after, limit: limit, for: wait, context)
+            // Compacted while it waited (a tight --log-retention-entries): as above.
+            if let first = page.firstPosition, first > after + 1 { throw Self.cursorExpired(after: after) }
         } else {
             dependencies.metrics.pullDuration.record(duration: ContinuousClock.now - started)
         }

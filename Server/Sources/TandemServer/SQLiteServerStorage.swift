@@ -164,11 +164,15 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    /// The bytes of changes the datasets hold and held before they were deleted: a sum that
-    /// only grows (``HighWaterMark``).
+    /// The bytes of changes the datasets hold, held before compaction folded them away, and
+    /// held before they were deleted: a sum that only grows (``HighWaterMark``).
     private static func storedBytes(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(
-            db, sql: "SELECT (SELECT COALESCE(SUM(stored_bytes), 0) FROM datasets) + (SELECT COALESCE(SUM(stored_bytes), 0) FROM deleted_datasets)")
+            db,
+            sql: """
+                SELECT (SELECT COALESCE(SUM(stored_bytes + compacted_bytes), 0) FROM datasets)
+                     + (SELECT COALESCE(SUM(stored_bytes), 0) FROM deleted_datasets)
+                """)
             ?? 0
     }
 
@@ -271,7 +275,8 @@ public final class SQLiteServerStorage: ServerStorage {
                 CREATE INDEX tokens_user ON tokens(user_id);
                 CREATE TABLE datasets(id INTEGER PRIMARY KEY AUTOINCREMENT, owner_id INTEGER NOT NULL REFERENCES users(id), name TEXT NOT NULL,
                                       created_at INTEGER NOT NULL, stored_bytes INTEGER NOT NULL DEFAULT 0,
-                                      compacted_through INTEGER NOT NULL DEFAULT 0, tombstones_before INTEGER NOT NULL DEFAULT 0, UNIQUE(owner_id, name));
+                                      compacted_through INTEGER NOT NULL DEFAULT 0, tombstones_before INTEGER NOT NULL DEFAULT 0,
+                                      compacted_bytes INTEGER NOT NULL DEFAULT 0, UNIQUE(owner_id, name));
                 CREATE TABLE log_marks(dataset_id INTEGER NOT NULL, position INTEGER NOT NULL, at INTEGER NOT NULL,
                                        PRIMARY KEY(dataset_id, position)) WITHOUT ROWID;
                 CREATE TABLE dataset_members(dataset_id INTEGER NOT NULL REFERENCES datasets(id), user_id INTEGER NOT NULL REFERENCES users(id),
@@ -492,7 +497,7 @@ public final class SQLiteServerStorage: ServerStorage {
             try db.execute(
                 sql: """
                     INSERT INTO deleted_datasets(id, owner_id, name, deleted_at, stored_bytes)
-                    SELECT id, owner_id, name, ?, stored_bytes FROM datasets WHERE id = ?
+                    SELECT id, owner_id, name, ?, stored_bytes + compacted_bytes FROM datasets WHERE id = ?
                     """, arguments: [Int64(Date().timeIntervalSince1970 * 1000), id])
             try db.execute(sql: "DELETE FROM dataset_members WHERE dataset_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM schema_versions WHERE dataset_id = ?", arguments: [id])
@@ -731,7 +736,8 @@ public final class SQLiteServerStorage: ServerStorage {
     }
 
     public func compactLog(dataset: Int64, through: Int64, limit: Int) async throws -> Int {
-        try await pool.write { db in
+        defer { markSoon() }
+        return try await pool.write { db in
             guard let from = try Int64.fetchOne(db, sql: "SELECT compacted_through FROM datasets WHERE id = ?", arguments: [dataset]) else { return 0 }
             // Never the head: its position is the dataset's log head.
             let head = try Int64.fetchOne(db, sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?", arguments: [dataset]) ?? 0
@@ -744,7 +750,10 @@ public final class SQLiteServerStorage: ServerStorage {
             try db.execute(sql: "DELETE FROM log WHERE dataset_id = ? AND position > ? AND position <= ?", arguments: [dataset, from, end])
             let deleted = db.changesCount
             try db.execute(
-                sql: "UPDATE datasets SET compacted_through = ?, stored_bytes = MAX(stored_bytes - ?, 0) WHERE id = ?", arguments: [end, bytes, dataset])
+                sql: """
+                    UPDATE datasets SET compacted_through = ?1, stored_bytes = MAX(stored_bytes - ?2, 0),
+                                        compacted_bytes = compacted_bytes + MIN(?2, stored_bytes) WHERE id = ?3
+                    """, arguments: [end, bytes, dataset])
             // The newest mark at or before the new point stays: it dates the compacted log.
             try db.execute(
                 sql: """

@@ -6,6 +6,8 @@ public struct CompactionReport: Sendable, Hashable {
     public var tombstones = 0
     /// Datasets whose log was compacted.
     public var datasets = 0
+    /// What failed, by dataset id (the others were compacted all the same).
+    public var failures: [Int64: String] = [:]
 
     public init() {}
 }
@@ -31,37 +33,48 @@ extension ServerStorage {
         var report = CompactionReport()
         guard policy.isEnabled else { return report }
         for state in try await compactionStates() where state.head > 0 {
-            if let newest = try await logMark(dataset: state.dataset, notAfter: nil, notPast: nil), newest.position >= state.head {
-                // Nothing logged since the last mark.
-            } else {
-                try await addLogMark(dataset: state.dataset, position: state.head, at: now)
-            }
-            let byTime = try await policy.keepMilliseconds.asyncMap { keep in
-                try await logMark(dataset: state.dataset, notAfter: now - keep, notPast: nil)?.position
-            }
-            let horizon = policy.horizon(head: state.head, byTime: byTime ?? nil)
-            guard horizon > state.compactedThrough else { continue }
-            report.datasets += 1
-            while true {
-                let deleted = try await compactLog(dataset: state.dataset, through: horizon, limit: step)
-                report.entries += deleted
-                if deleted == 0 { break }
-                await Task.yield()
-            }
-            // Deletes logged at or before the horizon were logged by the time of its mark.
-            guard let mark = try await logMark(dataset: state.dataset, notAfter: nil, notPast: horizon) else { continue }
-            let before = mark.at - maxClockSkew
-            guard before > state.tombstonesBefore else { continue }
-            var after = ""
-            while true {
-                let (last, pruned) = try await pruneTombstones(dataset: state.dataset, before: before, after: after, limit: step)
-                report.tombstones += pruned
-                guard let last else { break }
-                after = last
-                await Task.yield()
+            do {
+                try await compact(state, policy: policy, now: now, maxClockSkew: maxClockSkew, step: step, into: &report)
+            } catch {
+                report.failures[state.dataset] = "\(error)"
             }
         }
         return report
+    }
+
+    /// ``compact(policy:now:maxClockSkew:step:)`` of one dataset.
+    private func compact(
+        _ state: CompactionState, policy: CompactionPolicy, now: Int64, maxClockSkew: Int64, step: Int, into report: inout CompactionReport
+    ) async throws {
+        if let newest = try await logMark(dataset: state.dataset, notAfter: nil, notPast: nil), newest.position >= state.head {
+            // Nothing logged since the last mark.
+        } else {
+            try await addLogMark(dataset: state.dataset, position: state.head, at: now)
+        }
+        let byTime = try await policy.keepMilliseconds.asyncMap { keep in
+            try await logMark(dataset: state.dataset, notAfter: now - keep, notPast: nil)?.position
+        }
+        let horizon = policy.horizon(head: state.head, byTime: byTime ?? nil)
+        guard horizon > state.compactedThrough else { return }
+        report.datasets += 1
+        while true {
+            let deleted = try await compactLog(dataset: state.dataset, through: horizon, limit: step)
+            report.entries += deleted
+            if deleted == 0 { break }
+            await Task.yield()
+        }
+        // Deletes logged at or before the horizon were logged by the time of its mark.
+        guard let mark = try await logMark(dataset: state.dataset, notAfter: nil, notPast: horizon) else { return }
+        let before = mark.at - maxClockSkew
+        guard before > state.tombstonesBefore else { return }
+        var after = ""
+        while true {
+            let (last, pruned) = try await pruneTombstones(dataset: state.dataset, before: before, after: after, limit: step)
+            report.tombstones += pruned
+            guard let last else { break }
+            after = last
+            await Task.yield()
+        }
     }
 }
 

@@ -121,11 +121,13 @@ enum Journal {
             // A marker (a write journaled as a whole, ModelContainer.writeUnjournaled) has
             // no changes: it is returned with none, unless the read resumes within changes.
             let isMarker = first > last
-            if let after = descriptor.afterChange { first = max(first, after + 1) }
             if isMarker {
-                if descriptor.afterChange == nil && descriptor.entityNames == nil { result.append(transaction) }
+                // Whatever the entity filter (a marker may concern any entity), unless the
+                // read resumes past it.
+                if descriptor.afterChange.map({ $0 < first }) ?? true { result.append(transaction) }
                 continue
             }
+            if let after = descriptor.afterChange { first = max(first, after + 1) }
             if first > last { continue }
             if remaining < Int.max { last = min(last, first + Int64(remaining) - 1) }
             transaction.changes = try changes(db, dataset: dataset, from: first, through: last, stamp: transaction.stamp, entities: descriptor.entityNames)
