@@ -160,4 +160,24 @@ struct SnapshotAndCompactionTests {
             #expect(try fresh.decode(PushResponse.self).outcomes.first?.lost.isEmpty == true)
         }
     }
+
+    /// Compaction lowers the bytes the datasets hold; the SQLite file reopened (a restart,
+    /// `storage compact` with the server stopped) must not take that for a restore from an
+    /// older copy. Found by a hostile trial: every client resynced after a compaction.
+    @Test func aCompactedSQLiteFileReopenedKeepsItsEpoch() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "tandem-compact-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appending(path: "tandem.sqlite").path(percentEncoded: false)
+        let storage = try SQLiteServerStorage(path: path)
+        let token = try await TokenIssuer.issue(for: try await storage.addUser(name: "ann", now: 0), in: storage)
+        let harness = ServerHarness(storage: storage, dependencies: ServerDependencies(storage: storage, configuration: ServerConfiguration(), now: { 1_800_000_000_000 }), ann: token, bob: token)
+        try await harness.run { client in try await Self.filled(client, harness) }
+        await storage.refreshMark()
+        let bytes = try await storage.storedBytes(owner: 1)
+        _ = try await storage.compact(policy: CompactionPolicy(keepEntries: 1), now: 0, maxClockSkew: 0)
+        #expect(try await storage.storedBytes(owner: 1) < bytes)
+        let reopened = try SQLiteServerStorage(path: path)
+        #expect(reopened.epoch == storage.epoch && reopened.newEpochReason == nil, "\(reopened.newEpochReason ?? "")")
+    }
 }
