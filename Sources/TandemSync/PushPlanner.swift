@@ -93,11 +93,12 @@ enum PushPlanner {
         /// The push request: the same bytes as `WireJSON.append(PushRequest)`. The answer
         /// lists only the outcomes of changes that lost a value or were not applied
         /// (`outcomes: .lost`, the default), or every change's.
-        func body(schemaVersion: Int, outcomes: PushRequest.OutcomeDetail = .lost) -> Data {
+        func body(schemaVersion: Int, outcomes: PushRequest.OutcomeDetail = .lost, resync: Bool = false) -> Data {
             var writer = WireJSON()
             writer.raw("{\"changes\":")
             writer.rawJSON(json)
             writer.appendOutcomeDetail(outcomes)
+            writer.appendResync(resync ? true : nil)
             writer.raw(",\"schemaVersion\":")
             writer.number(Int64(schemaVersion))
             writer.raw("}")

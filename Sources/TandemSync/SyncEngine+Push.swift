@@ -72,10 +72,16 @@ extension SyncEngine {
     ///
     /// The answer lists only the outcomes of changes that lost a value or were not applied
     /// (``PushRequest/OutcomeDetail/lost``).
-    func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int) async throws -> PushResult {
+    func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int, resync: Bool = false) async throws -> PushResult {
         let batch = pushed.changes
+        // A resync's push says so to a server that knows it (its inserts may be of records
+        // deleted long ago, whose tombstones the server pruned).
+        let resync = resync && capabilities?.features.contains("snapshot") == true
         // Renamed attributes travel under their first name (`WireNaming`).
-        let body = naming.isIdentity ? pushed.body(schemaVersion: schemaVersion) : PushPlanner.Batch(batch.map(naming.toWire)).body(schemaVersion: schemaVersion)
+        let body =
+            naming.isIdentity
+            ? pushed.body(schemaVersion: schemaVersion, resync: resync)
+            : PushPlanner.Batch(batch.map(naming.toWire)).body(schemaVersion: schemaVersion, resync: resync)
         let response: TransportResponse
         do {
             response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
@@ -118,13 +124,13 @@ extension SyncEngine {
                     batchLimit = cap
                 }
             }
-            var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion)
+            var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion, resync: resync)
             // Changes of an insert the first half had refused (its links too) wait with it.
             let (rest, held) = try holdChangesOfRefusedInserts(PushPlanner.Batch(Array(batch[half...])), refused: result.refusedInserts)
             result.add(held)
             if !rest.changes.isEmpty {
                 let restKey = key + ".b" + (held.refused.isEmpty ? "" : ".h" + Self.fingerprint(held.refused.map(\.change)))
-                result.add(try await send(rest, key: restKey, schemaVersion: schemaVersion))
+                result.add(try await send(rest, key: restKey, schemaVersion: schemaVersion, resync: resync))
             }
             return result
         }
@@ -416,7 +422,8 @@ extension SyncEngine {
                     metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
                 let shape = batchShape
                 for batch in PushPlanner.chunks(changes, count: shape.count, bytes: shape.bytes) {
-                    var outcome = try await send(batch, key: "\(keyPrefix):v\(schemaVersion):snapshot:\(entity.name):\(index)/\(shape.count)", schemaVersion: schemaVersion)
+                    var outcome = try await send(
+                        batch, key: "\(keyPrefix):v\(schemaVersion):snapshot:\(entity.name):\(index)/\(shape.count)", schemaVersion: schemaVersion, resync: all)
                     try store { db in try outcome.save(db) }
                     index += 1
                     result.add(outcome)

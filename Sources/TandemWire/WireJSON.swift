@@ -185,6 +185,7 @@ public struct WireJSON {
         }
         raw("]")
         appendOutcomeDetail(request.outcomes)
+        appendResync(request.resync)
         raw(",\"schemaVersion\":")
         number(Int64(request.schemaVersion))
         raw("}")
@@ -244,6 +245,7 @@ public struct WireJSON {
         raw("{\"changes\":")
         array(request.changes) { $0.append($1) }
         appendOutcomeDetail(request.outcomes)
+        appendResync(request.resync)
         raw(",\"schemaVersion\":")
         number(Int64(request.schemaVersion))
         raw("}")
@@ -255,6 +257,13 @@ public struct WireJSON {
     public mutating func appendOutcomeDetail(_ detail: PushRequest.OutcomeDetail?) {
         guard detail == .lost else { return }
         raw(",\"outcomes\":\"lost\"")
+    }
+
+    /// A push request's `"resync"` member, after `"outcomes"`: written only when `true`, so
+    /// a request without it reads and hashes the same as before it existed.
+    public mutating func appendResync(_ resync: Bool?) {
+        guard resync == true else { return }
+        raw(",\"resync\":true")
     }
 
     public mutating func append(_ entry: LogEntry) {

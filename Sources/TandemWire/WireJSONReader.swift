@@ -101,8 +101,10 @@ public struct WireJSONReader {
         var version: Int?
         var changes: [WireChange]?
         var outcomes: PushRequest.OutcomeDetail?
+        var resync: Bool?
         try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
             switch key {
+            case "resync": resync = try reader.bool()
             case "schemaVersion": version = try reader.int()
             case "changes": changes = try reader.array { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.change() }
             case "outcomes":
@@ -116,7 +118,7 @@ public struct WireJSONReader {
         }
         guard let version else { throw error("missing key 'schemaVersion'") }
         guard let changes else { throw error("missing key 'changes'") }
-        return PushRequest(schemaVersion: version, changes: changes, outcomes: outcomes)
+        return PushRequest(schemaVersion: version, changes: changes, outcomes: outcomes, resync: resync == true ? true : nil)
     }
 
     private mutating func pullResponse() throws(WireDecodingError) -> PullResponse {

@@ -11,6 +11,12 @@ public struct PushRequest: Sendable, Hashable, Codable {
     /// Which outcomes the answer lists: every change's (the default, `nil` on the wire), or
     /// only those of changes that lost a value or were not applied (`"lost"`).
     public var outcomes: OutcomeDetail?
+    /// A resync's push (feature `snapshot`): the store's records sent again, every one, after
+    /// its server's data was restored or on request. An insert in it made before the
+    /// dataset's tombstone horizon, of a record the server has no state of, is taken for one
+    /// of a record deleted long ago (its tombstone pruned), not made anew. `nil` (absent)
+    /// otherwise.
+    public var resync: Bool?
 
     /// Which changes' outcomes a push's answer lists.
     public enum OutcomeDetail: String, Sendable, Hashable, Codable {
@@ -22,10 +28,11 @@ public struct PushRequest: Sendable, Hashable, Codable {
         case lost
     }
 
-    public init(schemaVersion: Int, changes: [WireChange], outcomes: OutcomeDetail? = nil) {
+    public init(schemaVersion: Int, changes: [WireChange], outcomes: OutcomeDetail? = nil, resync: Bool? = nil) {
         self.schemaVersion = schemaVersion
         self.changes = changes
         self.outcomes = outcomes
+        self.resync = resync
     }
 }
 

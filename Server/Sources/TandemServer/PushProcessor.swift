@@ -14,6 +14,8 @@ struct PushProcessor: Sendable {
     let schema: Schema
     let now: Int64
     let maxClockSkew: Int64
+    /// A resync's push (``PushRequest/resync``).
+    var resync = false
 
     /// Checks every change before anything is written; the first problem is the answer.
     ///

@@ -23,6 +23,8 @@ struct PushRun {
     let schemaVersion: Int
     let schema: Schema
     let now: Int64
+    /// A resync's push: its inserts may be of records deleted long ago (``PushRequest/resync``).
+    let resync: Bool
     let canonical: PushProcessor.CanonicalText?
     /// Whether the answer lists every change's outcome (else only those that lost a value or
     /// were not applied).
@@ -67,6 +69,7 @@ struct PushRun {
         schemaVersion = processor.schemaVersion
         schema = processor.schema
         now = processor.now
+        resync = processor.resync
         self.canonical = canonical
         self.every = every
         self.workspace = workspace
@@ -133,6 +136,8 @@ struct PushRun {
     /// decides, without building the merge's dictionaries). Tried before the record is looked
     /// up; `false` when the record exists.
     mutating func insertNew(_ change: WireChange, stamps changeStamps: [String: HLCTimestamp], created: HLCTimestamp, at index: Int) throws -> Bool {
+        // A resync's record made before the tombstone horizon: perhaps one deleted long ago.
+        if resync, workspace.tombstonesBefore > 0, created.physical < UInt64(workspace.tombstonesBefore) { return false }
         guard workspace.insertNewRecord(change.record, entity: change.entity, values: change.values, stamps: changeStamps, created: created) else {
             return false
         }
@@ -227,15 +232,19 @@ struct PushRun {
     ) throws {
         var state = try workspace.record(change.record)
         // No state, in a dataset whose tombstones of deletes before T were pruned (compaction):
-        // an update comes after its record's insert, so the record was deleted long ago. It
-        // loses to that delete, stamped T, as it would have to the tombstone, and the delete
-        // is logged, so every replica holding the record drops it. (An insert is a new record:
-        // one made offline before T is no rarer than one deleted since; docs/sync.md.)
+        // an update comes after its record's insert, so the record was deleted long ago; so
+        // was one a resync sends again, made before T. It loses to that delete, stamped T, as
+        // it would have to the tombstone, and the delete is logged, so every replica holding
+        // the record drops it. (Any other insert is a new record: one made offline before T
+        // is no rarer than one deleted since; docs/sync.md.)
         var pruned: HLCTimestamp?
-        if state == nil, workspace.tombstonesBefore > 0, change.kind == .update {
+        if state == nil, workspace.tombstonesBefore > 0 {
             let horizon = HLCTimestamp(physical: UInt64(workspace.tombstonesBefore), counter: 0, node: 0)
-            state = RecordState(entity: change.entity, deleted: horizon)
-            pruned = horizon
+            let made = creation ?? change.values.keys.compactMap { changeStamps[$0] }.max() ?? .zero
+            if change.kind == .update || (resync && change.kind == .insert && made < horizon) {
+                state = RecordState(entity: change.entity, deleted: horizon)
+                pruned = horizon
+            }
         }
         if let existing = state, existing.entity != change.entity {
             throw PushRefusal.wrongEntity(record: change.record, stored: existing.entity, sent: change.entity)

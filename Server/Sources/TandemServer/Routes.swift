@@ -247,9 +247,11 @@ struct Routes: Sendable {
                 "schema version \(push.schemaVersion) is not registered for '\(dataset.reference)'; register it with PUT /v1/datasets/\(dataset.reference.pathSegment)/schema")
         }
         let now = dependencies.now()
-        let processor = PushProcessor(
+        var configured = PushProcessor(
             datasetName: dataset.name, cursorScope: storage.cursorScope(of: dataset.id), schemaVersion: push.schemaVersion, schema: schema,
             now: now, maxClockSkew: configuration.maxClockSkewMilliseconds)
+        configured.resync = push.resync == true
+        let processor = configured
         let (changes, stamps) = try processor.validate(push.changes)
         // The canonical text is of the changes as sent: a change validation rewrote is
         // written anew when logged.

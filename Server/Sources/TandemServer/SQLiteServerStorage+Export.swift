@@ -21,7 +21,7 @@ extension SQLiteServerStorage {
     /// The tables that hold the server's data, in an order that satisfies their references.
     public static let exportedTables = [
         "users", "tokens", "datasets", "dataset_members", "deleted_datasets", "schema_versions", "records", "log", "lost_values", "idempotency", "unique_values",
-        "merged_records", "link_members",
+        "merged_records", "link_members", "log_marks",
     ]
 
     /// The last id each `AUTOINCREMENT` table gave (`users`, `datasets`): a copy starts its

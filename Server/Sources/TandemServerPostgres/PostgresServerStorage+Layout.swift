@@ -118,7 +118,10 @@ extension PostgresServerStorage {
         Migration(
             version: 3,
             statements: [
-                "ALTER TABLE datasets ADD COLUMN compacted_through BIGINT NOT NULL DEFAULT 0, ADD COLUMN tombstones_before BIGINT NOT NULL DEFAULT 0",
+                """
+                ALTER TABLE datasets ADD COLUMN compacted_through BIGINT NOT NULL DEFAULT 0, ADD COLUMN tombstones_before BIGINT NOT NULL DEFAULT 0,
+                                     ADD COLUMN compacted_bytes BIGINT NOT NULL DEFAULT 0
+                """,
                 "CREATE TABLE log_marks(dataset_id BIGINT NOT NULL, position BIGINT NOT NULL, at BIGINT NOT NULL, PRIMARY KEY(dataset_id, position))",
                 // The push's ordering point answers the tombstone horizon too.
                 "DROP FUNCTION tandem_push_begin(BIGINT, TEXT[])",

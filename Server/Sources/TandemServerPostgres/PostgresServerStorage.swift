@@ -663,7 +663,10 @@ public final class PostgresServerStorage: ServerStorage {
             ).collect()
             let bytes = try rows.reduce(Int64(0)) { $0 + (try $1.decode(Int64.self)) }
             try await connection.query(
-                "UPDATE datasets SET compacted_through = \(end), stored_bytes = GREATEST(stored_bytes - \(bytes), 0) WHERE id = \(dataset)", logger: logger)
+                """
+                UPDATE datasets SET compacted_through = \(end), stored_bytes = GREATEST(stored_bytes - \(bytes), 0),
+                                    compacted_bytes = compacted_bytes + LEAST(\(bytes), stored_bytes) WHERE id = \(dataset)
+                """, logger: logger)
             try await connection.query(
                 """
                 DELETE FROM log_marks WHERE dataset_id = \(dataset)

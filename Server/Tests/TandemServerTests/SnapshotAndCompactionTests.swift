@@ -138,9 +138,19 @@ struct SnapshotAndCompactionTests {
             #expect(try await harness.storage.compaction(dataset: id).tombstonesBefore == Int64(Self.base) + 1_000)
             let changes = try await Self.snapshot(client, token: harness.ann, limit: 100).flatMap(\.changes).map(\.change)
             #expect(!changes.contains { $0.record == ServerHarness.uri("todos", 3) }, "the tombstone is gone")
+            // A resync sends record 3 again (an insert made before the horizon): it loses to the
+            // delete, logged again so every replica drops it, and is not made anew. A plain
+            // insert made before the horizon, of a record never seen, is a new record.
+            let resent = try await client.push(
+                "todos", token: harness.ann, key: "resync",
+                PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 3, title: "resent", at: ServerHarness.stamp(Self.base + 3))], resync: true))
+            #expect(try resent.decode(PushResponse.self).outcomes.first?.lost.isEmpty == false, "\(String(decoding: resent.body, as: UTF8.self))")
+            let offline = try await client.push(
+                "todos", token: harness.ann, key: "offline",
+                PushRequest(schemaVersion: 1, changes: [ServerHarness.insert("todos", 30, title: "made offline", at: ServerHarness.stamp(Self.base + 70))]))
+            #expect(try offline.decode(PushResponse.self).outcomes.first?.lost.isEmpty == true)
             // A replica offline since before the delete pushes an edit of record 3, and an
-            // insert of it made before the horizon: both lose to the delete (logged lost), and
-            // the delete is logged again, so every replica drops it.
+            // insert of it: both lose to the delete (logged lost).
             let late = WireChange(
                 record: ServerHarness.uri("todos", 3), entity: "Todo", kind: .update, values: ["title": .text("late")],
                 stamps: ["title": ServerHarness.stamp(Self.base + 50)])
