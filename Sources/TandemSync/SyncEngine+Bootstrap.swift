@@ -15,7 +15,12 @@ extension SyncEngine {
     /// only the winners). Where the log is gone (`cursor_expired`), it bootstraps over its
     /// records (mode 2).
     func startBootstrapIfNeeded() throws -> Bool {
-        try store { db in
+        // Read first: every pull asks, and almost always the store has a cursor.
+        guard let state = try read({ db in try SyncState.read(db) }) else { return false }
+        if state.bootstrapMode != 0 { return true }
+        guard state.cursor.isEmpty else { return false }
+        return try store { db in
+            // Checked again in the write (another process may have started or ended one).
             guard let state = try SyncState.read(db) else { return false }
             if state.bootstrapMode != 0 { return true }
             guard state.cursor.isEmpty else { return false }
@@ -101,52 +106,45 @@ extension SyncEngine {
             }
             applier.now = loggedNow()
             let merging = state.bootstrapMode == 2
-            let outcome: ChangeApplier.Outcome?
-            do {
-                outcome = try container.writeUnjournaled(author: SyncStore.author, context: "snapshot") { db -> ChangeApplier.Outcome? in
-                    // Another process may have applied this page meanwhile.
-                    guard let current = try SyncState.read(db), current.bootstrapMode != 0, current.bootstrap == token else { return nil }
-                    var outcome = ChangeApplier.Outcome()
-                    // Deletes too, whatever the mode: the app may have inserted records
-                    // since the bootstrap began (a record deleted on the server, say).
-                    for entry in page.changes {
-                        // Over the store's records, the server's state is the truth for a
-                        // record with no unpushed edit here: every value it holds was pushed
-                        // or pulled, so the server has it or what replaced it, and a
-                        // record the server forgot the delete of (tombstone pruned) and
-                        // was given again must not keep newer values here than there.
-                        if merging, entry.change.kind != .link, entry.change.kind != .unlink, applier.pending[entry.change.record] == nil {
-                            try applier.yieldToServer(entry.change, db)
-                        }
-                        if let reason = try applier.linkWaitsForRecords(entry.change, db) {
-                            try applier.quarantine(entry, entry.change, reason, db, &outcome)
-                            continue
-                        }
-                        try applier.apply(entry, db, into: &outcome)
+            let outcome = try storeUnjournaled(context: "snapshot") { db -> ChangeApplier.Outcome? in
+                // Another process may have applied this page meanwhile.
+                guard let current = try SyncState.read(db), current.bootstrapMode != 0, current.bootstrap == token else { return nil }
+                var outcome = ChangeApplier.Outcome()
+                // Deletes too, whatever the mode: the app may have inserted records
+                // since the bootstrap began (a record deleted on the server, say).
+                for entry in page.changes {
+                    // Over the store's records, the server's state is the truth for a
+                    // record with no unpushed edit here: every value it holds was pushed
+                    // or pulled, so the server has it or what replaced it, and a
+                    // record the server forgot the delete of (tombstone pruned) and
+                    // was given again must not keep newer values here than there.
+                    if merging, entry.change.kind != .link, entry.change.kind != .unlink, applier.pending[entry.change.record] == nil {
+                        try applier.yieldToServer(entry.change, db)
                     }
-                    let last = page.changes.last?.change.record
-                    if merging, sweepsOnBootstrap {
-                        let present = Set(page.changes.map(\.change.record))
-                        try sweep(after: current.bootstrapSwept, through: page.hasMore ? last : nil, keeping: present, applier, db, &outcome)
+                    if let reason = try applier.linkWaitsForRecords(entry.change, db) {
+                        try applier.quarantine(entry, entry.change, reason, db, &outcome)
+                        continue
                     }
-                    try SyncState.update(db) {
-                        if page.hasMore {
-                            $0.bootstrap = page.nextCursor
-                            $0.bootstrapSwept = last ?? $0.bootstrapSwept
-                        } else {
-                            $0.cursor = page.nextCursor
-                            $0.bootstrapMode = 0
-                            $0.bootstrap = ""
-                            $0.bootstrapSwept = ""
-                        }
-                    }
-                    if let newest = outcome.newestStamp { try ModelContainer.advanceClock(past: newest, in: db) }
-                    return outcome
+                    try applier.apply(entry, db, into: &outcome)
                 }
-            } catch let error as SyncError {
-                throw error
-            } catch {
-                throw SyncError(.store, "the store failed: \(error)")
+                let last = page.changes.last?.change.record
+                if merging, sweepsOnBootstrap {
+                    let present = Set(page.changes.map(\.change.record))
+                    try sweep(after: current.bootstrapSwept, through: page.hasMore ? last : nil, keeping: present, applier, db, &outcome)
+                }
+                try SyncState.update(db) {
+                    if page.hasMore {
+                        $0.bootstrap = page.nextCursor
+                        $0.bootstrapSwept = last ?? $0.bootstrapSwept
+                    } else {
+                        $0.cursor = page.nextCursor
+                        $0.bootstrapMode = 0
+                        $0.bootstrap = ""
+                        $0.bootstrapSwept = ""
+                    }
+                }
+                if let newest = outcome.newestStamp { try ModelContainer.advanceClock(past: newest, in: db) }
+                return outcome
             }
             guard let outcome else {
                 ahead?.task.cancel()
@@ -159,13 +157,7 @@ extension SyncEngine {
             configuration.progress?(.pulled(changes: total.applied, hasMore: page.hasMore))
             if !page.hasMore { break }
         }
-        if !dangling.isEmpty {
-            do {
-                total.conflicts += try container.write(author: "sync.resolve") { db in try applier.resolveDangling(dangling, db) }
-            } catch {
-                throw SyncError(.store, "the store failed: \(error)")
-            }
-        }
+        total.conflicts += try resolveDangling(dangling, with: applier)
         // The links set aside until every record was in, and what else waits: applied now,
         // in as many rounds as they let out.
         var waiting = try read { db in try SyncStore.quarantineCounts(db).pulled }

@@ -100,13 +100,7 @@ extension SyncEngine {
         // Delete rules are decided only now, caught up: the log may still have pointed the
         // records elsewhere after the delete (a model save deletes a record before it
         // clears the references to it).
-        if !dangling.isEmpty {
-            do {
-                total.conflicts += try container.write(author: "sync.resolve") { db in try applier.resolveDangling(dangling, db) }
-            } catch {
-                throw SyncError(.store, "the store failed: \(error)")
-            }
-        }
+        total.conflicts += try resolveDangling(dangling, with: applier)
         return total
     }
 

@@ -307,7 +307,24 @@ public actor SyncEngine {
     // MARK: Store access
 
     func store<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try container.write(author: SyncStore.author, body) } catch let error as SyncError { throw error } catch {
+        try storeFailure { try container.write(author: SyncStore.author, body) }
+    }
+
+    /// ``store(_:)`` journaled as one marker (`context`): a bootstrap's page.
+    func storeUnjournaled<T>(context: String, _ body: (Database) throws -> T) throws -> T {
+        try storeFailure { try container.writeUnjournaled(author: SyncStore.author, context: context, body) }
+    }
+
+    /// Applies `dangling` (references to records pulled deletes removed) once a pull is
+    /// caught up; returns the conflicts it logged.
+    func resolveDangling(_ dangling: [ChangeApplier.Dangling], with applier: ChangeApplier) throws -> Int {
+        guard !dangling.isEmpty else { return 0 }
+        return try storeFailure { try container.write(author: "sync.resolve") { db in try applier.resolveDangling(dangling, db) } }
+    }
+
+    /// `body`, its failure a ``SyncError`` (code `store` unless it is one already).
+    private func storeFailure<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as SyncError { throw error } catch {
             throw SyncError(.store, "the store failed: \(error)")
         }
     }

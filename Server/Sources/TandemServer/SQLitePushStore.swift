@@ -12,6 +12,8 @@ import TandemWire
 struct SQLitePushStore: PushStore {
     let db: Database
     let dataset: Int64
+    /// The dataset's ``CompactionState/tombstonesBefore``, read with its row as the push began.
+    var tombstones: Int64 = 0
     /// The bytes of the log entries and lost values written (they count in the owner's
     /// stored bytes).
     var loggedBytes: Int64 = 0
@@ -20,9 +22,7 @@ struct SQLitePushStore: PushStore {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(position) FROM log WHERE dataset_id = ?"), arguments: [dataset]) ?? 0
     }
 
-    func tombstonesBefore() throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT tombstones_before FROM datasets WHERE id = ?"), arguments: [dataset]) ?? 0
-    }
+    func tombstonesBefore() -> Int64 { tombstones }
 
     func read(_ keys: PushKeys) throws -> PushReads {
         var reads = PushReads()

@@ -608,16 +608,18 @@ public final class SQLiteServerStorage: ServerStorage {
         }
         // Deleted since the request was authorized (it waited for its body or its turn):
         // nothing is written under a dead id.
-        guard let owner = try Int64.fetchOne(db.cachedStatement(sql: "SELECT owner_id FROM datasets WHERE id = ?"), arguments: [push.dataset]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT owner_id, tombstones_before FROM datasets WHERE id = ?"), arguments: [push.dataset])
+        else {
             throw StorageError.notFound("the dataset was deleted")
         }
+        let owner: Int64 = row[0]
         if let limit = push.job.byteLimit {
             let stored =
                 try Int64.fetchOne(
                     db.cachedStatement(sql: "SELECT COALESCE(SUM(stored_bytes), 0) FROM datasets WHERE owner_id = ?"), arguments: [owner]) ?? 0
             guard stored < limit else { throw StorageError.byteQuota(stored: stored, limit: limit) }
         }
-        var store = SQLitePushStore(db: db, dataset: push.dataset)
+        var store = SQLitePushStore(db: db, dataset: push.dataset, tombstones: row[1])
         let response = try PushWorkspace.perform(push.job, on: &store)
         if store.loggedBytes > 0 {
             try db.cachedStatement(sql: "UPDATE datasets SET stored_bytes = stored_bytes + ? WHERE id = ?")

@@ -51,10 +51,9 @@ extension ServerStorage {
         } else {
             try await addLogMark(dataset: state.dataset, position: state.head, at: now)
         }
-        let byTime = try await policy.keepMilliseconds.asyncMap { keep in
-            try await logMark(dataset: state.dataset, notAfter: now - keep, notPast: nil)?.position
-        }
-        let horizon = policy.horizon(head: state.head, byTime: byTime ?? nil)
+        var byTime: Int64?
+        if let keep = policy.keepMilliseconds { byTime = try await logMark(dataset: state.dataset, notAfter: now - keep, notPast: nil)?.position }
+        let horizon = policy.horizon(head: state.head, byTime: byTime)
         guard horizon > state.compactedThrough else { return }
         report.datasets += 1
         while true {
@@ -75,12 +74,5 @@ extension ServerStorage {
             after = last
             await Task.yield()
         }
-    }
-}
-
-extension Optional {
-    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let self else { return nil }
-        return try await transform(self)
     }
 }

@@ -163,6 +163,14 @@ struct ConvergenceSimulationTests {
         seeds: [UInt64], stopAtFirst: Bool,
         _ history: @escaping @Sendable (UInt64, any TestClientProtocol, String) async throws -> String?
     ) async throws -> [String] {
+        try await histories(seeds: seeds, stopAtFirst: stopAtFirst, onStorage: { seed, client, token, _ in try await history(seed, client, token) })
+    }
+
+    /// ``histories(seeds:stopAtFirst:_:)`` whose histories also reach the storage (to compact it).
+    static func histories(
+        seeds: [UInt64], stopAtFirst: Bool,
+        onStorage history: @escaping @Sendable (UInt64, any TestClientProtocol, String, MemoryServerStorage) async throws -> String?
+    ) async throws -> [String] {
         let storage = MemoryServerStorage()
         let user = try await storage.addUser(name: "sim", now: 0)
         let token = try await TokenIssuer.issue(for: user, in: storage)
@@ -174,7 +182,7 @@ struct ConvergenceSimulationTests {
         return try await app.test(.router) { client in
             var failures: [String] = []
             for seed in seeds {
-                if let failure = try await history(seed, client, token) {
+                if let failure = try await history(seed, client, token, storage) {
                     failures.append(failure)
                     if stopAtFirst { break }
                 }
@@ -228,36 +236,17 @@ struct ConvergenceSimulationTests {
     /// and prunes tombstones older than its previous step) and a late joiner: replicas whose
     /// cursors expired bootstrap again over their records, with their unpushed edits.
     static func runCompacting(seeds: [UInt64], planted: Plant, stopAtFirst: Bool) async throws -> [String] {
-        let storage = MemoryServerStorage()
-        let user = try await storage.addUser(name: "sim", now: 0)
-        let token = try await TokenIssuer.issue(for: user, in: storage)
-        var configuration = ServerConfiguration()
-        configuration.requestsPerSecond = 0
-        let app = Application(
-            router: buildRouter(ServerDependencies(storage: storage, configuration: configuration)),
-            logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() }))
-        return try await app.test(.router) { client in
-            var failures: [String] = []
-            for seed in seeds {
-                let failure = try await history(seed: seed, client: client, token: token, planted: planted) {
-                    // Time passes between steps: deletes stamped before the last step's mark
-                    // lose their tombstones.
-                    try await Task.sleep(for: .milliseconds(3))
-                    let r = try await storage.compact(
-                        policy: CompactionPolicy(keepEntries: 2), now: Int64(Date().timeIntervalSince1970 * 1000), maxClockSkew: 0)
-                    _ = r
-                }
-                if let failure {
-                    if ProcessInfo.processInfo.environment["TANDEM_SIM_DEBUG"] != nil, let id = try await storage.compactionStates().last?.dataset {
-                        for record in await storage.records(dataset: id, after: "", limit: 1000).records {
-                            print("DEBUG server", record.uri.suffix(3), record.state)
-                        }
-                    }
-                    failures.append(failure)
-                    if stopAtFirst { break }
-                }
+        try await histories(seeds: seeds, stopAtFirst: stopAtFirst) { seed, client, token, storage in
+            let failure = try await history(seed: seed, client: client, token: token, planted: planted) {
+                // Time passes between steps: deletes stamped before the last step's mark
+                // lose their tombstones.
+                try await Task.sleep(for: .milliseconds(3))
+                try await storage.compact(policy: CompactionPolicy(keepEntries: 2), now: Int64(Date().timeIntervalSince1970 * 1000), maxClockSkew: 0)
             }
-            return failures
+            if failure != nil, ProcessInfo.processInfo.environment["TANDEM_SIM_DEBUG"] != nil, let id = try await storage.compactionStates().last?.dataset {
+                for record in await storage.records(dataset: id, after: "", limit: 1000).records { print("server", record.uri.suffix(3), record.state) }
+            }
+            return failure
         }
     }
 
