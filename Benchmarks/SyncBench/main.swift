@@ -207,6 +207,8 @@ if ProcessInfo.processInfo.environment["SYNCBENCH_BOOTSTRAP"] != nil {
         String(
             format: "first sync (snapshot bootstrap) of %d records: %.2f s → %.0f records/s (goal ≥ 200 000); ÷ raw insert = %.1f× (goal ≤ 5×); peak RSS %d MiB (goal ≤ 150 MB)",
             changes, pull, Double(changes) / pull, pull / raw, pullSide.peakMiB))
+    // SYNCBENCH_BOOTSTRAP_ONLY=1 stops here (for comparing runs of the first sync).
+    if ProcessInfo.processInfo.environment["SYNCBENCH_BOOTSTRAP_ONLY"] != nil { finish(0) }
     for _ in 1...9 {
         try a.write(author: "app") { db in try db.execute(sql: "UPDATE Todo SET title = title || '.', rank = rank + 1") }
         let side = try tandemSync("a.store")

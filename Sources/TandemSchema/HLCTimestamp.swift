@@ -39,6 +39,17 @@ public struct HLCTimestamp: Sendable, Hashable, Comparable, Codable, CustomStrin
         self = parsed
     }
 
+    /// Parses the text form from its UTF-8 bytes (a reader that has them in a buffer);
+    /// `nil` when malformed.
+    ///
+    /// ```swift
+    /// let stamp = text.utf8.withContiguousStorageIfAvailable { HLCTimestamp(utf8: $0) }
+    /// ```
+    public init?(utf8: UnsafeBufferPointer<UInt8>) {
+        guard let parsed = Self.parse(utf8) else { return nil }
+        self = parsed
+    }
+
     private static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> HLCTimestamp? {
         guard utf8.count == 34, utf8[12] == UInt8(ascii: "-"), utf8[17] == UInt8(ascii: "-"),
             let physical = hex(utf8[0..<12]), let counter = hex(utf8[13..<17]),

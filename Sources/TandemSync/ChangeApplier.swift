@@ -107,7 +107,7 @@ struct ChangeApplier {
     /// Entity name → the to-one relationships that point at it.
     let referrers: [String: [Referrer]]
     /// Entity name → its to-one relationships: column → (destination, destination's rule).
-    private let references: [String: [String: (destination: String, rule: Schema.Relationship.DeleteRule)]]
+    let references: [String: [String: (destination: String, rule: Schema.Relationship.DeleteRule)]]
     /// Every entity and column name, quoted for SQL once (quoting per change showed up in
     /// profiles).
     private let quoted: [String: String]
@@ -122,6 +122,11 @@ struct ChangeApplier {
         /// `insertAll` that does nothing when the record exists (a pulled insert tries it
         /// before looking the record up: it usually does not exist).
         var insertNew: String
+        /// `insertAll` that does nothing when any constraint fails (a bootstrap's row, which
+        /// then goes the general way). `OR IGNORE` reaches the journal's triggers too, so
+        /// the statement cannot abort half done and SQLite keeps no statement journal for it:
+        /// a tenth of a bootstrap's inserting.
+        var insertOrIgnore: String
     }
     let sql: [String: EntitySQL]
     /// Entities with a unique attribute: their records can be merged into others.
@@ -213,7 +218,8 @@ struct ChangeApplier {
                 delete: "DELETE FROM \(table) WHERE \(Self.idColumn) = ?",
                 columns: names,
                 insertAll: Self.insertSQL(table: table, columns: names.map { quoted[$0]! }),
-                insertNew: Self.insertSQL(table: table, columns: names.map { quoted[$0]! }) + " ON CONFLICT(\(Self.idColumn)) DO NOTHING")
+                insertNew: Self.insertSQL(table: table, columns: names.map { quoted[$0]! }) + " ON CONFLICT(\(Self.idColumn)) DO NOTHING",
+                insertOrIgnore: "INSERT OR IGNORE" + Self.insertSQL(table: table, columns: names.map { quoted[$0]! }).dropFirst("INSERT".count))
         }
         self.sql = sql
         var enumCases: [String: [String: EnumCases]] = [:]

@@ -71,23 +71,29 @@ extension SyncEngine {
         // The mark first: an edit committed after it is read again before the next page.
         var mark = try historyToken()
         var applier = try makeApplier()
+        // Plain inserts come as rows, read and stamped on the fetching thread.
+        let shapes = applier.rowShapes
+        let uris = applier.dataset
         var dangling: [ChangeApplier.Dangling] = []
-        var ahead: (token: String, task: Task<PullResponse, any Error>)?
+        // The next page, fetched and read while this one is applied; the one after it is
+        // asked for as soon as the next one's answer is in (two requests in flight: the
+        // server writes one page while the client reads another and applies a third).
+        var ahead: (token: String, task: Task<SnapshotPage.Fetched, any Error>)?
         defer { ahead?.task.cancel() }
         var restarts = 0
         let limit = max(capabilities?.maxPageSize ?? 1_000, 1)
         while true {
             guard let state = try read({ db in try SyncState.read(db) }), state.bootstrapMode != 0 else { break }
             let token = state.bootstrap
-            let page: PullResponse
+            let fetched: SnapshotPage.Fetched
             do {
                 if let next = ahead, next.token == token {
                     ahead = nil
-                    page = try await next.task.value
+                    fetched = try await next.task.value
                 } else {
                     ahead?.task.cancel()
                     ahead = nil
-                    page = try await snapshotPage(after: token, limit: limit)
+                    fetched = try await snapshotPage(after: token, body: nil, limit: limit, shapes: shapes, dataset: uris)
                 }
             } catch let error as SyncError where error.serverCode == "cursor_expired" && restarts < 3 {
                 // Compaction passed the snapshot's position between two pages: start again,
@@ -96,9 +102,13 @@ extension SyncEngine {
                 try restartBootstrap()
                 continue
             }
+            let page = fetched.page
             if page.hasMore {
                 let next = page.nextCursor
-                ahead = (next, Task.detached { [limit] in try await self.snapshotPage(after: next, limit: limit) })  // not on the engine, busy applying
+                let body = fetched.following.flatMap { $0.token == next ? $0.body : nil }
+                ahead = (next, Task.detached { [limit] in try await self.snapshotPage(after: next, body: body, limit: limit, shapes: shapes, dataset: uris) })  // not on the engine, busy applying
+            } else {
+                fetched.following?.body.cancel()
             }
             if hasLocalChanges(after: mark) {
                 mark = try historyToken()
@@ -112,7 +122,14 @@ extension SyncEngine {
                 var outcome = ChangeApplier.Outcome()
                 // Deletes too, whatever the mode: the app may have inserted records
                 // since the bootstrap began (a record deleted on the server, say).
-                for entry in page.changes {
+                for index in page.page.items.indices {
+                    // A row: written straight, unless it must go the general way.
+                    if !merging, case .row(let row) = page.page.items[index],
+                        try applier.insert(row, shape: shapes[row.shape], rowStamps: page.rowStamps[index], db, into: &outcome)
+                    {
+                        continue
+                    }
+                    let entry = page.entry(at: index)
                     // Over the store's records, the server's state is the truth for a
                     // record with no unpushed edit here: every value it holds was pushed
                     // or pulled, so the server has it or what replaced it, and a
@@ -127,9 +144,9 @@ extension SyncEngine {
                     }
                     try applier.apply(entry, db, into: &outcome)
                 }
-                let last = page.changes.last?.change.record
+                let last = page.isEmpty ? nil : page.record(at: page.page.items.count - 1)
                 if merging, sweepsOnBootstrap {
-                    let present = Set(page.changes.map(\.change.record))
+                    let present = Set(page.page.items.indices.map(page.record(at:)))
                     try sweep(after: current.bootstrapSwept, through: page.hasMore ? last : nil, keeping: present, applier, db, &outcome)
                 }
                 try SyncState.update(db) {
@@ -172,12 +189,41 @@ extension SyncEngine {
         return total
     }
 
-    /// A page of the dataset's snapshot after `token` ("" for the first).
-    nonisolated func snapshotPage(after token: String, limit: Int) async throws -> PullResponse {
-        let response = try await call("GET", "/v1/datasets/\(dataset)/snapshot?after=\(token)&limit=\(limit)")
-        do { return try WireJSONReader.pullResponse(response.body) } catch {
+    /// A page of the dataset's snapshot after `token` ("" for the first), from `body` when its
+    /// request was made already, plain inserts of entities in `shapes` read as rows (records
+    /// of `uris`, the dataset in record URIs); the request for the page after it is made
+    /// before this one is read.
+    nonisolated func snapshotPage(
+        after token: String, body: Task<Data, any Error>?, limit: Int, shapes: [BulkPage.Shape], dataset uris: String
+    ) async throws -> SnapshotPage.Fetched {
+        let data: Data
+        if let body {
+            data = try await withTaskCancellationHandler {
+                try await body.value
+            } onCancel: {
+                body.cancel()
+            }
+        } else {
+            data = try await snapshotBody(after: token, limit: limit)
+        }
+        var following: (token: String, body: Task<Data, any Error>)?
+        if let continuation = WireJSONReader.pageContinuation(data), continuation.hasMore {
+            let next = continuation.nextCursor
+            following = (next, Task.detached { try await self.snapshotBody(after: next, limit: limit) })
+        }
+        do {
+            let page = SnapshotPage(try WireJSONReader.bulkPage(data, dataset: uris, shapes: shapes), dataset: uris, shapes: shapes)
+            if Task.isCancelled { following?.body.cancel() }
+            return SnapshotPage.Fetched(page: page, following: following)
+        } catch {
+            following?.body.cancel()
             throw SyncError(.invalidResponse, "the server's snapshot page is unreadable: \(error)")
         }
+    }
+
+    /// The body of the snapshot page after `token` ("" for the first).
+    nonisolated func snapshotBody(after token: String, limit: Int) async throws -> Data {
+        try await call("GET", "/v1/datasets/\(dataset)/snapshot?after=\(token)&limit=\(limit)").body
     }
 
     /// Deletes the store's records whose URIs lie after `lower` and through `upper` (to the

@@ -1,4 +1,5 @@
 public import Foundation
+public import TandemSchema
 
 /// A fast JSON writer for the wire types: the same JSON their `Codable` conformances produce
 /// (members in sorted order, so the text is canonical), without `JSONEncoder`'s generic
@@ -24,6 +25,11 @@ public struct WireJSON {
         var writer = WireJSON()
         body(&writer)
         return Data(writer.bytes)
+    }
+
+    /// Makes room for `count` bytes in all, so a large answer is not copied as it grows.
+    public mutating func reserveCapacity(_ count: Int) {
+        bytes.reserveCapacity(count)
     }
 
     /// Empties the buffer, keeping its capacity for the next text.
@@ -114,6 +120,29 @@ public struct WireJSON {
             element(&self, item)
         }
         raw("]")
+    }
+
+    /// Appends a stamp as a JSON string (its ``HLCTimestamp/description``), without making
+    /// the string first: a snapshot page writes one or more per record.
+    ///
+    /// ```swift
+    /// json.stamp(HLCTimestamp(physical: 1, counter: 0, node: 2))   // "000000000001-0000-0000000000000002"
+    /// ```
+    public mutating func stamp(_ stamp: HLCTimestamp) {
+        guard stamp.physical < 1 << 48 else { return string(stamp.description) }
+        bytes.append(UInt8(ascii: "\""))
+        func put(_ value: UInt64, _ width: Int) {
+            for shift in stride(from: (width - 1) * 4, through: 0, by: -4) {
+                let digit = UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)
+                bytes.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+            }
+        }
+        put(stamp.physical, 12)
+        bytes.append(UInt8(ascii: "-"))
+        put(UInt64(stamp.counter), 4)
+        bytes.append(UInt8(ascii: "-"))
+        put(stamp.node, 16)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func append(_ value: WireValue) {

@@ -14,19 +14,21 @@ public import Foundation
 ///
 /// Errors name the path of the faulty value (`changes[3].values.title`) and what was expected.
 public struct WireJSONReader {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
     /// Where the reader is, for error messages. Kept as keys and indexes and turned into
     /// text only for an error: building `.key` and `[n]` strings for every value was a
     /// large share of reading a pull answer.
-    private var path: [PathComponent] = []
+    var path: [PathComponent] = []
+    /// The keys of the objects being read, innermost last (see ``object(_:)``).
+    var seenKeys: [String] = []
 
-    private enum PathComponent {
+    enum PathComponent {
         case key(String)
         case index(Int)
     }
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
@@ -79,7 +81,7 @@ public struct WireJSONReader {
         try read(data) { (reader: inout WireJSONReader) throws(WireDecodingError) in try reader.change() }
     }
 
-    private static func read<T>(_ data: Data, _ body: (inout WireJSONReader) throws(WireDecodingError) -> T) throws(WireDecodingError) -> T {
+    static func read<T>(_ data: Data, _ body: (inout WireJSONReader) throws(WireDecodingError) -> T) throws(WireDecodingError) -> T {
         let result: Result<T, WireDecodingError> = data.withUnsafeBytes { raw in
             var reader = WireJSONReader(raw.bindMemory(to: UInt8.self))
             do throws(WireDecodingError) {
@@ -97,7 +99,7 @@ public struct WireJSONReader {
 
     // MARK: Messages
 
-    private mutating func pushRequest() throws(WireDecodingError) -> PushRequest {
+    mutating func pushRequest() throws(WireDecodingError) -> PushRequest {
         var version: Int?
         var changes: [WireChange]?
         var outcomes: PushRequest.OutcomeDetail?
@@ -121,7 +123,7 @@ public struct WireJSONReader {
         return PushRequest(schemaVersion: version, changes: changes, outcomes: outcomes, resync: resync == true ? true : nil)
     }
 
-    private mutating func pullResponse() throws(WireDecodingError) -> PullResponse {
+    mutating func pullResponse() throws(WireDecodingError) -> PullResponse {
         var changes: [LogEntry]?
         var next: String?
         var hasMore: Bool?
@@ -141,7 +143,7 @@ public struct WireJSONReader {
         return PullResponse(changes: changes, nextCursor: next, hasMore: hasMore, serverTime: serverTime)
     }
 
-    private mutating func pushResponse() throws(WireDecodingError) -> PushResponse {
+    mutating func pushResponse() throws(WireDecodingError) -> PushResponse {
         var outcomes: [ChangeOutcome]?
         var changeCount: Int?
         var serverTime: Int64?
@@ -159,7 +161,7 @@ public struct WireJSONReader {
         return PushResponse(outcomes: outcomes, changeCount: changeCount, serverTime: serverTime, echo: echo)
     }
 
-    private mutating func echo() throws(WireDecodingError) -> PushEcho? {
+    mutating func echo() throws(WireDecodingError) -> PushEcho? {
         if peek() == UInt8(ascii: "n") {
             try literal("null")
             return nil
@@ -177,7 +179,7 @@ public struct WireJSONReader {
         return PushEcho(from: from, to: to)
     }
 
-    private mutating func outcome() throws(WireDecodingError) -> ChangeOutcome {
+    mutating func outcome() throws(WireDecodingError) -> ChangeOutcome {
         var index: Int?
         var position: Int64?
         var applied: [String]?
@@ -196,7 +198,7 @@ public struct WireJSONReader {
         return ChangeOutcome(index: index, position: position, applied: applied, lost: lost)
     }
 
-    private mutating func lostValue() throws(WireDecodingError) -> LostValue {
+    mutating func lostValue() throws(WireDecodingError) -> LostValue {
         var attribute: String?, value: WireValue?, stamp: String?, winningValue: WireValue?, winningStamp: String?, toDelete = false
         try object { (reader: inout WireJSONReader, key: String) throws(WireDecodingError) in
             switch key {
@@ -215,7 +217,7 @@ public struct WireJSONReader {
         return LostValue(attribute: attribute, value: value, stamp: stamp, winningValue: winningValue, winningStamp: winningStamp, toDelete: toDelete)
     }
 
-    private mutating func logEntry() throws(WireDecodingError) -> LogEntry {
+    mutating func logEntry() throws(WireDecodingError) -> LogEntry {
         var position: Int64?
         var version: Int?
         var change: WireChange?
@@ -231,7 +233,7 @@ public struct WireJSONReader {
         return LogEntry(position: position, change: change, schemaVersion: version)
     }
 
-    private mutating func change() throws(WireDecodingError) -> WireChange {
+    mutating func change() throws(WireDecodingError) -> WireChange {
         var record: String?
         var entity: String?
         var kind: WireChange.Kind?
@@ -270,7 +272,7 @@ public struct WireJSONReader {
 
     /// null, a boolean, a number (an integer when it has no fraction or exponent and fits
     /// 64 bits), a string, or `{"bytes": base64}`.
-    private mutating func value() throws(WireDecodingError) -> WireValue {
+    mutating func value() throws(WireDecodingError) -> WireValue {
         switch peek() {
         case UInt8(ascii: "n"): try literal("null"); return .null
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
@@ -296,22 +298,24 @@ public struct WireJSONReader {
 
     // MARK: Structure
 
-    private mutating func object(_ member: (inout WireJSONReader, String) throws(WireDecodingError) -> Void) throws(WireDecodingError) {
+    mutating func object(_ member: (inout WireJSONReader, String) throws(WireDecodingError) -> Void) throws(WireDecodingError) {
         try expect(UInt8(ascii: "{"), "an object")
         skipWhitespace()
         if peek() == UInt8(ascii: "}") { index += 1; return }
         // Repeated keys are refused. Wire objects have a handful of keys: a linear search
-        // beats hashing them until there are many.
-        var seen: [String] = []
+        // beats hashing them until there are many. The keys seen are kept on one stack for
+        // every object being read (an array per object was an allocation per change).
+        let base = seenKeys.count
+        defer { seenKeys.removeSubrange(base...) }
         var seenSet: Set<String> = []
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a key in quotes") }
             let key = try string()
-            if seen.count < 16 {
-                guard !seen.contains(key) else { throw error("the key '\(key)' appears twice") }
-                seen.append(key)
-                if seen.count == 16 { seenSet = Set(seen) }
+            if seenKeys.count - base < 16 {
+                guard !seenKeys[base...].contains(key) else { throw error("the key '\(key)' appears twice") }
+                seenKeys.append(key)
+                if seenKeys.count - base == 16 { seenSet = Set(seenKeys[base...]) }
             } else {
                 guard seenSet.insert(key).inserted else { throw error("the key '\(key)' appears twice") }
             }
@@ -330,7 +334,7 @@ public struct WireJSONReader {
         }
     }
 
-    private mutating func array<T>(_ element: (inout WireJSONReader) throws(WireDecodingError) -> T) throws(WireDecodingError) -> [T] {
+    mutating func array<T>(_ element: (inout WireJSONReader) throws(WireDecodingError) -> T) throws(WireDecodingError) -> [T] {
         try expect(UInt8(ascii: "["), "an array")
         skipWhitespace()
         var result: [T] = []
@@ -349,7 +353,7 @@ public struct WireJSONReader {
         }
     }
 
-    private mutating func skipValue(depth: Int) throws(WireDecodingError) {
+    mutating func skipValue(depth: Int) throws(WireDecodingError) {
         guard depth < 64 else { throw error("nested more than 64 levels deep") }
         switch peek() {
         case UInt8(ascii: "{"):
@@ -366,7 +370,7 @@ public struct WireJSONReader {
 
     // MARK: Scalars
 
-    private mutating func bool() throws(WireDecodingError) -> Bool {
+    mutating func bool() throws(WireDecodingError) -> Bool {
         switch peek() {
         case UInt8(ascii: "t"): try literal("true"); return true
         case UInt8(ascii: "f"): try literal("false"); return false
@@ -374,20 +378,20 @@ public struct WireJSONReader {
         }
     }
 
-    private mutating func int64() throws(WireDecodingError) -> Int64 {
+    mutating func int64() throws(WireDecodingError) -> Int64 {
         guard case .integer(let value) = try number() else { throw error("expected a whole number that fits 64 bits") }
         return value
     }
 
-    private mutating func int() throws(WireDecodingError) -> Int {
+    mutating func int() throws(WireDecodingError) -> Int {
         let value = try int64()
         guard let result = Int(exactly: value) else { throw error("the number is out of range") }
         return result
     }
 
-    private enum Number { case integer(Int64), real(Double) }
+    enum Number { case integer(Int64), real(Double) }
 
-    private mutating func number() throws(WireDecodingError) -> Number {
+    mutating func number() throws(WireDecodingError) -> Number {
         let start = index
         if peek() == UInt8(ascii: "-") { index += 1 }
         guard let first = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
@@ -415,13 +419,13 @@ public struct WireJSONReader {
     }
 
     @discardableResult
-    private mutating func skipDigits() -> Int {
+    mutating func skipDigits() -> Int {
         let start = index
         while let byte = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { index += 1 }
         return index - start
     }
 
-    private mutating func string() throws(WireDecodingError) -> String {
+    mutating func string() throws(WireDecodingError) -> String {
         try expect(UInt8(ascii: "\""), "a string")
         let start = index
         // Fast path: no escapes; plain ASCII needs no UTF-8 validation.
@@ -477,7 +481,7 @@ public struct WireJSONReader {
         throw error("a string is not closed")
     }
 
-    private mutating func hex4() throws(WireDecodingError) -> UInt32 {
+    mutating func hex4() throws(WireDecodingError) -> UInt32 {
         var code: UInt32 = 0
         for _ in 0..<4 {
             guard let byte = next(), let digit = Character(Unicode.Scalar(byte)).hexDigitValue else { throw error("expected 4 hex digits after \\u") }
@@ -486,7 +490,7 @@ public struct WireJSONReader {
         return code
     }
 
-    private mutating func literal(_ word: StaticString) throws(WireDecodingError) {
+    mutating func literal(_ word: StaticString) throws(WireDecodingError) {
         let count = word.utf8CodeUnitCount
         guard index + count <= bytes.count,
             memcmp(bytes.baseAddress! + index, word.utf8Start, count) == 0
@@ -496,24 +500,24 @@ public struct WireJSONReader {
 
     // MARK: Bytes
 
-    private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+    func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    private mutating func next() -> UInt8? {
+    mutating func next() -> UInt8? {
         guard index < bytes.count else { return nil }
         defer { index += 1 }
         return bytes[index]
     }
 
-    private mutating func expect(_ byte: UInt8, _ what: String) throws(WireDecodingError) {
+    mutating func expect(_ byte: UInt8, _ what: String) throws(WireDecodingError) {
         guard peek() == byte else { throw error(index < bytes.count ? "expected \(what)" : "the JSON ends too early; expected \(what)") }
         index += 1
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
     }
 
-    private func error(_ message: String) -> WireDecodingError {
+    func error(_ message: String) -> WireDecodingError {
         var text = ""
         for component in path {
             switch component {

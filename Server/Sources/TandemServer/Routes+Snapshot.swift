@@ -53,17 +53,12 @@ extension Routes {
         let version = try await storage.schemaHistory(dataset: dataset.id).last?.version ?? 0
         let (records, hasMore) = try await storage.records(dataset: dataset.id, after: after, limit: limit, maxBytes: configuration.maxPageBytes)
         var json = WireJSON()
+        json.reserveCapacity(records.count * 256 + 256)  // a record of a few values takes about 250 bytes
         json.raw(WireJSON.pullResponseHead)
         json.raw("[")
-        var first = true
         var count = 0
         for record in records {
-            for change in Self.changes(making: record) {
-                if !first { json.raw(",") }
-                first = false
-                json.logEntry(position: position, schemaVersion: version) { $0.append(change) }
-                count += 1
-            }
+            count += json.appendSnapshot(of: record, position: position, schemaVersion: version, separated: count > 0)
         }
         json.raw("]")
         let next: String
@@ -80,7 +75,9 @@ extension Routes {
 
     /// The changes that make `record` on a replica that lacks it: a delete for a tombstone;
     /// else an insert of its values (compact stamps: `"*"` its creation, others named),
-    /// then one link or unlink per many-to-many link field, with its stamp.
+    /// then one link or unlink per many-to-many link field, with its stamp. The route writes
+    /// their text straight from the state (``WireJSON/appendSnapshot(of:position:schemaVersion:separated:)``);
+    /// this is its reference, which tests hold it to.
     ///
     /// ```swift
     /// Routes.changes(making: StoredRecord(uri: uri, state: state))   // [insert, link, …]

@@ -129,3 +129,72 @@ struct WireJSONTests {
         #expect(throws: StorageError.self) { try RecordState(stored: Data("{not json".utf8)) }
     }
 }
+
+/// A snapshot page's text, written straight from record states, is the text of the changes
+/// that make each record (the reference, `Routes.changes(making:)`).
+@Suite("Snapshot JSON writer")
+struct SnapshotJSONTests {
+    static func stamp(_ physical: UInt64, _ counter: UInt16 = 0, node: UInt64 = 7) -> HLCTimestamp {
+        HLCTimestamp(physical: physical, counter: counter, node: node)
+    }
+
+    static let records: [StoredRecord] = {
+        let uri = { (n: Int) in "tandem://d/Todo \"x\"/0000000\(n)" }
+        let values = Dictionary(uniqueKeysWithValues: WireJSONTests.tricky.enumerated().map { ("k\($0.offset) \($0.element)", WireValue.text($0.element)) })
+            .merging([
+                "null": .null, "t": .bool(true), "f": .bool(false), "i": .integer(.min), "r": .real(-1.5e-300), "b": .bytes(Data([0, 255])),
+            ]) { a, _ in a }
+        var plain = RecordState(entity: "Todo \"x\"", created: stamp(100))
+        for (offset, (name, value)) in values.sorted(by: { $0.key < $1.key }).enumerated() {
+            plain.fields[name] = .init(value: value, stamp: offset % 3 == 0 ? stamp(100) : stamp(100 + UInt64(offset), 2))
+        }
+        var linked = RecordState(entity: "Tag", created: stamp(50))
+        linked.fields["name"] = .init(value: .text("home"), stamp: stamp(50))
+        linked.fields["todos#b"] = .init(value: .bool(true), stamp: stamp(50))
+        linked.fields["todos#a"] = .init(value: .bool(false), stamp: stamp(60, 1))
+        linked.fields["items#c"] = .init(value: .bool(true), stamp: stamp(70))
+        var uncreated = RecordState(entity: "Todo")
+        uncreated.fields["title"] = .init(value: .text("t"), stamp: stamp(5))
+        uncreated.fields["rank"] = .init(value: .integer(1), stamp: stamp(9))
+        let deleted = RecordState(entity: "Todo", created: stamp(1), deleted: stamp(2))
+        let huge = RecordState(entity: "Todo", fields: ["title": .init(value: .text("x"), stamp: stamp(1 << 50))], created: stamp(1 << 50))
+        return [
+            StoredRecord(uri: uri(1), state: plain),
+            StoredRecord(uri: uri(2), state: linked),
+            StoredRecord(uri: uri(3), state: uncreated),
+            StoredRecord(uri: uri(4), state: deleted),
+            StoredRecord(uri: uri(5), state: deleted, merged: (uri(1), stamp(2))),
+            StoredRecord(uri: uri(6), state: deleted, merged: (uri(1), stamp(3))),
+            StoredRecord(uri: uri(7), state: huge),
+        ]
+    }()
+
+    @Test func snapshotTextIsTheTextOfTheChangesThatMakeEachRecord() throws {
+        var fast = WireJSON()
+        var reference = WireJSON()
+        var count = 0
+        var referenceCount = 0
+        for record in Self.records {
+            count += fast.appendSnapshot(of: record, position: 42, schemaVersion: 3, separated: count > 0)
+            for change in Routes.changes(making: record) {
+                if referenceCount > 0 { reference.raw(",") }
+                reference.logEntry(position: 42, schemaVersion: 3) { $0.append(change) }
+                referenceCount += 1
+            }
+        }
+        #expect(count == referenceCount)
+        #expect(count == 10)
+        #expect(fast.text == reference.text)
+        // And it reads back as those changes.
+        let entries = try JSONDecoder().decode([LogEntry].self, from: Data("[\(fast.text)]".utf8))
+        #expect(entries.map(\.change) == Self.records.flatMap(Routes.changes(making:)))
+    }
+
+    @Test func stampsAreWrittenAsTheirText() {
+        for stamp in [HLCTimestamp.zero, Self.stamp(0xabc, 0xffff, node: .max), Self.stamp(1 << 48 - 1), Self.stamp(1 << 50, 3)] {
+            var json = WireJSON()
+            json.stamp(stamp)
+            #expect(json.text == "\"\(stamp.description)\"")
+        }
+    }
+}
