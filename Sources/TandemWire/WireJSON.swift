@@ -130,19 +130,26 @@ public struct WireJSON {
     /// ```
     public mutating func stamp(_ stamp: HLCTimestamp) {
         guard stamp.physical < 1 << 48 else { return string(stamp.description) }
-        bytes.append(UInt8(ascii: "\""))
-        func put(_ value: UInt64, _ width: Int) {
-            for shift in stride(from: (width - 1) * 4, through: 0, by: -4) {
-                let digit = UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)
-                bytes.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+        // The 36 bytes made on the stack and appended at once.
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { buffer in
+            func put(_ value: UInt64, _ width: Int, at start: Int) {
+                var value = value
+                for offset in stride(from: start + width - 1, through: start, by: -1) {
+                    let digit = UInt8(truncatingIfNeeded: value & 0xF)
+                    buffer[offset] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                    value >>= 4
+                }
             }
+            buffer[0] = UInt8(ascii: "\"")
+            put(stamp.physical, 12, at: 1)
+            buffer[13] = UInt8(ascii: "-")
+            put(UInt64(stamp.counter), 4, at: 14)
+            buffer[18] = UInt8(ascii: "-")
+            put(stamp.node, 16, at: 19)
+            buffer[35] = UInt8(ascii: "\"")
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<36]))
         }
-        put(stamp.physical, 12)
-        bytes.append(UInt8(ascii: "-"))
-        put(UInt64(stamp.counter), 4)
-        bytes.append(UInt8(ascii: "-"))
-        put(stamp.node, 16)
-        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func append(_ value: WireValue) {
