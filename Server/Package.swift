@@ -43,6 +43,8 @@ let package = Package(
         // The app's own sign-in: JWTs verified against its identity provider's JWKS (RS256,
         // ES256, EdDSA through swift-crypto; no signature code of ours).
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // The operator's dashboard: HTML rendered on the server from templates, values escaped.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // statx's birth time of a file (not declared by Swift's Glibc module): tells a SQLite
@@ -69,6 +71,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The shared event loops that time waiting pulls.

@@ -86,12 +86,12 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
             status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: specification)))
     }
-    let v1 = router.group("v1")
-        .add(
-            middleware: Authenticator(
-                storage: dependencies.storage,
-                limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst),
-                now: dependencies.now, jwt: dependencies.jwt))
+    let authenticator = Authenticator(
+        storage: dependencies.storage,
+        limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst),
+        now: dependencies.now, jwt: dependencies.jwt)
+    AdminRoutes(dependencies: dependencies, authenticator: authenticator).register(on: router)
+    let v1 = router.group("v1").add(middleware: authenticator)
     v1.get("capabilities") { _, _ in try routes.capabilities() }
     v1.get("datasets") { _, context in try await routes.listDatasets(context) }
     v1.put("datasets/:dataset") { _, context in try await routes.createDataset(context) }

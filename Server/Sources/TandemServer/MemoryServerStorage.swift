@@ -132,6 +132,11 @@ public actor MemoryServerStorage: ServerStorage {
         .sorted { ($0.user, $0.createdAt, $0.id) < ($1.user, $1.createdAt, $1.id) }
     }
 
+    public func setOperator(user: Int64, _ isOperator: Bool) throws {
+        guard let index = state.users.firstIndex(where: { $0.id == user }) else { throw StorageError.notFound("no user with id \(user)") }
+        state.users[index].isOperator = isOperator
+    }
+
     public func setQuota(user: Int64, _ quota: UserQuota) throws {
         guard let index = state.users.firstIndex(where: { $0.id == user }) else { throw StorageError.notFound("no user with id \(user)") }
         state.users[index].quota = quota
@@ -275,6 +280,16 @@ public actor MemoryServerStorage: ServerStorage {
             records.append(StoredRecord(uri: uri, state: state, merged: merged.map { ($0.survivor, $0.stamp) }))
         }
         return (records, false)
+    }
+
+    public func datasetOverviews() -> [DatasetOverview] {
+        let names = Dictionary(state.users.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
+        return state.datasets.values.map { dataset in
+            DatasetOverview(
+                id: dataset.id, owner: names[dataset.owner] ?? "", name: dataset.info.name, createdAt: dataset.info.createdAt,
+                storedBytes: dataset.storedBytes, records: dataset.records.count, logHead: max(logHead(dataset: dataset.id), dataset.compactedThrough),
+                compactedThrough: dataset.compactedThrough, schemaVersions: dataset.schemas.count, members: state.members[dataset.id]?.count ?? 0)
+        }.sorted { ($0.owner, $0.name) < ($1.owner, $1.name) }
     }
 
     public func compaction(dataset: Int64) throws -> CompactionState {

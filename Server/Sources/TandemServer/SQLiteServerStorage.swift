@@ -29,7 +29,7 @@ public final class SQLiteServerStorage: ServerStorage {
     /// value (`unique_values`), the records merged into another (`merged_records`, with
     /// `remade` when a merged-away id was made again by a newer insert), and which records'
     /// link fields have named each member (`link_members`).
-    public static let formatVersion = 12
+    public static let formatVersion = 13
 
     let pool: DatabasePool
     public let cursorKey: [UInt8]
@@ -266,7 +266,8 @@ public final class SQLiteServerStorage: ServerStorage {
         try db.execute(
             sql: """
                 CREATE TABLE users(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL,
-                                   max_datasets INTEGER, max_schema_versions INTEGER, max_bytes INTEGER, jwt_subject TEXT);
+                                   max_datasets INTEGER, max_schema_versions INTEGER, max_bytes INTEGER, jwt_subject TEXT,
+                                   is_operator INTEGER NOT NULL DEFAULT 0);
                 CREATE UNIQUE INDEX users_jwt_subject ON users(jwt_subject);
                 CREATE TABLE tokens(id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), secret_hash TEXT NOT NULL,
                                     created_at INTEGER NOT NULL, revoked_at INTEGER, datasets TEXT, read_only INTEGER NOT NULL DEFAULT 0,
@@ -322,10 +323,10 @@ public final class SQLiteServerStorage: ServerStorage {
     }
 
     /// The columns of a user, as ``user(_:)`` reads them.
-    private static let userColumns = "u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes"
+    private static let userColumns = "u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, u.is_operator"
 
     private static func user(_ row: Row) -> ServerUser {
-        ServerUser(id: row[0], name: row[1], quota: UserQuota(datasets: row[2], schemaVersions: row[3], bytes: row[4]))
+        ServerUser(id: row[0], name: row[1], quota: UserQuota(datasets: row[2], schemaVersions: row[3], bytes: row[4]), isOperator: row[5])
     }
 
     public func users(now: Int64) async throws -> [UserSummary] {
@@ -339,7 +340,7 @@ public final class SQLiteServerStorage: ServerStorage {
                            (SELECT COUNT(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ?))
                     FROM users u ORDER BY u.name
                     """, arguments: [now]
-            ).map { UserSummary(user: Self.user($0), createdAt: $0[5], datasets: $0[6], memberships: $0[7], tokens: $0[8]) }
+            ).map { UserSummary(user: Self.user($0), createdAt: $0[6], datasets: $0[7], memberships: $0[8], tokens: $0[9]) }
         }
     }
 
@@ -367,6 +368,13 @@ public final class SQLiteServerStorage: ServerStorage {
     public func user(named name: String) async throws -> ServerUser? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT \(Self.userColumns) FROM users u WHERE u.name = ?", arguments: [name]).map(Self.user)
+        }
+    }
+
+    public func setOperator(user: Int64, _ isOperator: Bool) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE users SET is_operator = ? WHERE id = ?", arguments: [isOperator, user])
+            guard db.changesCount == 1 else { throw StorageError.notFound("no user with id \(user)") }
         }
     }
 
@@ -412,8 +420,8 @@ public final class SQLiteServerStorage: ServerStorage {
                     """, arguments: [id]
             ).map {
                 StoredToken(
-                    user: Self.user($0), secretHash: $0[5],
-                    scope: TokenScope(datasets: TokenScope.datasets(fromText: $0[6]), readOnly: $0[7], expiresAt: $0[8]))
+                    user: Self.user($0), secretHash: $0[6],
+                    scope: TokenScope(datasets: TokenScope.datasets(fromText: $0[7]), readOnly: $0[8], expiresAt: $0[9]))
             }
         }
     }
@@ -461,6 +469,26 @@ public final class SQLiteServerStorage: ServerStorage {
         try await pool.read { db in
             try Row.fetchAll(db, sql: Self.infoSQL + " WHERE d.owner_id = ? ORDER BY d.name", arguments: [owner])
                 .map { DatasetInfo(name: $0[0], createdAt: $0[1], schemaVersion: $0[2]) }
+        }
+    }
+
+    public func datasetOverviews() async throws -> [DatasetOverview] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT d.id, o.name, d.name, d.created_at, d.stored_bytes,
+                           (SELECT COUNT(*) FROM records r WHERE r.dataset_id = d.id),
+                           COALESCE((SELECT MAX(position) FROM log l WHERE l.dataset_id = d.id), d.compacted_through), d.compacted_through,
+                           (SELECT COUNT(*) FROM schema_versions s WHERE s.dataset_id = d.id),
+                           (SELECT COUNT(*) FROM dataset_members m WHERE m.dataset_id = d.id)
+                    FROM datasets d JOIN users o ON o.id = d.owner_id ORDER BY o.name, d.name
+                    """
+            ).map {
+                DatasetOverview(
+                    id: $0[0], owner: $0[1], name: $0[2], createdAt: $0[3], storedBytes: $0[4], records: $0[5], logHead: $0[6],
+                    compactedThrough: $0[7], schemaVersions: $0[8], members: $0[9])
+            }
         }
     }
 

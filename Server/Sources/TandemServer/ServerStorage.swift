@@ -9,10 +9,14 @@ public struct ServerUser: Sendable, Hashable, Codable {
     /// The limits the operator set for this user (read with the user, so a request needs no
     /// second lookup).
     public var quota: UserQuota
-    public init(id: Int64, name: String, quota: UserQuota = UserQuota()) {
+    /// Whether the user runs the server: their token opens the dashboard (`/admin`), which
+    /// shows every dataset (`tandem-server users add NAME --operator`).
+    public var isOperator: Bool
+    public init(id: Int64, name: String, quota: UserQuota = UserQuota(), isOperator: Bool = false) {
         self.id = id
         self.name = name
         self.quota = quota
+        self.isOperator = isOperator
     }
 }
 
@@ -77,6 +81,8 @@ public protocol ServerStorage: Sendable {
     /// creation time.
     func tokens(user: Int64?) async throws -> [TokenInfo]
     /// Sets the user's own limits (`nil` limits: the server's defaults).
+    /// Makes the user an operator (or not): see ``ServerUser/isOperator``.
+    func setOperator(user: Int64, _ isOperator: Bool) async throws
     func setQuota(user: Int64, _ quota: UserQuota) async throws
     /// The bytes the user's datasets hold: log entries, lost values and schema versions
     /// (what ``UserQuota/bytes`` limits).
@@ -88,6 +94,8 @@ public protocol ServerStorage: Sendable {
     func datasets(owner: Int64) async throws -> [DatasetInfo]
     /// The id of `owner`'s dataset `name`.
     func datasetID(owner: Int64, name: String) async throws -> Int64?
+    /// Every dataset with its owner and sizes, by owner and name (the operator's dashboard).
+    func datasetOverviews() async throws -> [DatasetOverview]
     /// The datasets `user` owns or is a member of, with their owner and the user's role, by
     /// owner and name.
     func datasets(reachableBy user: Int64) async throws -> [ReachableDataset]

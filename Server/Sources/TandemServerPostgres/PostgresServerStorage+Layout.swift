@@ -145,6 +145,8 @@ extension PostgresServerStorage {
                 $$
                 """,
             ]),
+        // Operators: users whose token opens the dashboard (`/admin`).
+        Migration(version: 4, statements: ["ALTER TABLE users ADD COLUMN is_operator BOOLEAN NOT NULL DEFAULT false"]),
     ]
 
     /// The newest layout this server makes.

@@ -169,24 +169,24 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     private static func user(_ row: PostgresRow) throws -> ServerUser {
-        let (id, name, datasets, versions, bytes) = try row.decode((Int64, String, Int?, Int?, Int64?).self)
-        return ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes))
+        let (id, name, datasets, versions, bytes, isOperator) = try row.decode((Int64, String, Int?, Int?, Int64?, Bool).self)
+        return ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes), isOperator: isOperator)
     }
 
     public func users(now: Int64) async throws -> [UserSummary] {
         try await rows(
             """
-            SELECT u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, u.created_at,
+            SELECT u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, u.is_operator, u.created_at,
                    (SELECT COUNT(*) FROM datasets d WHERE d.owner_id = u.id),
                    (SELECT COUNT(*) FROM dataset_members m WHERE m.user_id = u.id),
                    (SELECT COUNT(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > \(now)))
             FROM users u ORDER BY u.name
             """
         ).map { row in
-            let (id, name, datasets, versions, bytes, created, owned, memberships, tokens) = try row.decode(
-                (Int64, String, Int?, Int?, Int64?, Int64, Int64, Int64, Int64).self)
+            let (id, name, datasets, versions, bytes, isOperator, created, owned, memberships, tokens) = try row.decode(
+                (Int64, String, Int?, Int?, Int64?, Bool, Int64, Int64, Int64, Int64).self)
             return UserSummary(
-                user: ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes)),
+                user: ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes), isOperator: isOperator),
                 createdAt: created, datasets: Int(owned), memberships: Int(memberships), tokens: Int(tokens))
         }
     }
@@ -214,11 +214,16 @@ public final class PostgresServerStorage: ServerStorage {
     }
 
     public func user(subject: String) async throws -> ServerUser? {
-        try await rows("SELECT id, name, max_datasets, max_schema_versions, max_bytes FROM users WHERE jwt_subject = \(subject)").first.map(Self.user)
+        try await rows("SELECT id, name, max_datasets, max_schema_versions, max_bytes, is_operator FROM users WHERE jwt_subject = \(subject)").first.map(Self.user)
     }
 
     public func user(named name: String) async throws -> ServerUser? {
-        try await rows("SELECT id, name, max_datasets, max_schema_versions, max_bytes FROM users WHERE name = \(name)").first.map(Self.user)
+        try await rows("SELECT id, name, max_datasets, max_schema_versions, max_bytes, is_operator FROM users WHERE name = \(name)").first.map(Self.user)
+    }
+
+    public func setOperator(user: Int64, _ isOperator: Bool) async throws {
+        let rows = try await rows("UPDATE users SET is_operator = \(isOperator) WHERE id = \(user) RETURNING id")
+        guard !rows.isEmpty else { throw StorageError.notFound("no user with id \(user)") }
     }
 
     public func setQuota(user: Int64, _ quota: UserQuota) async throws {
@@ -228,6 +233,24 @@ public final class PostgresServerStorage: ServerStorage {
             WHERE id = \(user) RETURNING id
             """)
         guard !rows.isEmpty else { throw StorageError.notFound("no user with id \(user)") }
+    }
+
+    public func datasetOverviews() async throws -> [DatasetOverview] {
+        try await rows(
+            """
+            SELECT d.id, o.name, d.name, d.created_at, d.stored_bytes,
+                   (SELECT COUNT(*) FROM records r WHERE r.dataset_id = d.id), GREATEST(d.log_head, d.compacted_through), d.compacted_through,
+                   (SELECT COUNT(*) FROM schema_versions s WHERE s.dataset_id = d.id),
+                   (SELECT COUNT(*) FROM dataset_members m WHERE m.dataset_id = d.id)
+            FROM datasets d JOIN users o ON o.id = d.owner_id ORDER BY o.name, d.name
+            """
+        ).map { row in
+            let (id, owner, name, created, bytes, records, head, compacted, versions, members) = try row.decode(
+                (Int64, String, String, Int64, Int64, Int64, Int64, Int64, Int64, Int64).self)
+            return DatasetOverview(
+                id: id, owner: owner, name: name, createdAt: created, storedBytes: bytes, records: Int(records), logHead: head,
+                compactedThrough: compacted, schemaVersions: Int(versions), members: Int(members))
+        }
     }
 
     public func storedBytes(owner: Int64) async throws -> Int64 {
@@ -257,15 +280,16 @@ public final class PostgresServerStorage: ServerStorage {
         guard
             let row = try await rows(
                 """
-                SELECT u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, t.secret_hash, t.datasets, t.read_only, t.expires_at
+                SELECT u.id, u.name, u.max_datasets, u.max_schema_versions, u.max_bytes, u.is_operator, t.secret_hash, t.datasets, t.read_only, t.expires_at
                 FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.id = \(id) AND t.revoked_at IS NULL
                 """
             ).first
         else { return nil }
-        let (id, name, datasets, versions, bytes, hash, scoped, readOnly, expiresAt) = try row.decode(
-            (Int64, String, Int?, Int?, Int64?, String, String?, Bool, Int64?).self)
+        let (id, name, datasets, versions, bytes, isOperator, hash, scoped, readOnly, expiresAt) = try row.decode(
+            (Int64, String, Int?, Int?, Int64?, Bool, String, String?, Bool, Int64?).self)
         return StoredToken(
-            user: ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes)), secretHash: hash,
+            user: ServerUser(id: id, name: name, quota: UserQuota(datasets: datasets, schemaVersions: versions, bytes: bytes), isOperator: isOperator),
+            secretHash: hash,
             scope: TokenScope(datasets: TokenScope.datasets(fromText: scoped), readOnly: readOnly, expiresAt: expiresAt))
     }
 

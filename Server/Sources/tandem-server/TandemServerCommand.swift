@@ -292,6 +292,8 @@ struct Users: AsyncParsableCommand {
         @Argument(help: "The user name.") var name: String
         @Option(help: "Bind the user to this subject (sub) of the app's sign-in: a JWT of it is this user (serve --jwks).")
         var jwtSubject: String?
+        @Flag(help: "An operator: their token opens the dashboard (/admin), which shows every dataset.")
+        var `operator` = false
 
         func run() async throws {
             // A user name is part of a shared dataset's name (OWNER/NAME, OWNER~NAME in URLs).
@@ -299,9 +301,11 @@ struct Users: AsyncParsableCommand {
                 throw ValidationError("user names are 1–128 letters, digits, '-', '_' or '.', and not '.' or '..'")
             }
             do {
-                let user = try await data.storage(creating: true).addUser(
+                let storage = try await data.storage(creating: true)
+                let user = try await storage.addUser(
                     name: name, now: Int64(Date().timeIntervalSince1970 * 1000), subject: jwtSubject.flatMap { $0.isEmpty ? nil : $0 })
-                print("user \(user.name) added")
+                if `operator` { try await storage.setOperator(user: user.id, true) }
+                print("user \(user.name) added\(`operator` ? " (operator)" : "")")
             } catch let error as StorageError {
                 throw ValidationError(error.description)
             }

@@ -9,7 +9,7 @@ extension Users {
         @OptionGroup var data: DataOptions
 
         func run() async throws {
-            print(["USER", "CREATED", "DATASETS", "SHARED", "TOKENS", "QUOTA"].joined(separator: "\t"))
+            print(["USER", "CREATED", "DATASETS", "SHARED", "TOKENS", "QUOTA", "ROLE"].joined(separator: "\t"))
             for summary in try await data.storage().users(now: Int64(Date().timeIntervalSince1970 * 1000)) {
                 let quota = summary.user.quota
                 let limits = [
@@ -18,7 +18,7 @@ extension Users {
                 print(
                     [
                         summary.user.name, Self.date(summary.createdAt), String(summary.datasets), String(summary.memberships), String(summary.tokens),
-                        limits.isEmpty ? "default" : limits.joined(separator: ","),
+                        limits.isEmpty ? "default" : limits.joined(separator: ","), summary.user.isOperator ? "operator" : "user",
                     ].joined(separator: "\t"))
             }
         }

@@ -180,6 +180,8 @@ extension ForwardingStorage {
     func token(id: String) async throws -> StoredToken? { await base.token(id: id) }
     func tokens(user: Int64?) async throws -> [TokenInfo] { await base.tokens(user: user) }
     func setQuota(user: Int64, _ quota: UserQuota) async throws { try await base.setQuota(user: user, quota) }
+    func setOperator(user: Int64, _ isOperator: Bool) async throws { try await base.setOperator(user: user, isOperator) }
+    func datasetOverviews() async throws -> [DatasetOverview] { await base.datasetOverviews() }
     func storedBytes(owner: Int64) async throws -> Int64 { await base.storedBytes(owner: owner) }
     func createDataset(owner: Int64, name: String, now: Int64, limit: Int) async throws -> (DatasetInfo, created: Bool) {
         try await base.createDataset(owner: owner, name: name, now: now, limit: limit)
