@@ -10,6 +10,8 @@
 # The server's storage suite runs on SQLite, the in-memory twin and PostgreSQL: a throwaway
 # cluster (Scripts/postgres.sh) is started for the run and removed after it.
 # TANDEM_TEST_SERVER_LOGS=DIR keeps the log of every tandem-server process the tests start.
+# The operator's dashboard is then checked in headless Chromium (Scripts/test-dashboard-browser.sh,
+# installing Debian's chromium when missing; its screenshot: .build/dashboard.png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
@@ -24,4 +26,5 @@ start_postgres
 trap stop_postgres EXIT
 export TANDEM_TEST_POSTGRES_URL="$pg_url" TANDEM_TEST_REQUIRE_POSTGRES=1
 timeout 1800 swift test --package-path Server --skip-build "$@"
+Scripts/test-dashboard-browser.sh
 Scripts/fuzz-server.sh "${TANDEM_FUZZ_EXAMPLES:-40}"

@@ -42,8 +42,9 @@ struct DashboardPage {
     var datasetCount: Int
     var storedBytes: String
     var datasets: [DatasetRow]
-    /// Datasets left out (the page shows the first ``shownDatasets``).
-    var moreDatasets: Int
+    /// Datasets left out (the page shows the first ``shownDatasets``); `nil` for none (a
+    /// Mustache section shows for any number, 0 included).
+    var moreDatasets: Int?
     var users: [UserRow]
 
     /// The most datasets one page lists (each costs two reads).
@@ -81,7 +82,7 @@ struct DashboardPage {
         return DashboardPage(
             operatorName: user.name, formToken: formToken, generatedAt: Date(timeIntervalSince1970: Double(now) / 1000).formatted(.iso8601),
             uptime: duration(now - startedAt), storage: storageKind(storage), userCount: users.count, datasetCount: overviews.count,
-            storedBytes: bytes(overviews.reduce(0) { $0 + $1.storedBytes }), datasets: rows, moreDatasets: max(overviews.count - rows.count, 0),
+            storedBytes: bytes(overviews.reduce(0) { $0 + $1.storedBytes }), datasets: rows, moreDatasets: overviews.count > rows.count ? overviews.count - rows.count : nil,
             users: users)
     }
 

@@ -49,6 +49,7 @@ struct AdminRoutesTests {
             // The pushed record is counted; the dataset's values never reach the page.
             #expect(page.contains(#"<td class="n">1</td>"#))
             #expect(!page.contains("<script>"))
+            #expect(!page.contains("more (the first"))
         }
     }
 
