@@ -11,6 +11,8 @@ Prints a JSON object: {"path", "title", "datasets", "users", "signedIn"}.
 import base64
 import json
 import os
+import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,9 +46,11 @@ next_id = 0
 events = []
 
 
-def message():
+def message(deadline):
     global buffer
     while b"\0" not in buffer:
+        if not select.select([reader], [], [], max(deadline - time.time(), 0))[0]:
+            raise SystemExit("chromium did not answer in time")
         chunk = reader.read(1 << 16)
         if not chunk:
             raise SystemExit("chromium closed the pipe")
@@ -64,7 +68,7 @@ def call(method, params=None, session=None, timeout=30):
     os.write(to_chrome_w, json.dumps(request).encode() + b"\0")
     deadline = time.time() + timeout
     while time.time() < deadline:
-        answer = message()
+        answer = message(deadline)
         if answer.get("id") == next_id:
             if "error" in answer:
                 raise SystemExit(f"{method}: {answer['error']}")
@@ -80,7 +84,7 @@ def wait_for(event, session, timeout=30):
             if seen.get("method") == event and seen.get("sessionId") == session:
                 del events[: index + 1]
                 return seen
-        events.append(message())
+        events.append(message(deadline))
     raise SystemExit(f"no {event} in {timeout} s")
 
 
@@ -122,3 +126,4 @@ try:
 finally:
     process.kill()
     process.wait()
+    shutil.rmtree(profile, ignore_errors=True)

@@ -79,7 +79,7 @@ extension SyncEngine {
         // asked for as soon as the next one's answer is in (two requests in flight: the
         // server writes one page while the client reads another and applies a third).
         var ahead: (token: String, task: Task<SnapshotPage.Fetched, any Error>)?
-        defer { ahead?.task.cancel() }
+        defer { Self.cancel(ahead) }
         var restarts = 0
         let limit = max(capabilities?.maxPageSize ?? 1_000, 1)
         while true {
@@ -91,7 +91,7 @@ extension SyncEngine {
                     ahead = nil
                     fetched = try await next.task.value
                 } else {
-                    ahead?.task.cancel()
+                    Self.cancel(ahead)
                     ahead = nil
                     fetched = try await snapshotPage(after: token, body: nil, limit: limit, shapes: shapes, dataset: uris)
                 }
@@ -164,7 +164,7 @@ extension SyncEngine {
                 return outcome
             }
             guard let outcome else {
-                ahead?.task.cancel()
+                Self.cancel(ahead)
                 ahead = nil
                 continue
             }
@@ -219,6 +219,14 @@ extension SyncEngine {
             following?.body.cancel()
             throw SyncError(.invalidResponse, "the server's snapshot page is unreadable: \(error)")
         }
+    }
+
+    /// Cancels a page being fetched, and the request it made for the page after when it had
+    /// finished already (a finished task's cancellation reaches nothing).
+    nonisolated static func cancel(_ ahead: (token: String, task: Task<SnapshotPage.Fetched, any Error>)?) {
+        guard let ahead else { return }
+        ahead.task.cancel()
+        Task { (try? await ahead.task.value)?.following?.body.cancel() }
     }
 
     /// The body of the snapshot page after `token` ("" for the first).

@@ -44,12 +44,21 @@ struct AdminRoutes: Sendable {
         let user: ServerUser
         if let header = request.headers[.authorization] {
             // A script's bearer token: refused as the API refuses it (JSON), 403 unless an operator.
-            user = try await authenticator.identify(bearer: Authenticator.bearer(header)).user
+            let credential = try await authenticator.identify(bearer: Authenticator.bearer(header))
+            if let refused = Self.refuseScoped(credential) { return refused }
+            user = credential.user
         } else if let id = Self.sessionID(request), let session = await sessions.session(id) {
-            // The user as stored now: one removed or no longer an operator is signed out.
+            // The user as stored now (one removed or no longer an operator is signed out), and
+            // the token that opened the session still live (revoked or expired, it ends it).
             guard let current = try await dependencies.storage.user(named: session.name), current.id == session.user else {
                 await sessions.close(id)
                 return Self.refusal(.unauthorized, "Your session ended: the user was removed. Sign in again.")
+            }
+            if let tokenID = session.tokenID {
+                guard let token = try await dependencies.storage.token(id: tokenID), !token.scope.hasExpired(at: dependencies.now()) else {
+                    await sessions.close(id)
+                    return Self.refusal(.unauthorized, "Your session ended: the token it was opened with was revoked or expired. Sign in again.")
+                }
             }
             user = current
             formToken = session.formToken
@@ -76,9 +85,13 @@ struct AdminRoutes: Sendable {
         guard credential.user.isOperator else {
             return Self.page(.forbidden, Self.signIn.render(["message": "\(credential.user.name) is not an operator: the dashboard is for operators."]))
         }
-        let (id, _) = await sessions.open(for: credential.user)
+        if let refused = Self.refuseScoped(credential) { return refused }
+        let (id, session) = await sessions.open(for: credential.user, tokenID: credential.tokenID, expiresAt: credential.scope.expiresAt)
         var response = Response(status: .seeOther, headers: [.location: "/admin"])
-        response.headers[.setCookie] = "\(Self.cookie)=\(id); Path=/admin; HttpOnly; SameSite=Strict; Max-Age=\(sessions.lifetime / 1000)"
+        let seconds = max((session.expiresAt - dependencies.now()) / 1000, 1)
+        // Secure when the browser came over HTTPS (directly, or through a proxy that says so).
+        let secure = request.head.scheme == "https" || request.headers[.init("X-Forwarded-Proto")!]?.lowercased() == "https"
+        response.headers[.setCookie] = "\(Self.cookie)=\(id); Path=/admin; HttpOnly; SameSite=Strict; Max-Age=\(seconds)\(secure ? "; Secure" : "")"
         return response
     }
 
@@ -97,6 +110,12 @@ struct AdminRoutes: Sendable {
         return response
     }
 
+    /// 403 for a token limited to some datasets: the dashboard shows them all.
+    static func refuseScoped(_ credential: Authenticator.Credential) -> Response? {
+        guard credential.scope.datasets != nil else { return nil }
+        return refusal(.forbidden, "This token is limited to some datasets; the dashboard shows every dataset. Use a token made without --dataset.")
+    }
+
     /// The session id of the request's `tandem_admin` cookie.
     static func sessionID(_ request: Request) -> String? {
         for header in request.headers[values: .cookie] {
@@ -108,25 +127,60 @@ struct AdminRoutes: Sendable {
         return nil
     }
 
-    /// 403 for a POST whose `Origin` is not this server (`Host`): a form of another site.
+    /// 403 for a POST whose `Origin` is not this server (`Host`, as the client sent it: a
+    /// proxy in front must keep it): a form of another site, or of no site (`null`). A request
+    /// without `Origin` is no browser's form post (browsers send it on every POST).
     static func refuseCrossSite(_ request: Request) -> Response? {
         guard let origin = request.headers[.origin] else { return nil }
-        let host = request.head.authority ?? ""
-        guard let url = URL(string: origin), let originHost = url.host(percentEncoded: false),
-            host == originHost || host == "\(originHost):\(url.port.map(String.init) ?? "")"
-        else {
+        guard sameSite(origin: origin, host: request.head.authority ?? "") else {
             return refusal(.forbidden, "This form was posted from another site (Origin \(origin)).")
         }
         return nil
     }
 
-    /// A form body (`application/x-www-form-urlencoded`, at most 16 KiB).
+    /// Whether `origin` (`scheme://host[:port]`, as browsers send it: no default port) names
+    /// `host` (`host[:port]`, IPv6 in brackets): the same host and the same port, a missing
+    /// one being its scheme's default.
+    ///
+    /// ```swift
+    /// AdminRoutes.sameSite(origin: "http://h:8080", host: "h:8080")   // true
+    /// AdminRoutes.sameSite(origin: "http://h:9999", host: "h")        // false
+    /// ```
+    static func sameSite(origin: String, host: String) -> Bool {
+        guard let separator = origin.range(of: "://"), !host.isEmpty else { return false }
+        let scheme = origin[..<separator.lowerBound].lowercased()
+        let defaultPort = scheme == "https" ? "443" : scheme == "http" ? "80" : nil
+        guard let defaultPort else { return false }
+        func withPort(_ authority: String) -> String {
+            // A port follows the last ':' after any IPv6 bracket.
+            let tail = authority.lastIndex(of: "]").map { authority[$0...] } ?? authority[...]
+            return tail.contains(":") ? authority.lowercased() : authority.lowercased() + ":" + defaultPort
+        }
+        let authority = String(origin[separator.upperBound...])
+        return !authority.contains("/") && withPort(authority) == withPort(host)
+    }
+
+    /// A form body (`application/x-www-form-urlencoded`, at most 16 KiB), decoded field by
+    /// field: a field whose escapes are broken is left out (Foundation's query parsing stops
+    /// the process on such text).
     static func form(_ request: Request) async throws -> [String: String] {
-        let buffer = try await request.body.collect(upTo: 16 << 10)
-        var components = URLComponents()
-        components.percentEncodedQuery = String(buffer: buffer).replacingOccurrences(of: "+", with: "%20")
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: 16 << 10)
+        } catch {
+            throw APIError(.contentTooLarge, "body_too_large", "a dashboard form is at most 16 KiB")
+        }
+        return form(String(buffer: buffer))
+    }
+
+    static func form(_ body: String) -> [String: String] {
         var fields: [String: String] = [:]
-        for item in components.queryItems ?? [] where fields[item.name] == nil { fields[item.name] = item.value ?? "" }
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String? { text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
+            guard let name = decode(parts[0]), let value = parts.count == 2 ? decode(parts[1]) : "", fields[name] == nil else { continue }
+            fields[name] = value
+        }
         return fields
     }
 

@@ -12,6 +12,9 @@ actor AdminSessions {
     struct Session: Sendable, Hashable {
         var user: Int64
         var name: String
+        /// The API token that opened it (`nil`: a JWT, whose expiry bounds the session):
+        /// revoked or expired, it ends the session.
+        var tokenID: String?
         /// The token every form of the session carries (a hidden field): a page of another
         /// site cannot read it, so it cannot post the form.
         var formToken: String
@@ -29,8 +32,9 @@ actor AdminSessions {
         self.now = now
     }
 
-    /// A new session for `user`.
-    func open(for user: ServerUser) -> (id: String, session: Session) {
+    /// A new session for `user`, signed in with token `tokenID` (`nil`: a JWT), ending at
+    /// `lifetime` or at `expiresAt` (the credential's expiry), whichever comes first.
+    func open(for user: ServerUser, tokenID: String? = nil, expiresAt: Int64? = nil) -> (id: String, session: Session) {
         let time = now()
         if sessions.count >= limit {
             sessions = sessions.filter { $0.value.expiresAt > time }
@@ -39,7 +43,8 @@ actor AdminSessions {
             }
         }
         let id = Self.randomHex()
-        let session = Session(user: user.id, name: user.name, formToken: Self.randomHex(), expiresAt: time + lifetime)
+        let session = Session(
+            user: user.id, name: user.name, tokenID: tokenID, formToken: Self.randomHex(), expiresAt: min(time + lifetime, expiresAt ?? .max))
         sessions[id] = session
         return (id, session)
     }

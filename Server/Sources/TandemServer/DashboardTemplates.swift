@@ -56,7 +56,7 @@ enum DashboardTemplates {
         <h1>Tandem server</h1>
         {{#message}}<p class="error" id="message">{{message}}</p>{{/message}}
         <form method="post" action="/admin/sign-in">
-        <p><label>An operator's API token<br><input type="password" name="token" size="60" autocomplete="off" required></label></p>
+        <p><label>An operator's API token (or a JWT of the app's sign-in)<br><input type="password" name="token" size="60" autocomplete="off" required></label></p>
         <p><button>Sign in</button></p>
         </form>
         <p class="note">Operators are made with <code>tandem-server users add NAME --operator</code>; <code>tandem-server tokens create NAME</code> makes their token.</p>

@@ -284,7 +284,7 @@ struct Serve: AsyncParsableCommand {
 }
 
 struct Users: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, List.self, Remove.self, Quota.self])
+    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, List.self, Remove.self, Quota.self, Role.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user.")

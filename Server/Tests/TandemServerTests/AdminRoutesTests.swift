@@ -148,3 +148,71 @@ struct AdminRoutesTests {
         #expect(first.session.formToken != second.session.formToken)
     }
 }
+
+/// The dashboard's refusals that need a clock, revocation or odd input.
+@Suite("Operator dashboard: sessions end with their credential")
+struct AdminSessionEndTests {
+    @Test func aSessionEndsWhenItsTokenIsRevokedOrTheUserIsNoLongerAnOperator() async throws {
+        let harness = try await AdminRoutesTests.harness(.sqlite)
+        let ann = try await harness.storage.user(named: "ann")!
+        try await harness.run { client in
+            func signIn(_ token: String) async throws -> String {
+                let reply = try await client.send(
+                    .post, "/admin/sign-in", token: nil, body: Data("token=\(token)".utf8), headers: AdminRoutesTests.form(""))
+                return try #require(AdminRoutesTests.session(reply))
+            }
+            func page(_ cookie: String) async throws -> HTTPResponse.Status {
+                try await client.send(.get, "/admin", token: nil, headers: [.cookie: "tandem_admin=\(cookie)"]).status
+            }
+            let second = try await TokenIssuer.issue(for: ann, in: harness.storage)
+            let cookie = try await signIn(second)
+            #expect(try await page(cookie) == .ok)
+            #expect(try await harness.storage.revokeToken(id: APIToken(text: second)!.id))
+            #expect(try await page(cookie) == .unauthorized)
+            let again = try await signIn(harness.ann)
+            #expect(try await page(again) == .ok)
+            try await harness.storage.setOperator(user: ann.id, false)
+            #expect(try await page(again) == .forbidden)
+        }
+    }
+
+    @Test func aTokenLimitedToSomeDatasetsDoesNotOpenIt() async throws {
+        let harness = try await AdminRoutesTests.harness(.memory)
+        let ann = try await harness.storage.user(named: "ann")!
+        let scoped = try await TokenIssuer.issue(for: ann, in: harness.storage, scope: TokenScope(datasets: [1]))
+        try await harness.run { client in
+            #expect(try await client.send(.get, "/admin", token: scoped).status == .forbidden)
+            let reply = try await client.send(.post, "/admin/sign-in", token: nil, body: Data("token=\(scoped)".utf8), headers: AdminRoutesTests.form(""))
+            #expect(reply.status == .forbidden)
+            #expect(AdminRoutesTests.session(reply) == nil)
+        }
+    }
+
+    @Test func brokenFormsAreReadWithoutStoppingTheServer() async throws {
+        #expect(AdminRoutes.form("token=%") == [:])
+        #expect(AdminRoutes.form("token=a%20b+c&token=second&x") == ["token": "a b c", "x": ""])
+        #expect(AdminRoutes.form("t=%zz&u=\u{e9}<\"# ") == ["u": "\u{e9}<\"# "])
+        let harness = try await AdminRoutesTests.harness(.memory)
+        try await harness.run { client in
+            for body in ["token=%", "token=%E9", "token=<\"#>", "%%%=%%%", String(repeating: "a", count: 20_000)] {
+                let reply = try await client.send(.post, "/admin/sign-in", token: nil, body: Data(body.utf8), headers: AdminRoutesTests.form(""))
+                #expect(reply.status.code < 500, "\(body.prefix(20))")
+            }
+        }
+    }
+
+    @Test func theOriginMustBeThisServer() {
+        #expect(AdminRoutes.sameSite(origin: "http://h:8080", host: "h:8080"))
+        #expect(AdminRoutes.sameSite(origin: "http://h", host: "h"))
+        #expect(AdminRoutes.sameSite(origin: "http://h", host: "h:80"))
+        #expect(AdminRoutes.sameSite(origin: "https://H.example", host: "h.example:443"))
+        #expect(AdminRoutes.sameSite(origin: "http://[::1]:8080", host: "[::1]:8080"))
+        #expect(!AdminRoutes.sameSite(origin: "http://h:9999", host: "h"))
+        #expect(!AdminRoutes.sameSite(origin: "http://h", host: "h:8080"))
+        #expect(!AdminRoutes.sameSite(origin: "https://h", host: "h:80"))
+        #expect(!AdminRoutes.sameSite(origin: "null", host: "h"))
+        #expect(!AdminRoutes.sameSite(origin: "http://evil.example", host: "h"))
+        #expect(!AdminRoutes.sameSite(origin: "http://h.evil", host: "h"))
+        #expect(!AdminRoutes.sameSite(origin: "http://h", host: ""))
+    }
+}
