@@ -177,15 +177,9 @@ extension SyncEngine {
         total.conflicts += try resolveDangling(dangling, with: applier)
         // The links set aside until every record was in, and what else waits: applied now,
         // in as many rounds as they let out.
-        var waiting = try read { db in try SyncStore.quarantineCounts(db).pulled }
-        while waiting > 0 {
-            let retried = try retryPulledQuarantine()
-            total.applied += retried.applied
-            total.conflicts += retried.conflicts
-            let left = try read { db in try SyncStore.quarantineCounts(db).pulled }
-            if left >= waiting { break }
-            waiting = left
-        }
+        let retried = try retryPulledQuarantineWhileItShrinks()
+        total.applied += retried.applied
+        total.conflicts += retried.conflicts
         return total
     }
 

@@ -177,6 +177,22 @@ extension SyncEngine {
     /// others go back with the reason of this try. Passes are repeated while one lets a
     /// change out: a change applied late in a pass may free what an earlier one waits for
     /// (an insert waiting for a value that a later rename in the same pull frees).
+    /// ``retryPulledQuarantine()`` in rounds while each lets some changes out: more than one
+    /// round's worth may wait (the links a bootstrap set aside, cut by a crash before it
+    /// applied them all), and a sync that stopped at the first round's limit reported the
+    /// rest as changes this store could not apply.
+    func retryPulledQuarantineWhileItShrinks() throws -> ChangeApplier.Outcome {
+        var total = ChangeApplier.Outcome()
+        var waiting = try read { db in try SyncStore.quarantineCounts(db).pulled }
+        while waiting > 0 {
+            total.add(try retryPulledQuarantine())
+            let left = try read { db in try SyncStore.quarantineCounts(db).pulled }
+            if left >= waiting { break }
+            waiting = left
+        }
+        return total
+    }
+
     func retryPulledQuarantine() throws -> ChangeApplier.Outcome {
         let waiting = try read { db in try SyncStore.quarantined(pulled: true, db, limit: Self.quarantineRetryLimit) }
         guard !waiting.isEmpty else { return ChangeApplier.Outcome() }

@@ -211,7 +211,7 @@ public actor SyncEngine {
         pushed.add(try await repairingClock { try await self.push(schemaVersion: version) })
         let beforePull = try historyToken()
         var after = try await pullResyncing(schemaVersion: version, &summary, &pushed)
-        let retried = try retryPulledQuarantine()
+        let retried = try retryPulledQuarantineWhileItShrinks()
         after.applied += retried.applied
         after.conflicts += retried.conflicts
         // Edits the pull itself decided (a policy's, a delete rule's, a merge's carried

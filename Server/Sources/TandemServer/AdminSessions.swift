@@ -23,12 +23,15 @@ actor AdminSessions {
 
     let lifetime: Int64
     let limit: Int
+    /// The most sessions one user holds (a browser each, say).
+    let perUser: Int
     let now: @Sendable () -> Int64
     private var sessions: [String: Session] = [:]
 
-    init(lifetime: Int64 = 12 * 3_600_000, limit: Int = 1_000, now: @escaping @Sendable () -> Int64) {
+    init(lifetime: Int64 = 12 * 3_600_000, limit: Int = 1_000, perUser: Int = 20, now: @escaping @Sendable () -> Int64) {
         self.lifetime = lifetime
         self.limit = max(limit, 1)
+        self.perUser = max(perUser, 1)
         self.now = now
     }
 
@@ -36,6 +39,12 @@ actor AdminSessions {
     /// `lifetime` or at `expiresAt` (the credential's expiry), whichever comes first.
     func open(for user: ServerUser, tokenID: String? = nil, expiresAt: Int64? = nil) -> (id: String, session: Session) {
         let time = now()
+        // A user's own sessions make room for their new one first: one operator signing in
+        // again and again never signs the others out.
+        let own = sessions.filter { $0.value.user == user.id }
+        if own.count >= perUser, let oldest = own.min(by: { $0.value.expiresAt < $1.value.expiresAt })?.key {
+            sessions[oldest] = nil
+        }
         if sessions.count >= limit {
             sessions = sessions.filter { $0.value.expiresAt > time }
             if sessions.count >= limit, let oldest = sessions.min(by: { $0.value.expiresAt < $1.value.expiresAt })?.key {

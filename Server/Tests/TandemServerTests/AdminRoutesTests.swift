@@ -147,6 +147,13 @@ struct AdminRoutesTests {
         #expect(await sessions.session(third.id) == nil)
         #expect(first.session.formToken != second.session.formToken)
     }
+
+    @Test func oneUserSigningInAgainAndAgainSignsNoOtherOut() async throws {
+        let sessions = AdminSessions(limit: 10, perUser: 3, now: { 0 })
+        let bob = await sessions.open(for: ServerUser(id: 2, name: "bob", isOperator: true))
+        for _ in 0..<50 { _ = await sessions.open(for: ServerUser(id: 1, name: "ann", isOperator: true)) }
+        #expect(await sessions.session(bob.id) != nil)
+    }
 }
 
 /// The dashboard's refusals that need a clock, revocation or odd input.
