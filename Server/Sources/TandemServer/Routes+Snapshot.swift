@@ -56,8 +56,13 @@ extension Routes {
         json.reserveCapacity(records.count * 256 + 256)  // a record of a few values takes about 250 bytes
         json.raw(WireJSON.pullResponseHead)
         json.raw("[")
+        // A record merged into another after P (read here after its merge) is left out: its
+        // insert and the merge both come after P in the log, which the replica pulls next, in
+        // that order, as every other replica had them. Sent as merged, it made the replica take
+        // the insert, pulled after, for a change of the survivor, with all its stamps.
+        let mergedAfter = try await mergesLogged(dataset.id, after: position, among: records)
         var count = 0
-        for record in records {
+        for record in records where !mergedAfter.contains(record.uri) {
             count += json.appendSnapshot(of: record, position: position, schemaVersion: version, separated: count > 0)
         }
         json.raw("]")
@@ -71,6 +76,24 @@ extension Routes {
         json.pullResponseTail(hasMore: hasMore, nextCursor: next, serverTime: dependencies.now())
         dependencies.metrics.changesPulled.increment(by: count)
         return Self.json(ByteBuffer(bytes: json.bytes))
+    }
+
+    /// The records of `records` merged into another (deleted, with a survivor) whose merge
+    /// (`delete` with `mergedInto`) is in the log after `position`. Reads the log after P only
+    /// when the page holds such a record (rare: merges are).
+    func mergesLogged(_ dataset: Int64, after position: Int64, among records: [StoredRecord]) async throws -> Set<String> {
+        let losers = Set(records.filter { $0.merged != nil && $0.state.isDeleted }.map(\.uri))
+        guard !losers.isEmpty else { return [] }
+        var found: Set<String> = []
+        var after = position
+        while true {
+            let (entries, hasMore) = try await storage.pull(dataset: dataset, after: after, limit: configuration.maxPageSize)
+            for entry in entries where entry.change.kind == .delete && entry.change.mergedInto != nil && losers.contains(entry.change.record) {
+                found.insert(entry.change.record)
+            }
+            guard hasMore, let last = entries.last?.position else { return found }
+            after = last
+        }
     }
 
     /// The changes that make `record` on a replica that lacks it: a delete for a tombstone;
