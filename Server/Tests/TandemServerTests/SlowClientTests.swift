@@ -205,10 +205,11 @@ struct SlowClientTests {
             if let lastSent, roundStarted - lastSent >= .milliseconds(1_900) { break }
             lastSent = roundStarted
             _ = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n".withCString { send(alive, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-            // The answer, however late a loaded machine makes it (up to 5 s)…
+            // The answer, however late a loaded machine makes it (up to 15 s: a CI run once
+            // waited more than 5 s for the first one)…
             var buffer = [UInt8](repeating: 0, count: 4_096)
             var read = -1
-            while read <= 0, ContinuousClock.now - roundStarted < .seconds(5) {
+            while read <= 0, ContinuousClock.now - roundStarted < .seconds(15) {
                 try await Task.sleep(for: .milliseconds(50))
                 read = recv(alive, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             }
