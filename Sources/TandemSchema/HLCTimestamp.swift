@@ -59,26 +59,40 @@ public struct HLCTimestamp: Sendable, Hashable, Comparable, Codable, CustomStrin
     }
 
     public var description: String {
-        guard physical < 1 << 48 else {
+        guard hasFixedWidthText else {
             return Self.pad(physical, 12) + "-" + Self.pad(UInt64(counter), 4) + "-" + Self.pad(node, 16)
         }
         // Written digit by digit: stamps are formatted for every value a push or save writes.
         return String(unsafeUninitializedCapacity: 34) { buffer in
-            func put(_ value: UInt64, _ width: Int, at start: Int) {
-                var value = value
-                for offset in stride(from: start + width - 1, through: start, by: -1) {
-                    let digit = UInt8(truncatingIfNeeded: value & 0xF)
-                    buffer[offset] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
-                    value >>= 4
-                }
-            }
-            put(physical, 12, at: 0)
-            buffer[12] = UInt8(ascii: "-")
-            put(UInt64(counter), 4, at: 13)
-            buffer[17] = UInt8(ascii: "-")
-            put(node, 16, at: 18)
+            writeText(into: UnsafeMutableRawBufferPointer(buffer), at: 0)
             return 34
         }
+    }
+
+    /// Whether ``description`` has its fixed width (34 characters): a physical part below
+    /// 2⁴⁸, as every clock's is until the year 10889.
+    public var hasFixedWidthText: Bool { physical < 1 << 48 }
+
+    /// Writes ``description``'s 34 bytes into `buffer` from `start` (a writer that has a
+    /// buffer of its own skips making the string). Only for ``hasFixedWidthText`` stamps.
+    ///
+    /// ```swift
+    /// withUnsafeTemporaryAllocation(byteCount: 34, alignment: 1) { stamp.writeText(into: $0, at: 0) }
+    /// ```
+    public func writeText(into buffer: UnsafeMutableRawBufferPointer, at start: Int) {
+        func put(_ value: UInt64, _ width: Int, at start: Int) {
+            var value = value
+            for offset in stride(from: start + width - 1, through: start, by: -1) {
+                let digit = UInt8(truncatingIfNeeded: value & 0xF)
+                buffer[offset] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                value >>= 4
+            }
+        }
+        put(physical, 12, at: start)
+        buffer[start + 12] = UInt8(ascii: "-")
+        put(UInt64(counter), 4, at: start + 13)
+        buffer[start + 17] = UInt8(ascii: "-")
+        put(node, 16, at: start + 18)
     }
 
     public static func < (lhs: HLCTimestamp, rhs: HLCTimestamp) -> Bool {

@@ -129,24 +129,12 @@ public struct WireJSON {
     /// json.stamp(HLCTimestamp(physical: 1, counter: 0, node: 2))   // "000000000001-0000-0000000000000002"
     /// ```
     public mutating func stamp(_ stamp: HLCTimestamp) {
-        guard stamp.physical < 1 << 48 else { return string(stamp.description) }
+        guard stamp.hasFixedWidthText else { return string(stamp.description) }
         // The 36 bytes made on the stack and appended at once.
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &text) { buffer in
-            func put(_ value: UInt64, _ width: Int, at start: Int) {
-                var value = value
-                for offset in stride(from: start + width - 1, through: start, by: -1) {
-                    let digit = UInt8(truncatingIfNeeded: value & 0xF)
-                    buffer[offset] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
-                    value >>= 4
-                }
-            }
             buffer[0] = UInt8(ascii: "\"")
-            put(stamp.physical, 12, at: 1)
-            buffer[13] = UInt8(ascii: "-")
-            put(UInt64(stamp.counter), 4, at: 14)
-            buffer[18] = UInt8(ascii: "-")
-            put(stamp.node, 16, at: 19)
+            stamp.writeText(into: buffer, at: 1)
             buffer[35] = UInt8(ascii: "\"")
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<36]))
         }

@@ -133,99 +133,86 @@ extension WireJSONReader {
         var values: [WireValue] = []
         var filled: UInt64 = 0
         var sawValues = false
-        guard next() == UInt8(ascii: "{") else { return nil }
-        skipWhitespace()
-        if peek() == UInt8(ascii: "}") { return nil }
-        while true {
-            skipWhitespace()
-            guard let key = plainString() else { return nil }
-            skipWhitespace()
-            guard next() == UInt8(ascii: ":") else { return nil }
-            skipWhitespace()
+        let read = plainObject { (reader: inout WireJSONReader, key: Range<Int>) -> Bool in
             switch key.count {
-            case 6 where equals(key, "entity"):
-                guard shapeIndex == nil, let name = plainString() else { return nil }
-                shapeIndex = shapes.firstIndex { equals(name, $0.entityBytes) }
-                guard shapeIndex != nil else { return nil }
-            case 4 where equals(key, "kind"):
-                guard !isInsert, let kind = plainString(), equals(kind, "insert") else { return nil }
+            case 6 where reader.equals(key, "entity"):
+                guard shapeIndex == nil, let name = reader.plainString() else { return false }
+                shapeIndex = shapes.firstIndex { reader.equals(name, $0.entityBytes) }
+                return shapeIndex != nil
+            case 4 where reader.equals(key, "kind"):
+                guard !isInsert, let kind = reader.plainString(), reader.equals(kind, "insert") else { return false }
                 isInsert = true
-            case 6 where equals(key, "record"):
-                guard id == nil, let shapeIndex, let record = plainString() else { return nil }
-                id = recordID(record, prefix: prefix, entity: shapes[shapeIndex].entityBytes)
-                guard id != nil else { return nil }
-            case 6 where equals(key, "stamps"):
-                guard created == nil, let shapeIndex, shapes[shapeIndex].columns.count <= 64, next() == UInt8(ascii: "{") else { return nil }
-                skipWhitespace()
-                if peek() == UInt8(ascii: "}") { return nil }  // no "*"
+                return true
+            case 6 where reader.equals(key, "record"):
+                guard id == nil, let shapeIndex, let record = reader.plainString() else { return false }
+                id = reader.recordID(record, prefix: prefix, entity: shapes[shapeIndex].entityBytes)
+                return id != nil
+            case 6 where reader.equals(key, "stamps"):
+                guard created == nil, let shapeIndex, shapes[shapeIndex].columns.count <= 64 else { return false }
                 let shape = shapes[shapeIndex]
                 var seen: UInt64 = 0
-                while true {
-                    skipWhitespace()
-                    guard let name = plainString() else { return nil }
-                    skipWhitespace()
-                    guard next() == UInt8(ascii: ":") else { return nil }
-                    skipWhitespace()
-                    guard let text = plainString(), let stamp = HLCTimestamp(utf8: UnsafeBufferPointer(rebasing: bytes[text])) else { return nil }
-                    if equals(name, "*") {
-                        guard created == nil else { return nil }
+                let read = reader.plainObject { (reader: inout WireJSONReader, name: Range<Int>) -> Bool in
+                    guard let text = reader.plainString(), let stamp = HLCTimestamp(utf8: UnsafeBufferPointer(rebasing: reader.bytes[text])) else {
+                        return false
+                    }
+                    if reader.equals(name, "*") {
+                        guard created == nil else { return false }
                         created = stamp
                     } else {
-                        guard let column = column(name, of: shape, hint: stamps.last.map { $0.column + 1 } ?? 0), seen & (1 << column) == 0 else { return nil }
+                        guard let column = reader.column(name, of: shape, hint: stamps.last.map { $0.column + 1 } ?? 0), seen & (1 << column) == 0
+                        else { return false }
                         seen |= 1 << column
                         stamps.append((column, stamp))
                     }
-                    skipWhitespace()
-                    switch next() {
-                    case UInt8(ascii: ","): continue
-                    case UInt8(ascii: "}"): break
-                    default: return nil
-                    }
-                    break
+                    return true
                 }
-                guard created != nil else { return nil }
-            case 6 where equals(key, "values"):
-                guard !sawValues, let shapeIndex, next() == UInt8(ascii: "{") else { return nil }
+                return read && created != nil
+            case 6 where reader.equals(key, "values"):
+                guard !sawValues, let shapeIndex, shapes[shapeIndex].columns.count <= 64 else { return false }
                 sawValues = true
                 let shape = shapes[shapeIndex]
-                guard shape.columns.count <= 64 else { return nil }
                 values = Array(repeating: .null, count: shape.columns.count)
-                skipWhitespace()
-                if peek() == UInt8(ascii: "}") {
-                    index += 1
-                } else {
-                    var hint = 0
-                    while true {
-                        skipWhitespace()
-                        guard let name = plainString() else { return nil }
-                        skipWhitespace()
-                        guard next() == UInt8(ascii: ":") else { return nil }
-                        skipWhitespace()
-                        guard let column = column(name, of: shape, hint: hint), filled & (1 << column) == 0, let value = try? value() else { return nil }
-                        filled |= 1 << column
-                        values[column] = value
-                        hint = column + 1
-                        skipWhitespace()
-                        switch next() {
-                        case UInt8(ascii: ","): continue
-                        case UInt8(ascii: "}"): break
-                        default: return nil
-                        }
-                        break
+                var hint = 0
+                return reader.plainObject { (reader: inout WireJSONReader, name: Range<Int>) -> Bool in
+                    guard let column = reader.column(name, of: shape, hint: hint), filled & (1 << column) == 0, let value = try? reader.value() else {
+                        return false
                     }
+                    filled |= 1 << column
+                    values[column] = value
+                    hint = column + 1
+                    return true
                 }
-            default: return nil
+            default: return false
             }
+        }
+        guard read, let shapeIndex, isInsert, let id, let created, sawValues, filled.nonzeroBitCount == shapes[shapeIndex].columns.count else { return nil }
+        return BulkPage.Row(shape: shapeIndex, id: id, values: values, created: created, stamps: stamps, position: 0, schemaVersion: 0)
+    }
+
+    /// Reads an object whose member names are plain strings, handing each name's range to
+    /// `member` (the reader at its value, which `member` reads); `false` as soon as `member`
+    /// says so or the object is anything else.
+    private mutating func plainObject(_ member: (inout WireJSONReader, Range<Int>) -> Bool) -> Bool {
+        guard next() == UInt8(ascii: "{") else { return false }
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+            return true
+        }
+        while true {
+            skipWhitespace()
+            guard let name = plainString() else { return false }
+            skipWhitespace()
+            guard next() == UInt8(ascii: ":") else { return false }
+            skipWhitespace()
+            guard member(&self, name) else { return false }
             skipWhitespace()
             switch next() {
             case UInt8(ascii: ","): continue
-            case UInt8(ascii: "}"): break
-            default: return nil
+            case UInt8(ascii: "}"): return true
+            default: return false
             }
-            break
         }
-        guard let shapeIndex, isInsert, let id, let created, sawValues, filled.nonzeroBitCount == shapes[shapeIndex].columns.count else { return nil }
-        return BulkPage.Row(shape: shapeIndex, id: id, values: values, created: created, stamps: stamps, position: 0, schemaVersion: 0)
     }
 
     /// A string with no escapes, as the range of its bytes (without the quotes); `nil` for
