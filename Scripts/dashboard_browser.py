@@ -6,7 +6,7 @@ screenshot. Talks to Chromium over --remote-debugging-pipe (the DevTools protoco
 messages ending in NUL on fds 3 and 4): nothing beyond the standard library.
 
 Usage: dashboard_browser.py BASE_URL TOKEN SCREENSHOT.png
-Prints a JSON object: {"path", "title", "datasets", "users", "signedIn"}.
+Prints a JSON object: {"path", "title", "datasets", "users", "activity", "requestsChart", "signedIn"}.
 """
 import base64
 import json
@@ -112,6 +112,13 @@ try:
             title: document.title,
             datasets: [...document.querySelectorAll('#datasets tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim())),
             users: [...document.querySelectorAll('#users tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim())),
+            activity: [...document.querySelectorAll('section.activity')].map(s => ({
+                dataset: s.querySelector('h3').textContent.trim(),
+                clients: [...s.querySelectorAll('table.clients tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim())),
+                events: [...s.querySelectorAll('table.events tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim())),
+                chart: !!s.querySelector('svg.chart polyline')
+            })),
+            requestsChart: !!document.querySelector('#server svg.chart polyline'),
             signedIn: !!document.querySelector('form[action="/admin/sign-out"]')
         })""",
         session)

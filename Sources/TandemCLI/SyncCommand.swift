@@ -92,14 +92,21 @@ struct ResyncCommand: AsyncParsableCommand {
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Pending local changes, last successful sync, cursor, conflicts and quarantined changes; with --server, whether it answers.")
+        abstract: "Pending local changes, last successful sync, cursor, conflicts and quarantined changes; with --server, whether it answers and how far behind its log the store is.",
+        discussion: """
+            With --server, the server is asked too: whether it answers (GET /health) and, when a token is set (--token-file, \
+            TANDEM_TOKEN_FILE, TANDEM_TOKEN or the config file), how many log entries follow the store's cursor (behind). The \
+            operator's dashboard shows the same pending and behind figures for this store's client id.
+            """)
     @OptionGroup var store: StoreOptions
-    @Option(help: "Also check that this server answers (GET /health).") var server: String?
+    @OptionGroup var server: ServerOptions
     @Flag(help: "Print JSON.") var json = false
 
     struct Printed: Encodable {
         var store: String
         var dataset: String
+        /// The id the engine sends the server (`Tandem-Client`): the dashboard lists the store by it.
+        var client: String
         var pendingChanges: Int
         var lastSync: String?
         var cursor: String?
@@ -109,6 +116,10 @@ struct StatusCommand: AsyncParsableCommand {
         var keptForNewerSchema: Int
         var clockOffsetMilliseconds: Int64?
         var serverReachable: Bool?
+        /// Log entries on the server after the store's cursor (with --server and a token).
+        var behind: Int64?
+        /// Why `behind` is missing, when it was asked for.
+        var behindUnknown: String?
     }
 
     func run() async throws {
@@ -116,22 +127,28 @@ struct StatusCommand: AsyncParsableCommand {
         let status: SyncStatus
         do { status = try SyncStatus(of: container) } catch let error as SyncError { throw CLIError(error.message) }
         var reachable: Bool?
-        if let server {
+        var behind: Int64?
+        var behindUnknown: String?
+        if let url = server.server {
             do {
-                let response = try await CurlTransport(baseURL: server, connectTimeout: 3, timeout: 5).send(TransportRequest(method: "GET", path: "/health"))
+                let response = try await CurlTransport(baseURL: url, connectTimeout: 3, timeout: 5).send(TransportRequest(method: "GET", path: "/health"))
                 reachable = response.status == 200
             } catch {
                 reachable = false
             }
+            if reachable == true {
+                (behind, behindUnknown) = await lag(container)
+            }
         }
         let lastSync = status.lastSync.map { Date(timeIntervalSince1970: Double($0) / 1000).ISO8601Format() }
         let printed = Printed(
-            store: try store.path, dataset: container.dataset, pendingChanges: status.pendingChanges, lastSync: lastSync,
-            cursor: status.cursor, conflicts: status.conflicts, quarantined: status.quarantined,
+            store: try store.path, dataset: container.dataset, client: SyncEngine.clientID(of: container), pendingChanges: status.pendingChanges,
+            lastSync: lastSync, cursor: status.cursor, conflicts: status.conflicts, quarantined: status.quarantined,
             waitingLocal: status.waitingLocal, keptForNewerSchema: status.keptForNewerSchema, clockOffsetMilliseconds: status.clockOffset,
-            serverReachable: reachable)
+            serverReachable: reachable, behind: behind, behindUnknown: behindUnknown)
         if json { try printJSON(printed); return }
         print("store:       \(printed.store) (dataset \(printed.dataset))")
+        print("client:      \(printed.client)")
         print(
             "pending:     \(printed.pendingChanges) local change(s) not on the server"
                 + (status.waitingLocal > 0 ? " (\(status.waitingLocal) refused by it, waiting in the quarantine: tandem quarantine list)" : ""))
@@ -146,6 +163,24 @@ struct StatusCommand: AsyncParsableCommand {
             print("clock:       " + (abs(offset) < 1000 ? "agrees with the server's" : "\(ClockText.offset(offset)) the server's (edits are stamped with the server's time)"))
         }
         if let reachable { print("server:      \(reachable ? "reachable" : "NOT reachable")") }
+        if let behind { print("behind:      \(behind) log entr\(behind == 1 ? "y" : "ies") on the server after the cursor" + (behind > 0 ? " (tandem sync pulls them)" : "")) }
+        if let behindUnknown { print("behind:      unknown: \(behindUnknown)") }
+    }
+
+    /// The server's count of log entries after the store's cursor, or why there is none.
+    func lag(_ container: ModelContainer) async -> (Int64?, String?) {
+        do {
+            let (url, configuration) = try server.syncConfiguration(for: container)
+            let engine = SyncEngine(container: container, transport: try CurlTransport(baseURL: url), configuration: configuration)
+            guard let lag = try await engine.lag() else { return (nil, "the store has not pulled yet (tandem sync)") }
+            return (lag.behind, nil)
+        } catch let error as CLIError {
+            return (nil, error.message)
+        } catch let error as SyncError {
+            return (nil, error.message)
+        } catch {
+            return (nil, "\(error)")
+        }
     }
 }
 

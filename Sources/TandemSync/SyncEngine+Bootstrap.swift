@@ -225,7 +225,7 @@ extension SyncEngine {
 
     /// The body of the snapshot page after `token` ("" for the first).
     nonisolated func snapshotBody(after token: String, limit: Int) async throws -> Data {
-        try await call("GET", "/v1/datasets/\(dataset)/snapshot?after=\(token)&limit=\(limit)").body
+        try await call("GET", "/v1/datasets/\(dataset)/snapshot?after=\(token)&limit=\(limit)", headers: pendingHeader).body
     }
 
     /// Deletes the store's records whose URIs lie after `lower` and through `upper` (to the

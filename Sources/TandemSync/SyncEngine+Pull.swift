@@ -183,8 +183,14 @@ extension SyncEngine {
     /// with `wait`, the server holds the answer up to that many seconds for a change to
     /// arrive (live sync).
     nonisolated func page(after cursor: String, limit: Int, wait: Int? = nil) async throws -> (cursor: String, page: PullResponse) {
-        let response = try await call("GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)\(wait.map { "&wait=\($0)" } ?? "")")
+        let response = try await call(
+            "GET", "/v1/datasets/\(dataset)/pull?after=\(cursor)&limit=\(limit)\(wait.map { "&wait=\($0)" } ?? "")", headers: pendingHeader)
         return (cursor, try await Self.readPage(response.body))
+    }
+
+    /// `Tandem-Pending` once this sync counted its pending changes.
+    nonisolated var pendingHeader: [String: String] {
+        reportedPending.withLock { $0 }.map { ["Tandem-Pending": String($0)] } ?? [:]
     }
 
     /// Reads pull answers while the engine's queue applies the page before.

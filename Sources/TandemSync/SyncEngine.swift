@@ -102,6 +102,9 @@ public actor SyncEngine {
     var capabilities: ServerCapabilities?
     /// The server's clock minus this machine's, from the last answer (ms).
     let clockOffset = Locked<Int64?>(nil)
+    /// The store's pending local changes as this sync's pulls tell the server
+    /// (`Tandem-Pending`), counted once its push is done; `nil` before.
+    let reportedPending = Locked<Int?>(nil)
 
     /// - Parameter now: milliseconds since 1970 (injected for tests).
     public init(
@@ -116,6 +119,21 @@ public actor SyncEngine {
         self.clock = now
         // Read once: every request's path names it.
         dataset = configuration.dataset.map { DatasetReference($0)?.pathSegment ?? $0 } ?? container.dataset
+        clientID = Self.clientID(of: container)
+    }
+
+    /// This store's id to the server (`Tandem-Client`, on every request): its clock node,
+    /// 16 hex digits, as its stamps carry it. The operator's dashboard lists clients by it.
+    public nonisolated let clientID: String
+
+    /// The ``clientID`` a store's engine sends, without an engine (`tandem status`).
+    ///
+    /// ```swift
+    /// print(SyncEngine.clientID(of: container))   // "00003f2a9c1e77b0"
+    /// ```
+    public static func clientID(of container: ModelContainer) -> String {
+        let node = String(container.hlcNode, radix: 16)
+        return String(repeating: "0", count: max(16 - node.count, 0)) + node
     }
 
     /// The dataset in request paths: the store's own (`todos`), or one shared with this
@@ -179,6 +197,7 @@ public actor SyncEngine {
         let lock = try await StoreSyncLock.acquire(for: file?.isStoredInMemoryOnly == false ? file?.url : nil, logger: logger)
         defer { lock?.release() }
         try prepare()
+        reportedPending.withLock { $0 = nil }
         var summary = SyncSummary()
         summary.schemaVersion = try await handshake()
         if resyncing {
@@ -209,6 +228,9 @@ public actor SyncEngine {
             guard round.pushed >= Self.quarantineRetryLimit, round.quarantined == 0 else { break }
         }
         pushed.add(try await repairingClock { try await self.push(schemaVersion: version) })
+        // What `tandem status` would say now, told to the server on this sync's pulls.
+        let pending = try SyncStatus.pendingChanges(of: container)
+        reportedPending.withLock { $0 = pending }
         let beforePull = try historyToken()
         var after = try await pullResyncing(schemaVersion: version, &summary, &pushed)
         let retried = try retryPulledQuarantineWhileItShrinks()
@@ -335,7 +357,7 @@ public actor SyncEngine {
         }
     }
 
-    private func prepare() throws {
+    func prepare() throws {
         guard !prepared else { return }
         // A shared dataset (OWNER/NAME) keeps its own name in every member's record URIs.
         let configured = configuration.dataset.map { DatasetReference($0) } ?? DatasetReference(owner: nil, name: container.dataset)
@@ -369,6 +391,7 @@ public actor SyncEngine {
         }
         var headers = headers
         headers["Authorization"] = "Bearer \(bearer)"
+        headers["Tandem-Client"] = clientID
         if body != nil { headers["Content-Type"] = "application/json" }
         let sent = ContinuousClock.now
         let response = try await transport.send(TransportRequest(method: method, path: path, headers: headers, body: body))

@@ -48,6 +48,19 @@ public struct SyncStatus: Sendable, Hashable, Codable {
         }
     }
 
+    /// ``pendingChanges`` alone: what the engine tells the server on its pulls
+    /// (`Tandem-Pending`), so the operator's dashboard shows what `tandem status` shows.
+    ///
+    /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
+    public static func pendingChanges(of container: ModelContainer) throws -> Int {
+        do {
+            let unpushed = try container.fetchHistory(container.unpushedHistory()).reduce(0) { $0 + $1.changes.count }
+            return unpushed + (try container.read { db in try SyncStore.quarantineCounts(db).local })
+        } catch {
+            throw SyncError(.store, "the store failed: \(error)")
+        }
+    }
+
     /// The conflict log, newest first.
     public static func conflicts(of container: ModelContainer, limit: Int = 100) throws -> [SyncConflict] {
         do { return try container.read { db in try SyncStore.conflicts(db, limit: limit) } } catch {

@@ -18,6 +18,8 @@ public struct ServerDependencies: Sendable {
     public var jwt: JWTVerifier?
     /// Where schema compatibility checks wait their turn: one at a time, one per user.
     var schemaChecks = WorkLimiter(width: 1)
+    /// The clients seen, conflicts, refusals and rates the dashboard shows (this node's).
+    public var activity: ClientActivity
 
     public init(
         storage: any ServerStorage, configuration: ServerConfiguration = ServerConfiguration(),
@@ -29,6 +31,7 @@ public struct ServerDependencies: Sendable {
         self.metrics = metrics
         self.jwt = jwt
         self.now = now
+        activity = ClientActivity(now: now)
     }
 }
 
@@ -68,7 +71,7 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
     // into answers only to put its header on them.
     router.add(middleware: ServerTimeMiddleware(now: dependencies.now))
     router.add(middleware: LogRequestsMiddleware(.info))
-    router.add(middleware: ResponseMetricsMiddleware(metrics: dependencies.metrics))
+    router.add(middleware: ResponseMetricsMiddleware(metrics: dependencies.metrics, activity: dependencies.activity))
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: CompressionMiddleware())
     router.add(middleware: ErrorMiddleware())
@@ -100,6 +103,7 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
     v1.post("datasets/:dataset/push") { request, context in try await routes.push(request, context) }
     v1.get("datasets/:dataset/pull") { request, context in try await routes.pull(request, context) }
     v1.get("datasets/:dataset/snapshot") { request, context in try await routes.snapshot(request, context) }
+    v1.get("datasets/:dataset/lag") { request, context in try await routes.lag(request, context) }
     v1.get("datasets/:dataset/members") { _, context in try await routes.members(context) }
     v1.put("datasets/:dataset/members/:user") { request, context in try await routes.setMember(request, context) }
     v1.delete("datasets/:dataset") { _, context in try await routes.deleteDataset(context) }

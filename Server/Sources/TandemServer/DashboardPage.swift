@@ -20,6 +20,39 @@ struct DashboardPage {
         var compactedThrough: Int64
         var stored: String
         var schemaVersions: String
+        /// Clients this node saw pull or push it (``ClientActivity``).
+        var clients: Int
+    }
+
+    /// One dataset's sync traffic as this node saw it: shown for datasets with any.
+    struct ActivitySection {
+        var owner: String
+        var name: String
+        var clients: [ClientRow]
+        /// "v2: 3 clients, v1: 1 client": the schema versions clients last pushed with.
+        var clientVersions: String
+        var events: [EventRow]
+        var chart: String
+    }
+
+    struct ClientRow {
+        var id: String
+        var user: String
+        var lastPush: String
+        var lastPull: String
+        /// Log entries after its cursor (the log head minus its last pull's position), as
+        /// `tandem status --server` shows it.
+        var behind: String
+        var pending: String
+        var schemaVersion: String
+    }
+
+    struct EventRow {
+        var at: String
+        var kind: String
+        var client: String
+        var user: String
+        var text: String
     }
 
     struct UserRow {
@@ -38,6 +71,11 @@ struct DashboardPage {
     var generatedAt: String
     var uptime: String
     var storage: String
+    /// This node: its host name and process id.
+    var node: String
+    /// This node's answers over the last hour, and the chart of them.
+    var requests: String
+    var requestsChart: String
     var userCount: Int
     var datasetCount: Int
     var storedBytes: String
@@ -46,6 +84,7 @@ struct DashboardPage {
     /// Mustache section shows for any number, 0 included).
     var moreDatasets: Int?
     var users: [UserRow]
+    var activity: [ActivitySection]
 
     /// The most datasets one page lists (each costs two reads).
     static let shownDatasets = 200
@@ -58,16 +97,21 @@ struct DashboardPage {
         let now = dependencies.now()
         let overviews = try await storage.datasetOverviews()
         var rows: [DatasetRow] = []
+        var sections: [ActivitySection] = []
         for dataset in overviews.prefix(shownDatasets) {
             let members = try await storage.members(dataset: dataset.id)
             let versions = try await storage.schemaHistory(dataset: dataset.id)
+            let activity = dependencies.activity.dataset(dataset.id)
+            if !activity.clients.isEmpty || !activity.events.isEmpty || activity.minutes.contains(where: { $0.pushes + $0.pulls > 0 }) {
+                sections.append(section(dataset, activity, now: now))
+            }
             rows.append(
                 DatasetRow(
                     owner: dataset.owner, name: dataset.name,
                     members: members.isEmpty ? "—" : members.map { "\($0.user) (\($0.role.rawValue))" }.joined(separator: ", "),
                     records: dataset.records, logHead: dataset.logHead, keptEntries: max(dataset.logHead - dataset.compactedThrough, 0),
                     compactedThrough: dataset.compactedThrough, stored: bytes(dataset.storedBytes),
-                    schemaVersions: versions.isEmpty ? "—" : versions.map { String($0.version) }.joined(separator: ", ")))
+                    schemaVersions: versions.isEmpty ? "—" : versions.map { String($0.version) }.joined(separator: ", "), clients: activity.clients.count))
         }
         let limits = ServerUser(id: 0, name: "").quota.limits(dependencies.configuration)
         var users: [UserRow] = []
@@ -79,18 +123,59 @@ struct DashboardPage {
                     tokens: summary.tokens, stored: bytes(try await storage.storedBytes(owner: summary.user.id)),
                     limit: "\(bytes(quota.bytes)), \(quota.datasets) datasets" + (quota == limits ? " (default)" : "")))
         }
+        let minutes = dependencies.activity.requestMinutes()
+        let (answered, refused, failed) = minutes.reduce((0, 0, 0)) { ($0.0 + $1.requests, $0.1 + $1.refused, $0.2 + $1.failed) }
+        let requestsChart = ActivityChart(
+            title: "Requests this node answered, last hour",
+            series: [
+                .init(name: "answers", color: "#36c", values: minutes.map(\.requests)),
+                .init(name: "4xx", color: "#c80", values: minutes.map(\.refused)),
+                .init(name: "5xx", color: "#c00", values: minutes.map(\.failed)),
+            ])
         return DashboardPage(
             operatorName: user.name, formToken: formToken, generatedAt: Date(timeIntervalSince1970: Double(now) / 1000).formatted(.iso8601),
-            uptime: duration(now - startedAt), storage: storageKind(storage), userCount: users.count, datasetCount: overviews.count,
+            uptime: duration(now - startedAt), storage: storageKind(storage), node: node,
+            requests: "\(answered) answers, \(refused) refused (4xx), \(failed) failed (5xx)", requestsChart: requestsChart.svg, userCount: users.count, datasetCount: overviews.count,
             storedBytes: bytes(overviews.reduce(0) { $0 + $1.storedBytes }), datasets: rows, moreDatasets: overviews.count > rows.count ? overviews.count - rows.count : nil,
-            users: users)
+            users: users, activity: sections)
     }
+
+    /// A dataset's clients, the versions they pushed with, its recent events and its chart.
+    static func section(_ dataset: DatasetOverview, _ activity: ClientActivity.DatasetActivity, now: Int64) -> ActivitySection {
+        func ago(_ at: Int64?) -> String { at.map { duration(now - $0) + " ago" } ?? "—" }
+        let clients = activity.clients.map { client in
+            ClientRow(
+                id: client.id, user: client.user, lastPush: ago(client.lastPush), lastPull: ago(client.lastPull),
+                behind: client.position.map { String(max(dataset.logHead - $0, 0)) } ?? "—", pending: client.pending.map(String.init) ?? "—",
+                schemaVersion: client.schemaVersion.map(String.init) ?? "—")
+        }
+        var perVersion: [Int: Int] = [:]
+        for client in activity.clients { if let version = client.schemaVersion { perVersion[version, default: 0] += 1 } }
+        let versions = perVersion.sorted { $0.key > $1.key }.map { "v\($0.key): \($0.value) client\($0.value == 1 ? "" : "s")" }
+        let chart = ActivityChart(
+            title: "Pushes and pulls of \(dataset.owner)/\(dataset.name), last hour",
+            series: [
+                .init(name: "pushes", color: "#0a7", values: activity.minutes.map(\.pushes)),
+                .init(name: "pulls", color: "#36c", values: activity.minutes.map(\.pulls)),
+            ])
+        return ActivitySection(
+            owner: dataset.owner, name: dataset.name, clients: clients, clientVersions: versions.isEmpty ? "—" : versions.joined(separator: ", "),
+            events: activity.events.map { EventRow(at: ago($0.at), kind: $0.kind.rawValue, client: $0.client ?? "—", user: $0.user, text: $0.text) },
+            chart: chart.svg)
+    }
+
+    /// This node: `host (pid 123)`.
+    static let node: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&buffer, buffer.count - 1) == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+        return "\(host) (pid \(ProcessInfo.processInfo.processIdentifier))"
+    }()
 
     static func storageKind(_ storage: any ServerStorage) -> String {
         switch storage {
         case is SQLiteServerStorage: "SQLite (one node)"
         case is MemoryServerStorage: "in memory (tests)"
-        default: "PostgreSQL"
+        default: "PostgreSQL (any number of nodes; this page shows the clients and requests of the node that answered it)"
         }
     }
 

@@ -11,7 +11,9 @@ enum DashboardTemplates {
         dl { display: grid; grid-template-columns: max-content auto; gap: .2rem 1rem; } dt { color: #666; }
         .bar { display: flex; justify-content: space-between; align-items: baseline; }
         .note { color: #666; } .error { color: #b00020; }
-        form.inline { display: inline; }
+        form.inline { display: inline; } caption { text-align: left; font-weight: 600; padding: .6rem 0 .3rem; }
+        section.activity { margin-top: 1.5rem; } svg.chart { display: block; margin: .5rem 0; background: #fff; }
+        code { font-size: 12px; }
         </style>
         """
 
@@ -26,18 +28,34 @@ enum DashboardTemplates {
         <form class="inline" method="post" action="/admin/sign-out"><input type="hidden" name="form" value="{{formToken}}"><button>Sign out</button></form>{{/formToken}}</div></div>
         <dl id="server">
         <dt>Storage</dt><dd>{{storage}}</dd>
+        <dt>Node</dt><dd>{{node}}</dd>
         <dt>Up for</dt><dd>{{uptime}}</dd>
+        <dt>Requests</dt><dd>{{requests}} (last hour){{{requestsChart}}}</dd>
         <dt>Users</dt><dd>{{userCount}}</dd>
         <dt>Datasets</dt><dd>{{datasetCount}}</dd>
         <dt>Stored</dt><dd>{{storedBytes}}</dd>
         <dt>As of</dt><dd>{{generatedAt}}</dd>
         </dl>
         <h2>Datasets</h2>
-        <table id="datasets"><thead><tr><th>Dataset</th><th>Members</th><th>Records</th><th>Log head</th><th>Entries kept</th><th>Compacted through</th><th>Stored</th><th>Schema versions</th></tr></thead><tbody>
-        {{#datasets}}<tr><td>{{owner}}/{{name}}</td><td>{{members}}</td><td class="n">{{records}}</td><td class="n">{{logHead}}</td><td class="n">{{keptEntries}}</td><td class="n">{{compactedThrough}}</td><td class="n">{{stored}}</td><td>{{schemaVersions}}</td></tr>
-        {{/datasets}}{{^datasets}}<tr><td colspan="8" class="note">No datasets yet.</td></tr>{{/datasets}}
+        <table id="datasets"><thead><tr><th>Dataset</th><th>Members</th><th>Records</th><th>Log head</th><th>Entries kept</th><th>Compacted through</th><th>Stored</th><th>Schema versions</th><th>Clients</th></tr></thead><tbody>
+        {{#datasets}}<tr><td>{{owner}}/{{name}}</td><td>{{members}}</td><td class="n">{{records}}</td><td class="n">{{logHead}}</td><td class="n">{{keptEntries}}</td><td class="n">{{compactedThrough}}</td><td class="n">{{stored}}</td><td>{{schemaVersions}}</td><td class="n">{{clients}}</td></tr>
+        {{/datasets}}{{^datasets}}<tr><td colspan="9" class="note">No datasets yet.</td></tr>{{/datasets}}
         </tbody></table>
         {{#moreDatasets}}<p class="note">And {{moreDatasets}} more (the first 200 are shown).</p>{{/moreDatasets}}
+        <h2>Sync activity</h2>
+        <p class="note">Clients that pushed or pulled through this node in the last 7 days (kept in memory: a restart starts afresh). Behind: log entries after the client's cursor as of its last pull; pending: its local changes not on the server, as it said on that pull; both what <code>tandem status --server</code> shows on the client.</p>
+        {{#activity}}<section class="activity"><h3>{{owner}}/{{name}}</h3>
+        {{{chart}}}
+        <p>Schema versions clients pushed with: {{clientVersions}}</p>
+        <table class="clients"><thead><tr><th>Client</th><th>User</th><th>Last push</th><th>Last pull</th><th>Behind</th><th>Pending</th><th>Schema version</th></tr></thead><tbody>
+        {{#clients}}<tr><td><code>{{id}}</code></td><td>{{user}}</td><td>{{lastPush}}</td><td>{{lastPull}}</td><td class="n">{{behind}}</td><td class="n">{{pending}}</td><td class="n">{{schemaVersion}}</td></tr>
+        {{/clients}}{{^clients}}<tr><td colspan="7" class="note">No client sent its id (Tandem-Client).</td></tr>{{/clients}}
+        </tbody></table>
+        <table class="events"><caption>Recent conflicts and refused changes</caption><thead><tr><th>When</th><th>What</th><th>Client</th><th>User</th><th>Details</th></tr></thead><tbody>
+        {{#events}}<tr><td>{{at}}</td><td>{{kind}}</td><td><code>{{client}}</code></td><td>{{user}}</td><td>{{text}}</td></tr>
+        {{/events}}{{^events}}<tr><td colspan="5" class="note">No conflicts or refused changes recently.</td></tr>{{/events}}
+        </tbody></table></section>
+        {{/activity}}{{^activity}}<p class="note">No sync traffic through this node since it started.</p>{{/activity}}
         <h2>Users and quotas</h2>
         <table id="users"><thead><tr><th>User</th><th>Role</th><th>Owns</th><th>Shared with</th><th>Live tokens</th><th>Stored</th><th>Limit</th></tr></thead><tbody>
         {{#users}}<tr><td>{{name}}</td><td>{{role}}</td><td class="n">{{datasets}}</td><td class="n">{{shared}}</td><td class="n">{{tokens}}</td><td class="n">{{stored}}</td><td>{{limit}}</td></tr>

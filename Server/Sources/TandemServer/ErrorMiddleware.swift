@@ -17,7 +17,7 @@ struct ErrorMiddleware: RouterMiddleware {
             switch parts[3] {
             case "schema": return "GET, PUT"
             case "push": return "POST"
-            case "pull", "snapshot": return "GET"
+            case "pull", "snapshot", "lag": return "GET"
             case "members": return "GET"
             default: return nil
             }

@@ -22,6 +22,7 @@ extension Routes {
     ///   first page (start again without `after`).
     func snapshot(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let dataset = try await dataset(context)
+        let client = try ClientHeaders(request.headers)
         let query = request.uri.queryParameters
         let scope = storage.cursorScope(of: dataset.id)
         var position: Int64
@@ -75,6 +76,9 @@ extension Routes {
         }
         json.pullResponseTail(hasMore: hasMore, nextCursor: next, serverTime: dependencies.now())
         dependencies.metrics.changesPulled.increment(by: count)
+        // The client's cursor is P once it has the last page.
+        dependencies.activity.pulled(
+            dataset: dataset.id, client: client, user: try context.requireUser().name, position: hasMore ? nil : position, changes: count)
         return Self.json(ByteBuffer(bytes: json.bytes))
     }
 

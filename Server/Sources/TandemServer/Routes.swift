@@ -104,11 +104,20 @@ struct Routes: Sendable {
         guard context.scope.allows(dataset: id) else {
             throw APIError(.forbidden, "token_scope", "this token is limited to other datasets; use a token made for '\(reference)' (tandem-server tokens create --dataset)")
         }
-        guard role.allows(needed) else {
-            throw APIError(.forbidden, "role_too_low", "your role in '\(reference)' is \(role.rawValue); this needs \(needed.rawValue) (an admin of the dataset changes roles)")
+        let access = DatasetAccess(reference: reference, id: id, owner: owner, role: role)
+        try require(needed, of: access, context)
+        return access
+    }
+
+    /// 403 `role_too_low` unless the caller's role in the dataset allows `needed`, and
+    /// `read_only_token` for a read-only token where more than reading is needed.
+    func require(_ needed: DatasetRole, of access: DatasetAccess, _ context: TandemRequestContext) throws {
+        guard access.role.allows(needed) else {
+            throw APIError(
+                .forbidden, "role_too_low",
+                "your role in '\(access.reference)' is \(access.role.rawValue); this needs \(needed.rawValue) (an admin of the dataset changes roles)")
         }
         if needed > .reader { try requireWritableToken(context) }
-        return DatasetAccess(reference: reference, id: id, owner: owner, role: role)
     }
 
     /// A path parameter, percent-decoded (a client may send `ann%7Etodos` for `ann~todos`).
@@ -156,7 +165,7 @@ struct Routes: Sendable {
             ServerCapabilities(
                 maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
                 maxBodyBytes: configuration.maxBodyBytes,
-                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete", "snapshot"],
+                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete", "snapshot", "client-activity"],
                 maxPullWaitSeconds: Int(configuration.maxPullWait.components.seconds)))
     }
 
@@ -217,7 +226,25 @@ struct Routes: Sendable {
 
     func push(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let started = ContinuousClock.now
-        let dataset = try await dataset(context, needs: .writer)
+        // The dataset as a reader may reach it: a push its role or token refuses is one of
+        // the dashboard's refused changes too.
+        let dataset = try await dataset(context)
+        let client = try ClientHeaders(request.headers)
+        let userName = try context.requireUser().name
+        do {
+            try require(.writer, of: dataset, context)
+            return try await push(request, context, dataset: dataset, client: client, started: started)
+        } catch let error as APIError where (400..<500).contains(error.status.code) {
+            // A refused push, for the dashboard's recent events.
+            dependencies.activity.event(
+                dataset: dataset.id, client: client, user: userName, kind: .refused, text: "\(error.body.error.code): \(error.body.error.message)")
+            throw error
+        }
+    }
+
+    private func push(
+        _ request: Request, _ context: TandemRequestContext, dataset: DatasetAccess, client: ClientHeaders?, started: ContinuousClock.Instant
+    ) async throws -> Response {
         guard let sentKey = request.headers[HTTPField.Name("Idempotency-Key")!], (1...200).contains(sentKey.count) else {
             throw APIError.badRequest("missing_idempotency_key", "a push needs an Idempotency-Key header (1–200 characters) that stays the same on retry")
         }
@@ -274,12 +301,13 @@ struct Routes: Sendable {
             bytes: canonical.bytes,
             spans: zip(spans, unchanged).map { (span: WireJSON.ChangeSpan, same: Bool) -> WireJSON.ChangeSpan? in same ? span : nil })
         let plan = PushPlan(schema: schema, datasetName: dataset.name)
-        let counts = NIOLockedValueBox((applied: 0, lost: 0))
+        let counts = NIOLockedValueBox((applied: 0, lost: 0, lostText: ""))
         // A dataset's bytes count against its owner's quota, whoever pushes.
         let byteLimit = dataset.owner.quota.limits(configuration).bytes
         let job = PushJob(reads: plan.reads(for: changes), changes: changes.count, byteLimit: byteLimit) { workspace in
             let result = try processor.apply(changes, stamps: stamps, plan: plan, canonical: text, outcomes: push.outcomes, to: &workspace)
-            counts.withLockedValue { $0 = (result.applied, result.lost) }
+            let lostText = result.lost > 0 ? Self.describeLost(result.response, changes: changes) : ""
+            counts.withLockedValue { $0 = (result.applied, result.lost, lostText) }
             return WireJSON.data { $0.append(result.response) }
         }
         let stored: StoredPush
@@ -297,12 +325,30 @@ struct Routes: Sendable {
         if stored.replayed {
             metrics.pushReplays.increment()
         } else {
-            let (applied, lost) = counts.withLockedValue { $0 }
+            let (applied, lost, lostText) = counts.withLockedValue { $0 }
             metrics.changesApplied.increment(by: applied)
             metrics.valuesLost.increment(by: lost)
+            let user = try context.requireUser().name
+            dependencies.activity.pushed(dataset: dataset.id, client: client, user: user, schemaVersion: push.schemaVersion, changes: push.changes.count)
+            if lost > 0 { dependencies.activity.event(dataset: dataset.id, client: client, user: user, kind: .conflict, text: lostText) }
         }
         metrics.pushDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(stored.response)
+    }
+
+    /// "2 values lost: Todo/… title (to a newer value), …": the first three of a push's lost
+    /// values, for the dashboard's recent events.
+    static func describeLost(_ response: PushResponse, changes: [WireChange]) -> String {
+        var total = 0
+        var named: [String] = []
+        for (index, outcome) in response.indexedOutcomes(count: changes.count) ?? [] where !outcome.lost.isEmpty {
+            total += outcome.lost.count
+            let record = changes[index].record.split(separator: "/").suffix(2).joined(separator: "/")
+            for value in outcome.lost where named.count < 3 {
+                named.append("\(record) \(value.attribute) (\(value.toDelete ? "to a delete" : "to a newer value"))")
+            }
+        }
+        return "\(total) value\(total == 1 ? "" : "s") lost: " + named.joined(separator: ", ") + (total > named.count ? ", …" : "")
     }
 
     /// The `wait` of a pull, cut to the configured maximum (zero without one): decimal
@@ -414,9 +460,37 @@ struct Routes: Sendable {
         )
     }
 
+    /// `GET …/lag?after=CURSOR`: how many log entries follow the cursor (all of them without
+    /// one). A client's `tandem status --server` shows it; the dashboard counts the same from
+    /// the client's last pull.
+    ///
+    /// - Throws: 400 `invalid_cursor`, 409 as for a pull's cursor (another dataset or epoch,
+    ///   or past the head).
+    func lag(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
+        let dataset = try await dataset(context)
+        let scope = storage.cursorScope(of: dataset.id)
+        var after: Int64 = 0
+        if let cursor = request.uri.queryParameters["after"], !cursor.isEmpty {
+            guard let decoded = Cursor(String(cursor)) else {
+                throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass the store's cursor (tandem status shows it), or nothing")
+            }
+            try await check(decoded, of: dataset)
+            after = decoded.position
+        }
+        let head = try await storage.logHead(dataset: dataset.id)
+        guard after <= head else {
+            throw APIError(
+                .conflict, "cursor_ahead",
+                "the cursor is at position \(after), past the end of this dataset's log (\(head)): the server's data was replaced or restored from an older copy since this client last synced (tandem sync resyncs by itself)"
+            )
+        }
+        return try Self.json(DatasetLag(behind: head - after, head: head == 0 ? "" : Cursor(scope, position: head).text, serverTime: dependencies.now()))
+    }
+
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let started = ContinuousClock.now
         let dataset = try await dataset(context)
+        let client = try ClientHeaders(request.headers)
         let query = request.uri.queryParameters
         let scope = storage.cursorScope(of: dataset.id)
         var after: Int64 = 0
@@ -464,6 +538,7 @@ struct Routes: Sendable {
         let position = page.lastPosition ?? after
         let next = position == 0 && (query["after"] ?? "").isEmpty ? "" : Cursor(scope, position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
+        dependencies.activity.pulled(dataset: dataset.id, client: client, user: try context.requireUser().name, position: position, changes: page.count)
         let serverTime = dependencies.now()
         // The entries as logged (their stamps as pushed), copied once, into the answer.
         var tail = WireJSON()

@@ -72,6 +72,7 @@ public struct ServerMetrics: Sendable {
 /// Counts every answer, errors by their code.
 struct ResponseMetricsMiddleware: RouterMiddleware {
     let metrics: ServerMetrics
+    let activity: ClientActivity
 
     func handle(
         _ request: Request, context: TandemRequestContext,
@@ -80,9 +81,17 @@ struct ResponseMetricsMiddleware: RouterMiddleware {
         do {
             let response = try await next(request, context)
             metrics.recordResponse(status: response.status.code, code: nil)
+            activity.answered(status: response.status.code)
             return response
         } catch let error as APIError {
             metrics.recordResponse(status: error.status.code, code: error.body.error.code)
+            activity.answered(status: error.status.code)
+            throw error
+        } catch let error as any HTTPResponseError {
+            activity.answered(status: error.status.code)
+            throw error
+        } catch {
+            activity.answered(status: 500)
             throw error
         }
     }

@@ -59,7 +59,7 @@ struct AccessMatrixTests {
         case ("GET", "/v1/capabilities"), ("GET", "/v1/datasets"): .token
         case ("PUT", "/v1/datasets/{dataset}"): .role(.reader, mutates: false)
         case ("DELETE", "/v1/datasets/{dataset}"): .owner
-        case ("GET", "/v1/datasets/{dataset}/schema"), ("GET", "/v1/datasets/{dataset}/pull"), ("GET", "/v1/datasets/{dataset}/snapshot"),
+        case ("GET", "/v1/datasets/{dataset}/schema"), ("GET", "/v1/datasets/{dataset}/pull"), ("GET", "/v1/datasets/{dataset}/snapshot"), ("GET", "/v1/datasets/{dataset}/lag"),
             ("GET", "/v1/datasets/{dataset}/members"):
             .role(.reader, mutates: false)
         case ("PUT", "/v1/datasets/{dataset}/schema"), ("POST", "/v1/datasets/{dataset}/push"): .role(.writer, mutates: true)

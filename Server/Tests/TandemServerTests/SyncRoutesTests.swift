@@ -26,7 +26,8 @@ struct SyncRoutesTests {
                 capabilities
                     == ServerCapabilities(
                         protocolVersion: 1, maxChangesPerPush: 123, maxPageSize: 456, maxBodyBytes: 1 << 20,
-                        maxClockSkewMilliseconds: 9_000, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete", "snapshot"], maxPullWaitSeconds: 30))
+                        maxClockSkewMilliseconds: 9_000, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete", "snapshot", "client-activity"],
+                        maxPullWaitSeconds: 30))
             #expect(try await client.send(.get, "/v1/capabilities", token: nil).status == .unauthorized)
         }
     }
