@@ -138,6 +138,8 @@ struct StatusCommand: AsyncParsableCommand {
             }
             if reachable == true {
                 (behind, behindUnknown) = await lag(container)
+            } else {
+                behindUnknown = "the server does not answer at \(url)"
             }
         }
         let lastSync = status.lastSync.map { Date(timeIntervalSince1970: Double($0) / 1000).ISO8601Format() }
@@ -160,7 +162,9 @@ struct StatusCommand: AsyncParsableCommand {
             print("kept:        \(status.keptForNewerSchema) value(s) of a newer schema, shown once this store migrates to it")
         }
         if let offset = status.clockOffset {
-            print("clock:       " + (abs(offset) < 1000 ? "agrees with the server's" : "\(ClockText.offset(offset)) the server's (edits are stamped with the server's time)"))
+            print(
+                "clock:       " + (abs(offset) < 1000 ? "agreed with the server's" : "was \(ClockText.offset(offset)) the server's (edits are stamped with the server's time)")
+                    + " at the last sync")
         }
         if let reachable { print("server:      \(reachable ? "reachable" : "NOT reachable")") }
         if let behind { print("behind:      \(behind) log entr\(behind == 1 ? "y" : "ies") on the server after the cursor" + (behind > 0 ? " (tandem sync pulls them)" : "")) }

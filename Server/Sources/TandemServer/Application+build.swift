@@ -94,7 +94,8 @@ public func buildRouter(_ dependencies: ServerDependencies) -> Router<TandemRequ
         limiter: RateLimiter(rate: dependencies.configuration.requestsPerSecond, burst: dependencies.configuration.burst),
         now: dependencies.now, jwt: dependencies.jwt)
     AdminRoutes(dependencies: dependencies, authenticator: authenticator).register(on: router)
-    let v1 = router.group("v1").add(middleware: authenticator)
+    // Tandem-Client and Tandem-Pending are checked on every /v1 request (400 invalid_client).
+    let v1 = router.group("v1").add(middleware: authenticator).add(middleware: ClientHeadersMiddleware())
     v1.get("capabilities") { _, _ in try routes.capabilities() }
     v1.get("datasets") { _, context in try await routes.listDatasets(context) }
     v1.put("datasets/:dataset") { _, context in try await routes.createDataset(context) }

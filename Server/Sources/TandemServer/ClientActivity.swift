@@ -6,25 +6,28 @@ import NIOConcurrencyHelpers
 /// hour, and the node's requests and errors per minute.
 ///
 /// Kept in memory by this node, off the storage's path: each request adds to it under one
-/// lock (a few dictionary updates), and every part is bounded: ``maxClients`` clients per
-/// dataset (the least recently seen go first), ``maxDatasets`` datasets (the least recently
-/// active go), ``maxEvents`` events per dataset, ``minutes`` one-minute buckets; a client not
-/// seen for ``clientRetention`` is left out. A restart starts it empty; on PostgreSQL each
-/// node shows what it served.
+/// lock (a few dictionary updates), and every part is bounded so that no tenant's traffic
+/// pushes out what is kept of another's: a client is one user's id in one dataset, at most
+/// ``maxClientsPerUser`` per user and ``maxClients`` per dataset (the least recently seen go
+/// first: the user's own when they hold their share); at most ``maxDatasetsPerOwner`` datasets
+/// per owner and ``maxDatasets`` in all (the quietest go: the owner's own when they hold their
+/// share); ``maxEvents`` conflicts and as many refusals per dataset, kept apart; ``minutes``
+/// one-minute buckets. A client not seen for ``clientRetention`` is left out. A restart starts
+/// it empty; on PostgreSQL each node shows what it served.
 ///
 /// ```swift
 /// let activity = ClientActivity(now: { Int64(Date().timeIntervalSince1970 * 1000) })
-/// activity.pulled(dataset: 1, client: ClientHeaders(id: "3f2a", pending: 0), user: "ann", position: 42, changes: 10)
+/// activity.pulled(dataset: 1, owner: 1, client: ClientHeaders(id: "3f2a", pending: 0), user: "ann", position: 42, changes: 10)
 /// print(activity.dataset(1).clients.first?.position)   // 42
 /// ```
 public final class ClientActivity: Sendable {
-    /// One client of a dataset, as it last reached this node.
+    /// One client of a dataset (one user's id), as it last reached this node.
     public struct Client: Sendable, Hashable {
         /// The id it sends (`Tandem-Client`; the sync engine sends its store's clock node).
         public var id: String
-        /// The user whose token it used last.
+        /// The user whose token it used: another user sending the same id is another client.
         public var user: String
-        /// Milliseconds since 1970 of its last push, pull, snapshot page or other call.
+        /// Milliseconds since 1970 of its last push, pull or snapshot page.
         public var lastSeen: Int64
         public var lastPush: Int64?
         public var lastPull: Int64?
@@ -37,7 +40,7 @@ public final class ClientActivity: Sendable {
         public var pending: Int?
     }
 
-    /// A conflict (values that lost) or a refused change, as a push met it.
+    /// A conflict (pushed values that lost on the server) or a refused push.
     public struct Event: Sendable, Hashable {
         public enum Kind: String, Sendable, Hashable { case conflict, refused }
         public var at: Int64
@@ -69,26 +72,38 @@ public final class ClientActivity: Sendable {
     /// One dataset's activity, newest first.
     public struct DatasetActivity: Sendable, Hashable {
         public var clients: [Client] = []
+        /// Conflicts and refusals together, newest first.
         public var events: [Event] = []
         /// The last ``minutes`` minutes, oldest first, every minute present (zero when quiet).
         public var minutes: [Minute] = []
     }
 
     public static let maxClients = 100
+    public static let maxClientsPerUser = 20
     public static let maxDatasets = 1_000
-    public static let maxEvents = 20
+    public static let maxDatasetsPerOwner = 100
+    /// Per kind: this many conflicts and this many refusals.
+    public static let maxEvents = 10
     public static let minutes = 60
     public static let clientRetention: Int64 = 7 * 24 * 3600 * 1000
 
+    private struct ClientKey: Hashable {
+        var user: String
+        var id: String
+    }
+
     private struct Recorded {
-        var clients: [String: Client] = [:]
-        var events: [Event] = []
+        var owner: Int64
+        var clients: [ClientKey: Client] = [:]
+        var conflicts: [Event] = []
+        var refusals: [Event] = []
         var minutes: [Minute] = []
         var lastActive: Int64 = 0
     }
 
     private struct State {
         var datasets: [Int64: Recorded] = [:]
+        var datasetsPerOwner: [Int64: Int] = [:]
         var requests: [RequestMinute] = []
     }
 
@@ -100,11 +115,12 @@ public final class ClientActivity: Sendable {
     }
 
     /// A push of `changes` changes with `schemaVersion`, applied.
-    public func pushed(dataset: Int64, client: ClientHeaders?, user: String, schemaVersion: Int, changes: Int) {
+    public func pushed(dataset: Int64, owner: Int64, client: ClientHeaders?, user: String, schemaVersion: Int, changes: Int) {
         let at = now()
-        record(dataset, at: at) { recorded in
+        record(dataset, owner: owner, at: at) { recorded in
             Self.add(&recorded.minutes, at: at) {
-                $0.pushes += 1; $0.changesPushed += changes
+                $0.pushes += 1
+                $0.changesPushed += changes
             }
             Self.touch(&recorded.clients, client, user: user, at: at) { seen in
                 seen.lastPush = at
@@ -115,11 +131,12 @@ public final class ClientActivity: Sendable {
 
     /// A pull (or a snapshot page) answering `changes` entries; `position` is the cursor it
     /// handed out, `nil` for a snapshot page that is not the last.
-    public func pulled(dataset: Int64, client: ClientHeaders?, user: String, position: Int64?, changes: Int) {
+    public func pulled(dataset: Int64, owner: Int64, client: ClientHeaders?, user: String, position: Int64?, changes: Int) {
         let at = now()
-        record(dataset, at: at) { recorded in
+        record(dataset, owner: owner, at: at) { recorded in
             Self.add(&recorded.minutes, at: at) {
-                $0.pulls += 1; $0.changesPulled += changes
+                $0.pulls += 1
+                $0.changesPulled += changes
             }
             Self.touch(&recorded.clients, client, user: user, at: at) { seen in
                 seen.lastPull = at
@@ -130,11 +147,14 @@ public final class ClientActivity: Sendable {
     }
 
     /// A push whose values lost (`text` says which), or a push refused (`kind` `.refused`).
-    public func event(dataset: Int64, client: ClientHeaders?, user: String, kind: Event.Kind, text: String) {
+    public func event(dataset: Int64, owner: Int64, client: ClientHeaders?, user: String, kind: Event.Kind, text: String) {
         let at = now()
-        record(dataset, at: at) { recorded in
-            recorded.events.insert(Event(at: at, kind: kind, client: client?.id, user: user, text: String(text.prefix(300))), at: 0)
-            if recorded.events.count > Self.maxEvents { recorded.events.removeLast() }
+        let event = Event(at: at, kind: kind, client: client?.id, user: user, text: String(text.prefix(300)))
+        record(dataset, owner: owner, at: at) { recorded in
+            switch kind {
+            case .conflict: Self.push(event, onto: &recorded.conflicts)
+            case .refused: Self.push(event, onto: &recorded.refusals)
+            }
         }
     }
 
@@ -156,11 +176,29 @@ public final class ClientActivity: Sendable {
     /// ``clientRetention`` left out), events newest first, the last hour minute by minute.
     public func dataset(_ dataset: Int64) -> DatasetActivity {
         let at = now()
-        let recorded = state.withLockedValue { $0.datasets[dataset] } ?? Recorded()
+        guard let recorded = state.withLockedValue({ $0.datasets[dataset] }) else {
+            return DatasetActivity(minutes: Self.hour(ending: at / 60_000, [], empty: { Minute(minute: $0) }))
+        }
         return DatasetActivity(
-            clients: recorded.clients.values.filter { at - $0.lastSeen <= Self.clientRetention }.sorted { ($0.lastSeen, $0.id) > ($1.lastSeen, $1.id) },
-            events: recorded.events,
+            clients: recorded.clients.values.filter { at - $0.lastSeen <= Self.clientRetention }.sorted {
+                ($0.lastSeen, $0.user, $0.id) > ($1.lastSeen, $1.user, $1.id)
+            },
+            events: (recorded.conflicts + recorded.refusals).sorted { $0.at > $1.at },
             minutes: Self.hour(ending: at / 60_000, recorded.minutes.map { ($0.minute, $0) }, empty: { Minute(minute: $0) }))
+    }
+
+    /// The datasets with activity, the most recently active first, at most `limit`.
+    public func activeDatasets(limit: Int) -> [Int64] {
+        let active = state.withLockedValue { state in state.datasets.map { ($0.key, $0.value.lastActive) } }
+        return active.sorted { ($0.1, $0.0) > ($1.1, $1.0) }.prefix(limit).map(\.0)
+    }
+
+    /// The clients seen of each dataset with activity (those within ``clientRetention``).
+    public func clientCounts() -> [Int64: Int] {
+        let at = now()
+        return state.withLockedValue { state in
+            state.datasets.mapValues { recorded in recorded.clients.values.reduce(0) { $0 + (at - $1.lastSeen <= Self.clientRetention ? 1 : 0) } }
+        }
     }
 
     /// This node's answers over the last hour, minute by minute, oldest first.
@@ -171,28 +209,49 @@ public final class ClientActivity: Sendable {
 
     // MARK: Recording
 
-    private func record(_ dataset: Int64, at: Int64, _ change: (inout Recorded) -> Void) {
+    private func record(_ dataset: Int64, owner: Int64, at: Int64, _ change: (inout Recorded) -> Void) {
         state.withLockedValue { state in
-            if state.datasets[dataset] == nil, state.datasets.count >= Self.maxDatasets,
-                let quietest = state.datasets.min(by: { $0.value.lastActive < $1.value.lastActive })?.key
-            {
-                state.datasets[quietest] = nil
+            if state.datasets[dataset] == nil {
+                // Room for it: the owner's quietest when the owner holds their share, else the
+                // quietest of all.
+                let ownersFull = state.datasetsPerOwner[owner, default: 0] >= Self.maxDatasetsPerOwner
+                if ownersFull || state.datasets.count >= Self.maxDatasets,
+                    let quietest = state.datasets.filter({ !ownersFull || $0.value.owner == owner }).min(by: { $0.value.lastActive < $1.value.lastActive })
+                {
+                    state.datasets[quietest.key] = nil
+                    state.datasetsPerOwner[quietest.value.owner, default: 1] -= 1
+                    if state.datasetsPerOwner[quietest.value.owner] == 0 { state.datasetsPerOwner[quietest.value.owner] = nil }
+                }
+                state.datasets[dataset] = Recorded(owner: owner)
+                state.datasetsPerOwner[owner, default: 0] += 1
             }
-            change(&state.datasets[dataset, default: Recorded()])
-            state.datasets[dataset]?.lastActive = at
+            change(&state.datasets[dataset]!)
+            state.datasets[dataset]!.lastActive = at
         }
     }
 
-    private static func touch(_ clients: inout [String: Client], _ headers: ClientHeaders?, user: String, at: Int64, _ change: (inout Client) -> Void) {
+    private static func touch(_ clients: inout [ClientKey: Client], _ headers: ClientHeaders?, user: String, at: Int64, _ change: (inout Client) -> Void) {
         guard let headers else { return }
-        if clients[headers.id] == nil, clients.count >= maxClients, let oldest = clients.values.min(by: { $0.lastSeen < $1.lastSeen }) {
-            clients[oldest.id] = nil
+        let key = ClientKey(user: user, id: headers.id)
+        if clients[key] == nil {
+            // Room for it: the user's least recently seen when they hold their share, else
+            // the least recently seen of all.
+            let usersFull = clients.keys.reduce(0) { $0 + ($1.user == user ? 1 : 0) } >= maxClientsPerUser
+            if usersFull || clients.count >= maxClients,
+                let oldest = clients.filter({ !usersFull || $0.key.user == user }).min(by: { $0.value.lastSeen < $1.value.lastSeen })
+            {
+                clients[oldest.key] = nil
+            }
         }
-        var client = clients[headers.id] ?? Client(id: headers.id, user: user, lastSeen: at)
-        client.user = user
+        var client = clients[key] ?? Client(id: headers.id, user: user, lastSeen: at)
         client.lastSeen = at
         change(&client)
-        clients[headers.id] = client
+        clients[key] = client
+    }
+
+    private static func push(_ event: Event, onto events: inout [Event]) {
+        events.insert(event, at: 0)
+        if events.count > maxEvents { events.removeLast() }
     }
 
     private static func add(_ minutes: inout [Minute], at: Int64, _ change: (inout Minute) -> Void) {

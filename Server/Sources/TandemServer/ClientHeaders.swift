@@ -37,7 +37,7 @@ public struct ClientHeaders: Sendable, Hashable {
         }
         self.id = id
         if let text = fields[Self.pendingName] {
-            guard let count = Int(text), count >= 0 else {
+            guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let count = Int(text) else {
                 throw APIError.badRequest("invalid_client", "Tandem-Pending must be a whole number of local changes, 0 or more")
             }
             pending = count

@@ -31,6 +31,8 @@ struct DashboardPage {
         var clients: [ClientRow]
         /// "v2: 3 clients, v1: 1 client": the schema versions clients last pushed with.
         var clientVersions: String
+        /// Clients left out (the section lists the ``shownClients`` most recently seen).
+        var moreClients: Int?
         var events: [EventRow]
         var chart: String
     }
@@ -88,6 +90,10 @@ struct DashboardPage {
 
     /// The most datasets one page lists (each costs two reads).
     static let shownDatasets = 200
+    /// The most datasets with sync activity the page shows (the most recently active), and
+    /// the most clients it lists of each (the most recently seen).
+    static let shownActivity = 50
+    static let shownClients = 20
 
     /// Gathers the page's figures.
     ///
@@ -97,21 +103,23 @@ struct DashboardPage {
         let now = dependencies.now()
         let overviews = try await storage.datasetOverviews()
         var rows: [DatasetRow] = []
-        var sections: [ActivitySection] = []
+        let clientCounts = dependencies.activity.clientCounts()
         for dataset in overviews.prefix(shownDatasets) {
             let members = try await storage.members(dataset: dataset.id)
             let versions = try await storage.schemaHistory(dataset: dataset.id)
-            let activity = dependencies.activity.dataset(dataset.id)
-            if !activity.clients.isEmpty || !activity.events.isEmpty || activity.minutes.contains(where: { $0.pushes + $0.pulls > 0 }) {
-                sections.append(section(dataset, activity, now: now))
-            }
             rows.append(
                 DatasetRow(
                     owner: dataset.owner, name: dataset.name,
                     members: members.isEmpty ? "—" : members.map { "\($0.user) (\($0.role.rawValue))" }.joined(separator: ", "),
                     records: dataset.records, logHead: dataset.logHead, keptEntries: max(dataset.logHead - dataset.compactedThrough, 0),
                     compactedThrough: dataset.compactedThrough, stored: bytes(dataset.storedBytes),
-                    schemaVersions: versions.isEmpty ? "—" : versions.map { String($0.version) }.joined(separator: ", "), clients: activity.clients.count))
+                    schemaVersions: versions.isEmpty ? "—" : versions.map { String($0.version) }.joined(separator: ", "), clients: clientCounts[dataset.id] ?? 0))
+        }
+        // The most recently active datasets, whether or not the table above lists them (a
+        // deleted one is left out).
+        let byID = Dictionary(overviews.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let sections = dependencies.activity.activeDatasets(limit: shownActivity).compactMap { id in
+            byID[id].map { section($0, dependencies.activity.dataset(id), now: now) }
         }
         let limits = ServerUser(id: 0, name: "").quota.limits(dependencies.configuration)
         var users: [UserRow] = []
@@ -143,7 +151,7 @@ struct DashboardPage {
     /// A dataset's clients, the versions they pushed with, its recent events and its chart.
     static func section(_ dataset: DatasetOverview, _ activity: ClientActivity.DatasetActivity, now: Int64) -> ActivitySection {
         func ago(_ at: Int64?) -> String { at.map { duration(now - $0) + " ago" } ?? "—" }
-        let clients = activity.clients.map { client in
+        let clients = activity.clients.prefix(shownClients).map { client in
             ClientRow(
                 id: client.id, user: client.user, lastPush: ago(client.lastPush), lastPull: ago(client.lastPull),
                 behind: client.position.map { String(max(dataset.logHead - $0, 0)) } ?? "—", pending: client.pending.map(String.init) ?? "—",
@@ -159,7 +167,8 @@ struct DashboardPage {
                 .init(name: "pulls", color: "#36c", values: activity.minutes.map(\.pulls)),
             ])
         return ActivitySection(
-            owner: dataset.owner, name: dataset.name, clients: clients, clientVersions: versions.isEmpty ? "—" : versions.joined(separator: ", "),
+            owner: dataset.owner, name: dataset.name, clients: Array(clients), clientVersions: versions.isEmpty ? "—" : versions.joined(separator: ", "),
+            moreClients: activity.clients.count > shownClients ? activity.clients.count - shownClients : nil,
             events: activity.events.map { EventRow(at: ago($0.at), kind: $0.kind.rawValue, client: $0.client ?? "—", user: $0.user, text: $0.text) },
             chart: chart.svg)
     }

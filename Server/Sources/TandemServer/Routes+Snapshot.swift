@@ -78,7 +78,7 @@ extension Routes {
         dependencies.metrics.changesPulled.increment(by: count)
         // The client's cursor is P once it has the last page.
         dependencies.activity.pulled(
-            dataset: dataset.id, client: client, user: try context.requireUser().name, position: hasMore ? nil : position, changes: count)
+            dataset: dataset.id, owner: dataset.owner.id, client: client, user: try context.requireUser().name, position: hasMore ? nil : position, changes: count)
         return Self.json(ByteBuffer(bytes: json.bytes))
     }
 

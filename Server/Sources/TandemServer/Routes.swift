@@ -237,7 +237,7 @@ struct Routes: Sendable {
         } catch let error as APIError where (400..<500).contains(error.status.code) {
             // A refused push, for the dashboard's recent events.
             dependencies.activity.event(
-                dataset: dataset.id, client: client, user: userName, kind: .refused, text: "\(error.body.error.code): \(error.body.error.message)")
+                dataset: dataset.id, owner: dataset.owner.id, client: client, user: userName, kind: .refused, text: "\(error.body.error.code): \(error.body.error.message)")
             throw error
         }
     }
@@ -329,8 +329,8 @@ struct Routes: Sendable {
             metrics.changesApplied.increment(by: applied)
             metrics.valuesLost.increment(by: lost)
             let user = try context.requireUser().name
-            dependencies.activity.pushed(dataset: dataset.id, client: client, user: user, schemaVersion: push.schemaVersion, changes: push.changes.count)
-            if lost > 0 { dependencies.activity.event(dataset: dataset.id, client: client, user: user, kind: .conflict, text: lostText) }
+            dependencies.activity.pushed(dataset: dataset.id, owner: dataset.owner.id, client: client, user: user, schemaVersion: push.schemaVersion, changes: push.changes.count)
+            if lost > 0 { dependencies.activity.event(dataset: dataset.id, owner: dataset.owner.id, client: client, user: user, kind: .conflict, text: lostText) }
         }
         metrics.pushDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(stored.response)
@@ -538,7 +538,7 @@ struct Routes: Sendable {
         let position = page.lastPosition ?? after
         let next = position == 0 && (query["after"] ?? "").isEmpty ? "" : Cursor(scope, position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
-        dependencies.activity.pulled(dataset: dataset.id, client: client, user: try context.requireUser().name, position: position, changes: page.count)
+        dependencies.activity.pulled(dataset: dataset.id, owner: dataset.owner.id, client: client, user: try context.requireUser().name, position: position, changes: page.count)
         let serverTime = dependencies.now()
         // The entries as logged (their stamps as pushed), copied once, into the answer.
         var tail = WireJSON()

@@ -18,58 +18,94 @@ struct ClientActivityTests {
 
     static func client(_ id: String, pending: Int? = nil) -> ClientHeaders { ClientHeaders(id: id, pending: pending) }
 
-    @Test func clientsAreBoundedPerDatasetAndTheLeastRecentlySeenGoFirst() {
+    @Test func aUsersClientsAreBoundedAndTheirLeastRecentlySeenGoFirst() {
         let clock = Clock()
         let activity = ClientActivity(now: clock.now)
-        for n in 0..<(ClientActivity.maxClients + 5) {
-            activity.pulled(dataset: 1, client: Self.client("c\(n)"), user: "ann", position: Int64(n), changes: 1)
+        for n in 0..<(ClientActivity.maxClientsPerUser + 5) {
+            activity.pulled(dataset: 1, owner: 1, client: Self.client("c\(n)"), user: "ann", position: Int64(n), changes: 1)
             clock.advance(1)
         }
-        // c0 comes back before the cap is passed again: it is kept, c5 (the oldest left) goes.
+        // c5 comes back: kept; the next new id pushes out c6, ann's least recently seen.
+        activity.pushed(dataset: 1, owner: 1, client: Self.client("c5"), user: "ann", schemaVersion: 2, changes: 1)
         clock.advance(1)
-        activity.pushed(dataset: 1, client: Self.client("c5"), user: "ann", schemaVersion: 2, changes: 1)
+        activity.pulled(dataset: 1, owner: 1, client: Self.client("new"), user: "ann", position: 1, changes: 1)
         let clients = activity.dataset(1).clients
-        #expect(clients.count == ClientActivity.maxClients)
-        #expect(clients.first?.id == "c5" && clients.first?.schemaVersion == 2 && clients.first?.position == 5)
-        #expect(!clients.contains { $0.id == "c0" || $0.id == "c4" })
-        #expect(clients.contains { $0.id == "c6" })
+        #expect(clients.count == ClientActivity.maxClientsPerUser)
+        #expect(clients.first?.id == "new")
+        #expect(clients.contains { $0.id == "c5" && $0.schemaVersion == 2 && $0.position == 5 })
+        #expect(!clients.contains { $0.id == "c0" || $0.id == "c4" || $0.id == "c6" })
     }
 
-    @Test func datasetsAreBoundedAndTheQuietestGoes() {
+    @Test func oneUsersMadeUpIdsPushOutNoOtherUsersClient() {
         let clock = Clock()
         let activity = ClientActivity(now: clock.now)
-        for dataset in 0..<Int64(ClientActivity.maxDatasets) {
-            activity.pulled(dataset: dataset, client: Self.client("c"), user: "ann", position: 1, changes: 0)
+        activity.pulled(dataset: 1, owner: 1, client: Self.client("phone", pending: 2), user: "bob", position: 7, changes: 1)
+        for n in 0..<500 {
             clock.advance(1)
+            activity.pulled(dataset: 1, owner: 1, client: Self.client("flood\(n)", pending: 999), user: "mallory", position: 0, changes: 0)
         }
-        activity.pulled(dataset: 0, client: Self.client("c"), user: "ann", position: 2, changes: 0)
-        activity.pulled(dataset: 99_999, client: Self.client("c"), user: "ann", position: 3, changes: 0)
-        #expect(activity.dataset(0).clients.first?.position == 2)
-        #expect(activity.dataset(99_999).clients.first?.position == 3)
-        // Dataset 1 was the quietest once 0 came back.
-        #expect(activity.dataset(1).clients.isEmpty)
-        #expect(activity.dataset(2).clients.count == 1)
+        // The same id from another user is another client: bob's row keeps bob's figures.
+        activity.pulled(dataset: 1, owner: 1, client: Self.client("phone", pending: 424_242), user: "mallory", position: 0, changes: 0)
+        let clients = activity.dataset(1).clients
+        let bobs = clients.filter { $0.user == "bob" }
+        #expect(bobs.count == 1 && bobs.first?.pending == 2 && bobs.first?.position == 7)
+        #expect(clients.filter { $0.user == "mallory" }.count == ClientActivity.maxClientsPerUser)
+        // Many users fill the dataset: then the least recently seen of all goes.
+        for user in 0..<10 {
+            for n in 0..<ClientActivity.maxClientsPerUser {
+                clock.advance(1)
+                activity.pulled(dataset: 1, owner: 1, client: Self.client("c\(n)"), user: "user\(user)", position: 0, changes: 0)
+            }
+        }
+        let full = activity.dataset(1).clients
+        #expect(full.count == ClientActivity.maxClients)
+        #expect(!full.contains { $0.user == "bob" })
     }
 
-    @Test func eventsKeepTheNewestAndCutLongTexts() {
-        let activity = ClientActivity(now: Clock().now)
+    @Test func oneOwnersDatasetsPushOutNoOtherOwnersAndAllAreBounded() {
+        let clock = Clock()
+        let activity = ClientActivity(now: clock.now)
+        activity.pulled(dataset: 99_999, owner: 2, client: Self.client("c"), user: "bob", position: 3, changes: 0)
+        for dataset in 0..<Int64(ClientActivity.maxDatasets) {
+            clock.advance(1)
+            activity.pulled(dataset: dataset, owner: 1, client: Self.client("c"), user: "ann", position: 1, changes: 0)
+        }
+        #expect(activity.dataset(99_999).clients.first?.position == 3)
+        #expect(activity.clientCounts().count == ClientActivity.maxDatasetsPerOwner + 1)
+        #expect(activity.activeDatasets(limit: 2) == [Int64(ClientActivity.maxDatasets - 1), Int64(ClientActivity.maxDatasets - 2)])
+        // Ten more owners, each with their share: the quietest of all go (owner 2's first).
+        for owner in Int64(3)..<13 {
+            for n in Int64(0)..<Int64(ClientActivity.maxDatasetsPerOwner) {
+                clock.advance(1)
+                activity.pulled(dataset: owner * 10_000 + n, owner: owner, client: Self.client("c"), user: "u", position: 1, changes: 0)
+            }
+        }
+        #expect(activity.clientCounts().count == ClientActivity.maxDatasets)
+        #expect(activity.dataset(99_999).clients.isEmpty)
+    }
+
+    @Test func refusalsPushOutNoConflictsAndLongTextsAreCut() {
+        let clock = Clock()
+        let activity = ClientActivity(now: clock.now)
+        activity.event(dataset: 1, owner: 1, client: nil, user: "ann", kind: .conflict, text: "the conflict")
         for n in 0..<30 {
-            activity.event(dataset: 1, client: nil, user: "ann", kind: n % 2 == 0 ? .conflict : .refused, text: "event \(n) " + String(repeating: "x", count: 1000))
+            clock.advance(1)
+            activity.event(dataset: 1, owner: 1, client: nil, user: "mallory", kind: .refused, text: "refusal \(n) " + String(repeating: "x", count: 1000))
         }
         let events = activity.dataset(1).events
-        #expect(events.count == ClientActivity.maxEvents)
-        #expect(events.first?.text.hasPrefix("event 29 ") == true && events.first?.kind == .refused)
-        #expect(events.last?.text.hasPrefix("event 10 ") == true)
+        #expect(events.count == ClientActivity.maxEvents + 1)
+        #expect(events.contains { $0.kind == .conflict && $0.text == "the conflict" })
+        #expect(events.first?.text.hasPrefix("refusal 29 ") == true)
         #expect(events.allSatisfy { $0.text.count <= 300 })
     }
 
     @Test func theHourHasEveryMinuteOldestFirstAndForgetsOlderOnes() {
         let clock = Clock()
         let activity = ClientActivity(now: clock.now)
-        activity.pushed(dataset: 1, client: nil, user: "ann", schemaVersion: 1, changes: 4)
+        activity.pushed(dataset: 1, owner: 1, client: nil, user: "ann", schemaVersion: 1, changes: 4)
         clock.advance(60_000 * 10)
-        activity.pulled(dataset: 1, client: nil, user: "ann", position: 1, changes: 7)
-        activity.pulled(dataset: 1, client: nil, user: "ann", position: 1, changes: 1)
+        activity.pulled(dataset: 1, owner: 1, client: nil, user: "ann", position: 1, changes: 7)
+        activity.pulled(dataset: 1, owner: 1, client: nil, user: "ann", position: 1, changes: 1)
         var minutes = activity.dataset(1).minutes
         #expect(minutes.count == ClientActivity.minutes)
         #expect(minutes.last?.pulls == 2 && minutes.last?.changesPulled == 8)
@@ -86,9 +122,9 @@ struct ClientActivityTests {
     @Test func aClientUnseenForAWeekIsLeftOut() {
         let clock = Clock()
         let activity = ClientActivity(now: clock.now)
-        activity.pulled(dataset: 1, client: Self.client("old", pending: 2), user: "ann", position: 1, changes: 0)
+        activity.pulled(dataset: 1, owner: 1, client: Self.client("old", pending: 2), user: "ann", position: 1, changes: 0)
         clock.advance(ClientActivity.clientRetention - 1000)
-        activity.pulled(dataset: 1, client: Self.client("new"), user: "bob", position: 1, changes: 0)
+        activity.pulled(dataset: 1, owner: 1, client: Self.client("new"), user: "bob", position: 1, changes: 0)
         #expect(activity.dataset(1).clients.map(\.id) == ["new", "old"])
         #expect(activity.dataset(1).clients.last?.pending == 2)
         clock.advance(2000)
