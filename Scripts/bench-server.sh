@@ -12,7 +12,8 @@
 # PostgreSQL is a throwaway cluster (Scripts/postgres.sh) with its durable defaults
 # (fsync, synchronous_commit on); SQLite runs as the server does (WAL, synchronous=NORMAL).
 # Prints changes/s, p50/p99 push latency (the worst node's) and non-2xx answers per phase,
-# and each node's peak RSS.
+# and each node's peak RSS; the same figures go to .build/bench/server.csv, drawn by
+# Scripts/bench-charts.py into docs/images/.
 # Usage: Scripts/bench-server.sh [duration seconds]   (TANDEM_BENCH_STORAGES="sqlite pg1 pg2")
 # TANDEM_BENCH_PG_STATEMENTS=1: PostgreSQL runs with pg_stat_statements, and after each
 # PostgreSQL deployment the statements that took the most time are printed (calls, mean
@@ -31,6 +32,8 @@ swift build --package-path Server -c release --product tandem-server
 server=Server/.build/release/tandem-server
 source Scripts/postgres.sh
 work=$(mktemp -d)
+mkdir -p .build/bench
+echo "storage,phase,changes_per_second,push_p50,push_p99" > .build/bench/server.csv
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; stop_postgres; rm -rf "$work"' EXIT
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -74,6 +77,7 @@ phase() {
   p99=$(cat "$work/$name"-push-*.txt | awk '/ 99%/ {print $2}' | sort -h | tail -1)
   errors=$(cat "$work/$name"-push-*.txt "$work/$name"-pull-*.txt | awk '/Non-2xx|Socket errors/ {print}' | tr '\n' ' ')
   echo "$storage $name: $rps changes/s pushed, push p50 $p50 p99 $p99, errors: ${errors:-none}" | tee -a "$work/summary"
+  echo "$storage,$name,$rps,$p50,$p99" >> .build/bench/server.csv
 }
 
 stop_nodes() {
@@ -110,3 +114,4 @@ echo
 echo "== summary ($duration s per phase, pushes of 100 changes to one dataset) =="
 cat "$work/summary"
 echo "target (issue 22): pg2 paced >= 20000 changes/s at push p99 <= 100 ms, 0 errors"
+python3 Scripts/bench-charts.py

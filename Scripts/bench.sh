@@ -4,13 +4,15 @@
 # Usage: Scripts/bench.sh [--rows N] [--runs K] [--only insert|fetch|groupby|graph|journal|schema]
 # Then (without --only) Scripts/bench-server.sh, the sync server under wrk load, and
 # Scripts/bench-sync.sh, the sync engine from store to store, and Scripts/bench-live.sh,
-# live sync's edit-to-visible latency.
+# live sync's edit-to-visible latency. Each writes its results as data under .build/bench/ and
+# Scripts/bench-charts.py draws them into docs/images/ (the charts docs/benchmarks.md shows).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 swift build -c release --product TandemBench
 swift build -c release --product tandem
 .build/release/TandemBench "$@"
+python3 Scripts/bench-charts.py
 # The sync server under load (wrk on loopback), unless a single TandemBench test was asked for.
 if [[ " $* " != *" --only "* ]]; then
     Scripts/bench-server.sh "${TANDEM_SERVER_BENCH_SECONDS:-30}"

@@ -2,6 +2,8 @@
 // store B, with raw SQLite inserts of the same rows in the same run for scale; no-op sync
 // latency on a small and on the large store; the process's peak RSS.
 // Usage: SyncBench --server URL --token TOKEN [--changes N] [--server-pid PID]   (Scripts/bench-sync.sh runs it)
+// Each figure is also appended as a JSON line to $SYNCBENCH_DATA (default .build/bench/sync.jsonl),
+// which Scripts/bench-charts.py draws.
 import Foundation
 import GRDB
 import Logging
@@ -45,6 +47,23 @@ func finish(_ status: Int32) -> Never {
 
 /// SYNCBENCH_UNIQUE=1: the title is a `.unique` attribute, as in seed-style models.
 let uniqueTitles = ProcessInfo.processInfo.environment["SYNCBENCH_UNIQUE"] != nil
+
+/// Appends one figure as a JSON line to `SYNCBENCH_DATA` (`{"figure": "sync", "changes": …}`).
+func record(_ figure: String, _ values: [String: Double]) {
+    let path = ProcessInfo.processInfo.environment["SYNCBENCH_DATA"] ?? ".build/bench/sync.jsonl"
+    var object: [String: Any] = values
+    object["figure"] = figure
+    object["changes"] = changes
+    object["uniqueTitles"] = uniqueTitles
+    guard let line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+    let url = URL(fileURLWithPath: path)
+    try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+    if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+    guard let file = try? FileHandle(forWritingTo: url) else { return }
+    defer { try? file.close() }
+    _ = try? file.seekToEnd()
+    try? file.write(contentsOf: line + Data("\n".utf8))
+}
 
 let schema = Schema(entities: [
     Schema.Entity(
@@ -169,7 +188,7 @@ func serverCPU() -> Double? {
 }
 
 let raw = try rawInsert(count: changes)
-let dataset = uniqueTitles ? "bench-unique" : "bench"
+let dataset = ProcessInfo.processInfo.environment["SYNCBENCH_DATASET"] ?? (uniqueTitles ? "bench-unique" : "bench")
 let a = try store("a.store", dataset: dataset), b = try store("b.store", dataset: dataset)
 try fill(a, count: changes)
 // Both sides run as `tandem sync` processes: the RSS measured is the syncing client's alone.
@@ -198,6 +217,7 @@ if let serverBefore, let serverPushed, let serverPulled {
     print(String(format: "CPU time of the syncing clients: A %.2f s, B %.2f s", pushSide.cpu, pullSide.cpu))
 }
 print(String(format: "raw SQLite C inserts of the same rows: %.3f s; sync A → B ÷ raw insert = %.1f×", raw, total / raw))
+record("sync", ["pushSeconds": push, "pullSeconds": pull, "rawSeconds": raw, "peakMiB": Double(max(pushSide.peakMiB, pullSide.peakMiB))])
 print("peak RSS of the syncing client (tandem sync): \(pushSide.peakMiB) MiB pushing, \(pullSide.peakMiB) MiB pulling \(changes) changes (goal ≤ 150 MB at 1 M)")
 // SYNCBENCH_BOOTSTRAP=1: joining costs what the data is, not what its history was. B's sync
 // above was a bootstrap from the snapshot (a store with nothing); then every record is
@@ -207,10 +227,18 @@ if ProcessInfo.processInfo.environment["SYNCBENCH_BOOTSTRAP"] != nil {
         String(
             format: "first sync (snapshot bootstrap) of %d records: %.2f s → %.0f records/s (goal ≥ 200 000); ÷ raw insert = %.1f× (goal ≤ 5×); peak RSS %d MiB (goal ≤ 150 MB)",
             changes, pull, Double(changes) / pull, pull / raw, pullSide.peakMiB))
+    record("bootstrap", ["seconds": pull, "rawSeconds": raw, "peakMiB": Double(pullSide.peakMiB)])
     // SYNCBENCH_BOOTSTRAP_ONLY=1 stops here (for comparing runs of the first sync).
     if ProcessInfo.processInfo.environment["SYNCBENCH_BOOTSTRAP_ONLY"] != nil { finish(0) }
+    // Each round changes every record's title and rank and keeps its size (the title's case
+    // flips), so that C joins the same data as B did, with a longer history; SYNCBENCH_GROW=1
+    // appends a character to the title instead (the records end 9 bytes longer).
+    let update =
+        ProcessInfo.processInfo.environment["SYNCBENCH_GROW"] != nil
+        ? "UPDATE Todo SET title = title || '.', rank = rank + 1"
+        : "UPDATE Todo SET title = CASE WHEN title GLOB 'todo*' THEN 'TODO' ELSE 'todo' END || substr(title, 5), rank = rank + 1"
     for _ in 1...9 {
-        try a.write(author: "app") { db in try db.execute(sql: "UPDATE Todo SET title = title || '.', rank = rank + 1") }
+        try a.write(author: "app") { db in try db.execute(sql: update) }
         let side = try tandemSync("a.store")
         guard count("pushed", in: side.summary) == changes else {
             FileHandle.standardError.write(Data("SyncBench: an update round pushed \(side.summary); expected \(changes)\n".utf8))
@@ -228,6 +256,7 @@ if ProcessInfo.processInfo.environment["SYNCBENCH_BOOTSTRAP"] != nil {
         String(
             format: "first sync of the same records after 9 more updates each (%d log entries): %.2f s → %.0f records/s; ÷ the %d-entry dataset's = %.2f (goal ≤ 1.2); peak RSS %d MiB",
             changes * 10, again, Double(changes) / again, changes, again / pull, joined.peakMiB))
+    record("bootstrapAfterUpdates", ["seconds": again, "firstSeconds": pull, "peakMiB": Double(joined.peakMiB)])
     finish(0)
 }
 // A profiled run stops here (a daemon under perf outlives the kill meant for it), and so
@@ -271,6 +300,7 @@ do {
             format: "side by side (B's daemon pulling while A pushes): %.2f s → %.0f changes/s; CPU: A %.2f s, B's daemon %.2f s%@",
             elapsed, Double(changes) / elapsed, pushed.cpu, daemonCPU,
             serverBefore.flatMap { before in serverSideBySide.map { String(format: ", the server %.2f s", $0 - before) } } ?? ""))
+    record("sideBySide", ["seconds": elapsed])
 }
 
 // SYNCBENCH_THROUGHPUT_ONLY=1 stops here (for comparing runs of the figures above).
