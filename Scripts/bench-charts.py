@@ -174,7 +174,7 @@ def server_chart(path):
     body += text(16, 52, "changes/s pushed", 12, weight="600")
     body += text(520, 52, "push latency under the paced load", 12, weight="600")
     most = max(float(row["changes_per_second"] or 0) for row in rows) or 1
-    slowest = max((duration_ms(row["push_p99"]) or 0) for row in rows if row["phase"] == "paced") or 1
+    slowest = max(((duration_ms(row["push_p99"]) or 0) for row in rows if row["phase"] == "paced"), default=0) or 1
     y = 66
     for storage in storages:
         body += text(16, y + 12, names.get(storage, storage), 12, color="#222")

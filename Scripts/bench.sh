@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 swift build -c release --product TandemBench
 swift build -c release --product tandem
+# A partial run (--only) writes its data aside: the charts are drawn from full runs.
+if [[ " $* " == *" --only "* ]]; then export TANDEM_BENCH_DATA=.build/bench/tandem-partial.json; fi
 .build/release/TandemBench "$@"
-python3 Scripts/bench-charts.py
 # The sync server under load (wrk on loopback), unless a single TandemBench test was asked for.
 if [[ " $* " != *" --only "* ]]; then
     Scripts/bench-server.sh "${TANDEM_SERVER_BENCH_SECONDS:-30}"

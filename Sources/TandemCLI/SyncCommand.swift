@@ -175,7 +175,7 @@ struct StatusCommand: AsyncParsableCommand {
     func lag(_ container: ModelContainer) async -> (Int64?, String?) {
         do {
             let (url, configuration) = try server.syncConfiguration(for: container)
-            let engine = SyncEngine(container: container, transport: try CurlTransport(baseURL: url), configuration: configuration)
+            let engine = SyncEngine(container: container, transport: try CurlTransport(baseURL: url, connectTimeout: 3, timeout: 10), configuration: configuration)
             guard let lag = try await engine.lag() else { return (nil, "the store has not pulled yet (tandem sync)") }
             return (lag.behind, nil)
         } catch let error as CLIError {

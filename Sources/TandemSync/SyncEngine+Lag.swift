@@ -16,8 +16,8 @@ extension SyncEngine {
     ///   another epoch is `cursor_epoch`: `tandem sync` resyncs it), `unreachable`,
     ///   `invalidResponse` from a server without feature `client-activity` (404), or `store`.
     public func lag() async throws -> DatasetLag? {
-        try prepare()
-        guard let state = try read({ db in try SyncState.read(db) }), state.bootstrapMode == 0, !state.cursor.isEmpty else { return nil }
+        // Read only: a store that never synced has no sync tables (and gets none from this).
+        guard let state = try? read({ db in try SyncState.read(db) }), state.bootstrapMode == 0, !state.cursor.isEmpty else { return nil }
         let response = try await call("GET", "/v1/datasets/\(dataset)/lag?after=\(state.cursor)")
         do {
             return try JSONDecoder().decode(DatasetLag.self, from: response.body)

@@ -357,7 +357,7 @@ public actor SyncEngine {
         }
     }
 
-    func prepare() throws {
+    private func prepare() throws {
         guard !prepared else { return }
         // A shared dataset (OWNER/NAME) keeps its own name in every member's record URIs.
         let configured = configuration.dataset.map { DatasetReference($0) } ?? DatasetReference(owner: nil, name: container.dataset)

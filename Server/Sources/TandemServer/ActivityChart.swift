@@ -34,7 +34,7 @@ struct ActivityChart {
         let totals = series.map { "\($0.values.reduce(0, +)) \($0.name)" }.joined(separator: ", ")
         var svg = """
             <svg class="chart" xmlns="http://www.w3.org/2000/svg" width="\(Self.width)" height="\(Self.height)" \
-            viewBox="0 0 \(Self.width) \(Self.height)" role="img"><title>\(Self.escape(title)): \(totals)</title>\
+            viewBox="0 0 \(Self.width) \(Self.height)" role="img"><title>\(Self.escape(title)): \(Self.escape(totals))</title>\
             <line x1="0" y1="\(Self.plotHeight - 1)" x2="\(Self.width)" y2="\(Self.plotHeight - 1)" stroke="#ccc"/>\
             <text x="2" y="10" font-size="10" fill="#666">\(peak) / min</text>
             """

@@ -6,8 +6,9 @@ import NIOConcurrencyHelpers
 /// hour, and the node's requests and errors per minute.
 ///
 /// Kept in memory by this node, off the storage's path: each request adds to it under one
-/// lock (a few dictionary updates), and every part is bounded so that no tenant's traffic
-/// pushes out what is kept of another's: a client is one user's id in one dataset, at most
+/// lock (a few dictionary updates; making room for a new dataset or client scans the
+/// dataset's clients or the datasets, at most 1 000, without copying), and every part is
+/// bounded so that one user or owner cannot push out what is kept of others: a client is one user's id in one dataset, at most
 /// ``maxClientsPerUser`` per user and ``maxClients`` per dataset (the least recently seen go
 /// first: the user's own when they hold their share); at most ``maxDatasetsPerOwner`` datasets
 /// per owner and ``maxDatasets`` in all (the quietest go: the owner's own when they hold their
@@ -33,6 +34,9 @@ public final class ClientActivity: Sendable {
         public var lastPull: Int64?
         /// The log position its last pull reached: its cursor (a bootstrap's last page sets it).
         public var position: Int64?
+        /// When the request that set ``position`` arrived: a pull that waited and ends late
+        /// (its client gone) cannot put back an older position a later pull recorded.
+        var positionRequestedAt: Int64 = 0
         /// The schema version of its last push.
         public var schemaVersion: Int?
         /// The local changes not on the server yet, as it said on its last pull
@@ -130,9 +134,11 @@ public final class ClientActivity: Sendable {
     }
 
     /// A pull (or a snapshot page) answering `changes` entries; `position` is the cursor it
-    /// handed out, `nil` for a snapshot page that is not the last.
-    public func pulled(dataset: Int64, owner: Int64, client: ClientHeaders?, user: String, position: Int64?, changes: Int) {
+    /// handed out, `nil` for a snapshot page that is not the last; `requestedAt`, when the
+    /// request arrived (a waiting pull answers later).
+    public func pulled(dataset: Int64, owner: Int64, client: ClientHeaders?, user: String, position: Int64?, changes: Int, requestedAt: Int64? = nil) {
         let at = now()
+        let requested = requestedAt ?? at
         record(dataset, owner: owner, at: at) { recorded in
             Self.add(&recorded.minutes, at: at) {
                 $0.pulls += 1
@@ -140,7 +146,10 @@ public final class ClientActivity: Sendable {
             }
             Self.touch(&recorded.clients, client, user: user, at: at) { seen in
                 seen.lastPull = at
-                if let position { seen.position = position }
+                if let position, requested >= seen.positionRequestedAt {
+                    seen.position = position
+                    seen.positionRequestedAt = requested
+                }
                 if let pending = client?.pending { seen.pending = pending }
             }
         }
@@ -189,16 +198,16 @@ public final class ClientActivity: Sendable {
 
     /// The datasets with activity, the most recently active first, at most `limit`.
     public func activeDatasets(limit: Int) -> [Int64] {
-        let active = state.withLockedValue { state in state.datasets.map { ($0.key, $0.value.lastActive) } }
-        return active.sorted { ($0.1, $0.0) > ($1.1, $1.0) }.prefix(limit).map(\.0)
+        // A copy (copy on write) taken under the lock, walked outside it.
+        let datasets = state.withLockedValue { $0.datasets }
+        return datasets.map { ($0.key, $0.value.lastActive) }.sorted { ($0.1, $0.0) > ($1.1, $1.0) }.prefix(limit).map(\.0)
     }
 
     /// The clients seen of each dataset with activity (those within ``clientRetention``).
     public func clientCounts() -> [Int64: Int] {
         let at = now()
-        return state.withLockedValue { state in
-            state.datasets.mapValues { recorded in recorded.clients.values.reduce(0) { $0 + (at - $1.lastSeen <= Self.clientRetention ? 1 : 0) } }
-        }
+        let datasets = state.withLockedValue { $0.datasets }
+        return datasets.mapValues { recorded in recorded.clients.values.reduce(0) { $0 + (at - $1.lastSeen <= Self.clientRetention ? 1 : 0) } }
     }
 
     /// This node's answers over the last hour, minute by minute, oldest first.
@@ -216,7 +225,7 @@ public final class ClientActivity: Sendable {
                 // quietest of all.
                 let ownersFull = state.datasetsPerOwner[owner, default: 0] >= Self.maxDatasetsPerOwner
                 if ownersFull || state.datasets.count >= Self.maxDatasets,
-                    let quietest = state.datasets.filter({ !ownersFull || $0.value.owner == owner }).min(by: { $0.value.lastActive < $1.value.lastActive })
+                    let quietest = state.datasets.lazy.filter({ !ownersFull || $0.value.owner == owner }).min(by: { $0.value.lastActive < $1.value.lastActive })
                 {
                     state.datasets[quietest.key] = nil
                     state.datasetsPerOwner[quietest.value.owner, default: 1] -= 1
@@ -238,7 +247,7 @@ public final class ClientActivity: Sendable {
             // the least recently seen of all.
             let usersFull = clients.keys.reduce(0) { $0 + ($1.user == user ? 1 : 0) } >= maxClientsPerUser
             if usersFull || clients.count >= maxClients,
-                let oldest = clients.filter({ !usersFull || $0.key.user == user }).min(by: { $0.value.lastSeen < $1.value.lastSeen })
+                let oldest = clients.lazy.filter({ !usersFull || $0.key.user == user }).min(by: { $0.value.lastSeen < $1.value.lastSeen })
             {
                 clients[oldest.key] = nil
             }

@@ -234,8 +234,14 @@ struct Routes: Sendable {
         do {
             try require(.writer, of: dataset, context)
             return try await push(request, context, dataset: dataset, client: client, started: started)
-        } catch let error as APIError where (400..<500).contains(error.status.code) {
-            // A refused push, for the dashboard's recent events.
+        } catch let error as StorageError where error.refusal != nil {
+            // A refusal the storage made (quota, conflict), as the error middleware answers it.
+            dependencies.activity.event(
+                dataset: dataset.id, owner: dataset.owner.id, client: client, user: userName, kind: .refused, text: error.refusal ?? "")
+            throw error
+        } catch let error as APIError where (400..<500).contains(error.status.code) && error.body.error.code != "batch_too_large" {
+            // A refused push, for the dashboard's recent events (a batch cut to the server's
+            // cap is the engine's routine, not a refusal).
             dependencies.activity.event(
                 dataset: dataset.id, owner: dataset.owner.id, client: client, user: userName, kind: .refused, text: "\(error.body.error.code): \(error.body.error.message)")
             throw error
@@ -301,13 +307,12 @@ struct Routes: Sendable {
             bytes: canonical.bytes,
             spans: zip(spans, unchanged).map { (span: WireJSON.ChangeSpan, same: Bool) -> WireJSON.ChangeSpan? in same ? span : nil })
         let plan = PushPlan(schema: schema, datasetName: dataset.name)
-        let counts = NIOLockedValueBox((applied: 0, lost: 0, lostText: ""))
+        let counts = NIOLockedValueBox((applied: 0, lost: 0, lostResponse: PushResponse?.none))
         // A dataset's bytes count against its owner's quota, whoever pushes.
         let byteLimit = dataset.owner.quota.limits(configuration).bytes
         let job = PushJob(reads: plan.reads(for: changes), changes: changes.count, byteLimit: byteLimit) { workspace in
             let result = try processor.apply(changes, stamps: stamps, plan: plan, canonical: text, outcomes: push.outcomes, to: &workspace)
-            let lostText = result.lost > 0 ? Self.describeLost(result.response, changes: changes) : ""
-            counts.withLockedValue { $0 = (result.applied, result.lost, lostText) }
+            counts.withLockedValue { $0 = (result.applied, result.lost, result.lost > 0 ? result.response : nil) }
             return WireJSON.data { $0.append(result.response) }
         }
         let stored: StoredPush
@@ -325,12 +330,17 @@ struct Routes: Sendable {
         if stored.replayed {
             metrics.pushReplays.increment()
         } else {
-            let (applied, lost, lostText) = counts.withLockedValue { $0 }
+            let (applied, lost, lostResponse) = counts.withLockedValue { $0 }
             metrics.changesApplied.increment(by: applied)
             metrics.valuesLost.increment(by: lost)
             let user = try context.requireUser().name
             dependencies.activity.pushed(dataset: dataset.id, owner: dataset.owner.id, client: client, user: user, schemaVersion: push.schemaVersion, changes: push.changes.count)
-            if lost > 0 { dependencies.activity.event(dataset: dataset.id, owner: dataset.owner.id, client: client, user: user, kind: .conflict, text: lostText) }
+            if let lostResponse {
+                // Described after the push's transaction, which holds the dataset's gate.
+                dependencies.activity.event(
+                    dataset: dataset.id, owner: dataset.owner.id, client: client, user: user, kind: .conflict,
+                    text: Self.describeLost(lostResponse, changes: changes))
+            }
         }
         metrics.pushDuration.record(duration: ContinuousClock.now - started)
         return try Self.json(stored.response)
@@ -478,6 +488,8 @@ struct Routes: Sendable {
             after = decoded.position
         }
         let head = try await storage.logHead(dataset: dataset.id)
+        // A cursor the compaction passed is expired here as on a pull.
+        if try await storage.compaction(dataset: dataset.id).compactedThrough > after { throw Self.cursorExpired(after: after) }
         guard after <= head else {
             throw APIError(
                 .conflict, "cursor_ahead",
@@ -489,6 +501,7 @@ struct Routes: Sendable {
 
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let started = ContinuousClock.now
+        let requestedAt = dependencies.now()
         let dataset = try await dataset(context)
         let client = try ClientHeaders(request.headers)
         let query = request.uri.queryParameters
@@ -538,7 +551,9 @@ struct Routes: Sendable {
         let position = page.lastPosition ?? after
         let next = position == 0 && (query["after"] ?? "").isEmpty ? "" : Cursor(scope, position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
-        dependencies.activity.pulled(dataset: dataset.id, owner: dataset.owner.id, client: client, user: try context.requireUser().name, position: position, changes: page.count)
+        dependencies.activity.pulled(
+            dataset: dataset.id, owner: dataset.owner.id, client: client, user: try context.requireUser().name, position: position, changes: page.count,
+            requestedAt: requestedAt)
         let serverTime = dependencies.now()
         // The entries as logged (their stamps as pushed), copied once, into the answer.
         var tail = WireJSON()

@@ -27,3 +27,15 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension StorageError {
+    /// `quota_exceeded: …` or `conflict: …`: the refusal a client is answered (4xx), as the
+    /// dashboard lists it; `nil` for the storage's failures (5xx).
+    var refusal: String? {
+        switch self {
+        case .quota(let message): "quota_exceeded: \(message)"
+        case .conflict(let message): "conflict: \(message)"
+        case .notFound, .unavailable: nil
+        }
+    }
+}

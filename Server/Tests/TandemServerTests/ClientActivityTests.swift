@@ -84,6 +84,18 @@ struct ClientActivityTests {
         #expect(activity.dataset(99_999).clients.isEmpty)
     }
 
+    @Test func aWaitingPullEndingLatePutsBackNoOlderPosition() {
+        let clock = Clock()
+        let activity = ClientActivity(now: clock.now)
+        let waitingSince = clock.now()
+        clock.advance(5_000)
+        // The client's next sync pulled to 9 while its earlier waiting pull still waited.
+        activity.pulled(dataset: 1, owner: 1, client: Self.client("phone"), user: "ann", position: 9, changes: 3, requestedAt: clock.now())
+        clock.advance(20_000)
+        activity.pulled(dataset: 1, owner: 1, client: Self.client("phone"), user: "ann", position: 6, changes: 0, requestedAt: waitingSince)
+        #expect(activity.dataset(1).clients.first?.position == 9)
+    }
+
     @Test func refusalsPushOutNoConflictsAndLongTextsAreCut() {
         let clock = Clock()
         let activity = ClientActivity(now: clock.now)
