@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 changes="${1:-100000}"
-sizes="${TANDEM_SYNC_BENCH_SIZES-10000 30000 300000}"
+chart_sizes="${TANDEM_SYNC_BENCH_SIZES-10000 30000 300000}"
 mkdir -p .build/bench
 rm -f .build/bench/sync.jsonl
 swift build --package-path Server -c release --product tandem-server
@@ -24,7 +24,7 @@ source Scripts/loopback-server.sh
 start_loopback_server Server/.build/release/tandem-server
 TANDEM_LOG_LEVEL=error .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"
 TANDEM_LOG_LEVEL=error SYNCBENCH_UNIQUE=1 SYNCBENCH_SEQUENTIAL_ONLY=1 .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"
-for size in $sizes; do
+for size in $chart_sizes; do
   TANDEM_LOG_LEVEL=error SYNCBENCH_DATASET="size-$size" SYNCBENCH_SEQUENTIAL_ONLY=1 .build/release/SyncBench --server "$base" --token "$token" --changes "$size" --server-pid "$pid"
 done
 # Joining from a snapshot, on a fresh server, and compaction of the 10-entries-per-record log.

@@ -113,6 +113,9 @@ public struct HLCTimestamp: Sendable, Hashable, Comparable, Codable, CustomStrin
         try container.encode(description)
     }
 
+    /// A node id as stamps write it: 16 hex digits (`00003f2a9c1e77b0`).
+    public static func nodeText(_ node: UInt64) -> String { pad(node, 16) }
+
     private static func pad(_ value: UInt64, _ width: Int) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits

@@ -17,7 +17,7 @@ extension SyncEngine {
     ///   `invalidResponse` from a server without feature `client-activity` (404), or `store`.
     public func lag() async throws -> DatasetLag? {
         // Read only: a store that never synced has no sync tables (and gets none from this).
-        guard let state = try? read({ db in try SyncState.read(db) }), state.bootstrapMode == 0, !state.cursor.isEmpty else { return nil }
+        guard let state = try read({ db in try SyncState.read(db) }), state.bootstrapMode == 0, !state.cursor.isEmpty else { return nil }
         let response = try await call("GET", "/v1/datasets/\(dataset)/lag?after=\(state.cursor)")
         do {
             return try JSONDecoder().decode(DatasetLag.self, from: response.body)

@@ -132,8 +132,7 @@ public actor SyncEngine {
     /// print(SyncEngine.clientID(of: container))   // "00003f2a9c1e77b0"
     /// ```
     public static func clientID(of container: ModelContainer) -> String {
-        let node = String(container.hlcNode, radix: 16)
-        return String(repeating: "0", count: max(16 - node.count, 0)) + node
+        HLCTimestamp.nodeText(container.hlcNode)
     }
 
     /// The dataset in request paths: the store's own (`todos`), or one shared with this

@@ -29,7 +29,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
     public init(of container: ModelContainer) throws {
         do {
-            pendingChanges = try container.fetchHistory(container.unpushedHistory()).reduce(0) { $0 + $1.changes.count }
+            pendingChanges = try Self.unpushedChanges(of: container)
             (lastSync, cursor, conflicts, quarantined, waitingLocal, keptForNewerSchema) = try container.read { db in
                 let state = try SyncState.read(db)
                 let counts = try SyncStore.quarantineCounts(db)
@@ -54,11 +54,15 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     /// - Throws: ``SyncError`` with code `store` when the store cannot be read.
     public static func pendingChanges(of container: ModelContainer) throws -> Int {
         do {
-            let unpushed = try container.fetchHistory(container.unpushedHistory()).reduce(0) { $0 + $1.changes.count }
-            return unpushed + (try container.read { db in try SyncStore.quarantineCounts(db).local })
+            return try unpushedChanges(of: container) + (try container.read { db in try SyncStore.quarantineCounts(db).local })
         } catch {
             throw SyncError(.store, "the store failed: \(error)")
         }
+    }
+
+    /// The changes of the journal's transactions the engine has not pushed.
+    private static func unpushedChanges(of container: ModelContainer) throws -> Int {
+        try container.fetchHistory(container.unpushedHistory()).reduce(0) { $0 + $1.changes.count }
     }
 
     /// The conflict log, newest first.

@@ -54,8 +54,14 @@ public final class ClientActivity: Sendable {
         public var text: String
     }
 
-    /// Pushes and pulls of one minute (`minute`: minutes since 1970).
-    public struct Minute: Sendable, Hashable {
+    /// A count per minute (`minute`: minutes since 1970), kept for the last hour.
+    protocol MinuteBucket {
+        var minute: Int64 { get }
+        init(minute: Int64)
+    }
+
+    /// Pushes and pulls of one minute.
+    public struct Minute: Sendable, Hashable, MinuteBucket {
         public var minute: Int64
         public var pushes = 0
         public var pulls = 0
@@ -64,7 +70,7 @@ public final class ClientActivity: Sendable {
     }
 
     /// Requests this node answered in one minute, and how many were errors.
-    public struct RequestMinute: Sendable, Hashable {
+    public struct RequestMinute: Sendable, Hashable, MinuteBucket {
         public var minute: Int64
         public var requests = 0
         /// 4xx answers.
@@ -169,15 +175,13 @@ public final class ClientActivity: Sendable {
 
     /// One answer of this node, by status.
     public func answered(status: Int) {
-        let minute = now() / 60_000
+        let at = now()
         state.withLockedValue { state in
-            if state.requests.last?.minute != minute {
-                state.requests.append(RequestMinute(minute: minute))
-                if state.requests.count > Self.minutes { state.requests.removeFirst(state.requests.count - Self.minutes) }
+            Self.add(&state.requests, at: at) { minute in
+                minute.requests += 1
+                if (400..<500).contains(status) { minute.refused += 1 }
+                if status >= 500 { minute.failed += 1 }
             }
-            state.requests[state.requests.count - 1].requests += 1
-            if (400..<500).contains(status) { state.requests[state.requests.count - 1].refused += 1 }
-            if status >= 500 { state.requests[state.requests.count - 1].failed += 1 }
         }
     }
 
@@ -186,14 +190,14 @@ public final class ClientActivity: Sendable {
     public func dataset(_ dataset: Int64) -> DatasetActivity {
         let at = now()
         guard let recorded = state.withLockedValue({ $0.datasets[dataset] }) else {
-            return DatasetActivity(minutes: Self.hour(ending: at / 60_000, [], empty: { Minute(minute: $0) }))
+            return DatasetActivity(minutes: Self.hour(ending: at, []))
         }
         return DatasetActivity(
             clients: recorded.clients.values.filter { at - $0.lastSeen <= Self.clientRetention }.sorted {
                 ($0.lastSeen, $0.user, $0.id) > ($1.lastSeen, $1.user, $1.id)
             },
             events: (recorded.conflicts + recorded.refusals).sorted { $0.at > $1.at },
-            minutes: Self.hour(ending: at / 60_000, recorded.minutes.map { ($0.minute, $0) }, empty: { Minute(minute: $0) }))
+            minutes: Self.hour(ending: at, recorded.minutes))
     }
 
     /// The datasets with activity, the most recently active first, at most `limit`.
@@ -212,8 +216,7 @@ public final class ClientActivity: Sendable {
 
     /// This node's answers over the last hour, minute by minute, oldest first.
     public func requestMinutes() -> [RequestMinute] {
-        let minutes = state.withLockedValue { $0.requests }
-        return Self.hour(ending: now() / 60_000, minutes.map { ($0.minute, $0) }, empty: { RequestMinute(minute: $0) })
+        Self.hour(ending: now(), state.withLockedValue { $0.requests })
     }
 
     // MARK: Recording
@@ -263,18 +266,30 @@ public final class ClientActivity: Sendable {
         if events.count > maxEvents { events.removeLast() }
     }
 
-    private static func add(_ minutes: inout [Minute], at: Int64, _ change: (inout Minute) -> Void) {
+    /// Counts into the bucket of `at`'s minute, the oldest going once there are ``minutes``.
+    private static func add<Bucket: MinuteBucket>(_ minutes: inout [Bucket], at: Int64, _ change: (inout Bucket) -> Void) {
         let minute = at / 60_000
         if minutes.last?.minute != minute {
-            minutes.append(Minute(minute: minute))
+            minutes.append(Bucket(minute: minute))
             if minutes.count > Self.minutes { minutes.removeFirst(minutes.count - Self.minutes) }
         }
         change(&minutes[minutes.count - 1])
     }
 
-    /// The ``minutes`` minutes ending with `last`, each from `recorded` or `empty`.
-    static func hour<Value>(ending last: Int64, _ recorded: [(Int64, Value)], empty: (Int64) -> Value) -> [Value] {
-        let byMinute = Dictionary(recorded, uniquingKeysWith: { _, newer in newer })
-        return (last - Int64(minutes) + 1...last).map { byMinute[$0] ?? empty($0) }
+    /// The ``minutes`` minutes ending with the minute of `at` (milliseconds), each from
+    /// `recorded` or empty.
+    static func hour<Bucket: MinuteBucket>(ending at: Int64, _ recorded: [Bucket]) -> [Bucket] {
+        let last = at / 60_000
+        let byMinute = Dictionary(recorded.map { ($0.minute, $0) }, uniquingKeysWith: { _, newer in newer })
+        return (last - Int64(minutes) + 1...last).map { byMinute[$0] ?? Bucket(minute: $0) }
     }
+}
+
+// In extensions, so that the memberwise initializers stay.
+extension ClientActivity.Minute {
+    init(minute: Int64) { self.minute = minute }
+}
+
+extension ClientActivity.RequestMinute {
+    init(minute: Int64) { self.minute = minute }
 }

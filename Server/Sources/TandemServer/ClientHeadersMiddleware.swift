@@ -1,7 +1,8 @@
 import Hummingbird
 
-/// Refuses a `/v1` request whose `Tandem-Client` or `Tandem-Pending` header is malformed
-/// (400 `invalid_client`), whatever the endpoint: the headers mean the same on every request,
+/// Reads a `/v1` request's `Tandem-Client` and `Tandem-Pending` headers into
+/// ``TandemRequestContext/client`` once, and refuses the request when one is malformed (400
+/// `invalid_client`), whatever the endpoint: the headers mean the same on every request,
 /// though only pushes, pulls and snapshot pages record them (``ClientActivity``).
 ///
 /// ```swift
@@ -12,7 +13,8 @@ struct ClientHeadersMiddleware: RouterMiddleware {
         _ request: Request, context: TandemRequestContext,
         next: (Request, TandemRequestContext) async throws -> Response
     ) async throws -> Response {
-        _ = try ClientHeaders(request.headers)
+        var context = context
+        context.client = try ClientHeaders(request.headers)
         return try await next(request, context)
     }
 }

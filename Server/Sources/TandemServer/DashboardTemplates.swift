@@ -41,9 +41,9 @@ enum DashboardTemplates {
         {{#datasets}}<tr><td>{{owner}}/{{name}}</td><td>{{members}}</td><td class="n">{{records}}</td><td class="n">{{logHead}}</td><td class="n">{{keptEntries}}</td><td class="n">{{compactedThrough}}</td><td class="n">{{stored}}</td><td>{{schemaVersions}}</td><td class="n">{{clients}}</td></tr>
         {{/datasets}}{{^datasets}}<tr><td colspan="9" class="note">No datasets yet.</td></tr>{{/datasets}}
         </tbody></table>
-        {{#moreDatasets}}<p class="note">And {{moreDatasets}} more (the first 200 are shown).</p>{{/moreDatasets}}
+        {{#moreDatasets}}<p class="note">And {{moreDatasets}} more (the first \(DashboardPage.shownDatasets) are shown).</p>{{/moreDatasets}}
         <h2>Sync activity</h2>
-        <p class="note">The 50 datasets most recently synced through this node, and their clients that pushed or pulled in the last 7 days (kept in memory: a restart starts afresh). A client is one user's id: the same id from another user is another row. Conflicts are pushed values that lost on the server (an older stamp); refused changes are pushes the server refused. Behind: log entries after the client's cursor as of its last pull; pending: its local changes not on the server, as it said on that pull; both what <code>tandem status --server</code> shows on the client.</p>
+        <p class="note">The \(DashboardPage.shownActivity) datasets most recently synced through this node, and their clients that pushed or pulled in the last \(ClientActivity.clientRetention / 86_400_000) days (kept in memory: a restart starts afresh). A client is one user's id: the same id from another user is another row. Conflicts are pushed values that lost on the server (an older stamp); refused changes are pushes the server refused. Behind: log entries after the client's cursor as of its last pull; pending: its local changes not on the server, as it said on that pull; both what <code>tandem status --server</code> shows on the client.</p>
         {{#activity}}<section class="activity"><h3>{{owner}}/{{name}}</h3>
         {{{chart}}}
         <p>Schema versions clients pushed with: {{clientVersions}}</p>
@@ -51,7 +51,7 @@ enum DashboardTemplates {
         {{#clients}}<tr><td><code>{{id}}</code></td><td>{{user}}</td><td>{{lastPush}}</td><td>{{lastPull}}</td><td class="n">{{behind}}</td><td class="n">{{pending}}</td><td class="n">{{schemaVersion}}</td></tr>
         {{/clients}}{{^clients}}<tr><td colspan="7" class="note">No client sent its id (Tandem-Client).</td></tr>{{/clients}}
         </tbody></table>
-        {{#moreClients}}<p class="note">And {{moreClients}} more clients (the 20 most recently seen are shown).</p>{{/moreClients}}
+        {{#moreClients}}<p class="note">And {{moreClients}} more clients (the \(DashboardPage.shownClients) most recently seen are shown).</p>{{/moreClients}}
         <table class="events"><caption>Recent conflicts and refused changes</caption><thead><tr><th>When</th><th>What</th><th>Client</th><th>User</th><th>Details</th></tr></thead><tbody>
         {{#events}}<tr><td>{{at}}</td><td>{{kind}}</td><td><code>{{client}}</code></td><td>{{user}}</td><td>{{text}}</td></tr>
         {{/events}}{{^events}}<tr><td colspan="5" class="note">No conflicts or refused changes recently.</td></tr>{{/events}}

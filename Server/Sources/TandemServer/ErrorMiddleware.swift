@@ -42,14 +42,8 @@ struct ErrorMiddleware: RouterMiddleware {
             }
             throw APIError(error.status, "http_error", error.body ?? error.status.reasonPhrase)
         } catch let error as StorageError {
-            switch error {
-            case .conflict(let message): throw APIError(.conflict, "conflict", message)
-            case .notFound(let message): throw APIError.notFound(message)
-            case .quota(let message): throw APIError(.forbidden, "quota_exceeded", message)
-            case .unavailable:
-                context.logger.error("storage unavailable", metadata: ["error": "\(error)"])
-                throw APIError(.serviceUnavailable, "unavailable", "the server's database is unavailable; retry later")
-            }
+            if case .unavailable = error { context.logger.error("storage unavailable", metadata: ["error": "\(error)"]) }
+            throw APIError(error)
         } catch let error as DatabaseError {
             context.logger.error("database error", metadata: ["error": "\(error)"])
             let busy = error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED

@@ -22,7 +22,6 @@ extension Routes {
     ///   first page (start again without `after`).
     func snapshot(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let dataset = try await dataset(context)
-        let client = try ClientHeaders(request.headers)
         let query = request.uri.queryParameters
         let scope = storage.cursorScope(of: dataset.id)
         var position: Int64
@@ -78,7 +77,7 @@ extension Routes {
         dependencies.metrics.changesPulled.increment(by: count)
         // The client's cursor is P once it has the last page.
         dependencies.activity.pulled(
-            dataset: dataset.id, owner: dataset.owner.id, client: client, user: try context.requireUser().name, position: hasMore ? nil : position, changes: count)
+            dataset: dataset.id, owner: dataset.owner.id, client: context.client, user: try context.requireUser().name, position: hasMore ? nil : position, changes: count)
         return Self.json(ByteBuffer(bytes: json.bytes))
     }
 

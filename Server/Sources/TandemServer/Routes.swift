@@ -229,27 +229,25 @@ struct Routes: Sendable {
         // The dataset as a reader may reach it: a push its role or token refuses is one of
         // the dashboard's refused changes too.
         let dataset = try await dataset(context)
-        let client = try ClientHeaders(request.headers)
-        let userName = try context.requireUser().name
         do {
             try require(.writer, of: dataset, context)
-            return try await push(request, context, dataset: dataset, client: client, started: started)
-        } catch let error as StorageError where error.refusal != nil {
-            // A refusal the storage made (quota, conflict), as the error middleware answers it.
-            dependencies.activity.event(
-                dataset: dataset.id, owner: dataset.owner.id, client: client, user: userName, kind: .refused, text: error.refusal ?? "")
-            throw error
-        } catch let error as APIError where (400..<500).contains(error.status.code) && error.body.error.code != "batch_too_large" {
-            // A refused push, for the dashboard's recent events (a batch cut to the server's
-            // cap is the engine's routine, not a refusal).
-            dependencies.activity.event(
-                dataset: dataset.id, owner: dataset.owner.id, client: client, user: userName, kind: .refused, text: "\(error.body.error.code): \(error.body.error.message)")
+            return try await push(request, context, dataset: dataset, started: started)
+        } catch {
+            // A refused push (as the error middleware answers it: the storage's refusals
+            // too), for the dashboard's recent events; a batch cut to the server's cap is the
+            // engine's routine, not a refusal.
+            let answer = (error as? APIError) ?? (error as? StorageError).map(APIError.init)
+            if let answer, (400..<500).contains(answer.status.code), answer.body.error.code != "batch_too_large" {
+                dependencies.activity.event(
+                    dataset: dataset.id, owner: dataset.owner.id, client: context.client, user: try context.requireUser().name, kind: .refused,
+                    text: "\(answer.body.error.code): \(answer.body.error.message)")
+            }
             throw error
         }
     }
 
     private func push(
-        _ request: Request, _ context: TandemRequestContext, dataset: DatasetAccess, client: ClientHeaders?, started: ContinuousClock.Instant
+        _ request: Request, _ context: TandemRequestContext, dataset: DatasetAccess, started: ContinuousClock.Instant
     ) async throws -> Response {
         guard let sentKey = request.headers[HTTPField.Name("Idempotency-Key")!], (1...200).contains(sentKey.count) else {
             throw APIError.badRequest("missing_idempotency_key", "a push needs an Idempotency-Key header (1–200 characters) that stays the same on retry")
@@ -334,11 +332,11 @@ struct Routes: Sendable {
             metrics.changesApplied.increment(by: applied)
             metrics.valuesLost.increment(by: lost)
             let user = try context.requireUser().name
-            dependencies.activity.pushed(dataset: dataset.id, owner: dataset.owner.id, client: client, user: user, schemaVersion: push.schemaVersion, changes: push.changes.count)
+            dependencies.activity.pushed(dataset: dataset.id, owner: dataset.owner.id, client: context.client, user: user, schemaVersion: push.schemaVersion, changes: push.changes.count)
             if let lostResponse {
                 // Described after the push's transaction, which holds the dataset's gate.
                 dependencies.activity.event(
-                    dataset: dataset.id, owner: dataset.owner.id, client: client, user: user, kind: .conflict,
+                    dataset: dataset.id, owner: dataset.owner.id, client: context.client, user: user, kind: .conflict,
                     text: Self.describeLost(lostResponse, changes: changes))
             }
         }
@@ -479,41 +477,43 @@ struct Routes: Sendable {
     func lag(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let dataset = try await dataset(context)
         let scope = storage.cursorScope(of: dataset.id)
-        var after: Int64 = 0
-        if let cursor = request.uri.queryParameters["after"], !cursor.isEmpty {
-            guard let decoded = Cursor(String(cursor)) else {
-                throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass the store's cursor (tandem status shows it), or nothing")
-            }
-            try await check(decoded, of: dataset)
-            after = decoded.position
-        }
+        let after = try await position(of: request.uri.queryParameters["after"], in: dataset)
         let head = try await storage.logHead(dataset: dataset.id)
         // A cursor the compaction passed is expired here as on a pull.
         if try await storage.compaction(dataset: dataset.id).compactedThrough > after { throw Self.cursorExpired(after: after) }
-        guard after <= head else {
-            throw APIError(
-                .conflict, "cursor_ahead",
-                "the cursor is at position \(after), past the end of this dataset's log (\(head)): the server's data was replaced or restored from an older copy since this client last synced (tandem sync resyncs by itself)"
-            )
-        }
+        guard after <= head else { throw Self.cursorAhead(after: after, head: head) }
         return try Self.json(DatasetLag(behind: head - after, head: head == 0 ? "" : Cursor(scope, position: head).text, serverTime: dependencies.now()))
+    }
+
+    /// The log position of a request's `after` cursor (0 without one), checked to be this
+    /// dataset's.
+    ///
+    /// - Throws: 400 `invalid_cursor`, 409 as ``check(_:of:)`` refuses it.
+    func position(of cursor: Substring?, in dataset: DatasetAccess) async throws -> Int64 {
+        guard let cursor, !cursor.isEmpty else { return 0 }
+        guard let decoded = Cursor(String(cursor)) else {
+            throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
+        }
+        try await check(decoded, of: dataset)
+        return decoded.position
+    }
+
+    /// 409 `cursor_ahead`: the cursor is past the end of the log, which was replaced or
+    /// restored from an older copy since the cursor was handed out.
+    static func cursorAhead(after: Int64, head: Int64) -> APIError {
+        APIError(
+            .conflict, "cursor_ahead",
+            "the cursor is at position \(after), past the end of this dataset's log (\(head)): the server's data was replaced or restored from an older copy since this client last synced: resync from the start, pushing the store's records again (tandem sync does this by itself)"
+        )
     }
 
     func pull(_ request: Request, _ context: TandemRequestContext) async throws -> Response {
         let started = ContinuousClock.now
         let requestedAt = dependencies.now()
         let dataset = try await dataset(context)
-        let client = try ClientHeaders(request.headers)
         let query = request.uri.queryParameters
         let scope = storage.cursorScope(of: dataset.id)
-        var after: Int64 = 0
-        if let cursor = query["after"], !cursor.isEmpty {
-            guard let decoded = Cursor(String(cursor)) else {
-                throw APIError.badRequest("invalid_cursor", "'\(cursor)' is not a cursor; pass a nextCursor from an earlier pull, or nothing to start")
-            }
-            try await check(decoded, of: dataset)
-            after = decoded.position
-        }
+        let after = try await position(of: query["after"], in: dataset)
         var limit = min(configuration.defaultPageSize, configuration.maxPageSize)
         if let text = query["limit"] {
             guard let value = Int(String(text)), value >= 1 else {
@@ -531,12 +531,7 @@ struct Routes: Sendable {
         // its client believe it is in sync with a server that lacks its changes.
         if page.lastPosition == nil, after > 0 {
             let head = try await storage.logHead(dataset: dataset.id)
-            if after > head {
-                throw APIError(
-                    .conflict, "cursor_ahead",
-                    "the cursor is at position \(after), past the end of this dataset's log (\(head)): the server's data was replaced or restored from an older copy since this client last synced: resync from the start, pushing the store's records again (tandem sync does this by itself)"
-                )
-            }
+            if after > head { throw Self.cursorAhead(after: after, head: head) }
         }
         if page.lastPosition == nil, wait > .zero {
             page = try await waitForEntries(dataset: dataset.id, after: after, limit: limit, for: wait, context)
@@ -552,7 +547,7 @@ struct Routes: Sendable {
         let next = position == 0 && (query["after"] ?? "").isEmpty ? "" : Cursor(scope, position: position).text
         dependencies.metrics.changesPulled.increment(by: page.count)
         dependencies.activity.pulled(
-            dataset: dataset.id, owner: dataset.owner.id, client: client, user: try context.requireUser().name, position: position, changes: page.count,
+            dataset: dataset.id, owner: dataset.owner.id, client: context.client, user: try context.requireUser().name, position: position, changes: page.count,
             requestedAt: requestedAt)
         let serverTime = dependencies.now()
         // The entries as logged (their stamps as pushed), copied once, into the answer.

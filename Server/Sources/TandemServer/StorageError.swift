@@ -28,14 +28,15 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension StorageError {
-    /// `quota_exceeded: …` or `conflict: …`: the refusal a client is answered (4xx), as the
-    /// dashboard lists it; `nil` for the storage's failures (5xx).
-    var refusal: String? {
-        switch self {
-        case .quota(let message): "quota_exceeded: \(message)"
-        case .conflict(let message): "conflict: \(message)"
-        case .notFound, .unavailable: nil
+extension APIError {
+    /// The answer to a storage error: 409 `conflict`, 404, 403 `quota_exceeded`, or 503
+    /// `unavailable` (the error middleware's, and the push route's for the dashboard).
+    init(_ error: StorageError) {
+        switch error {
+        case .conflict(let message): self.init(.conflict, "conflict", message)
+        case .notFound(let message): self = .notFound(message)
+        case .quota(let message): self.init(.forbidden, "quota_exceeded", message)
+        case .unavailable: self.init(.serviceUnavailable, "unavailable", "the server's database is unavailable; retry later")
         }
     }
 }

@@ -12,6 +12,9 @@ public struct TandemRequestContext: RequestContext {
     public var tokenID: String?
     /// What the request's token may reach (``Authenticator`` sets it; unlimited until then).
     public var scope: TokenScope = .unlimited
+    /// Who the client says it is (`Tandem-Client`, `Tandem-Pending`), checked and set by
+    /// ``ClientHeadersMiddleware`` on every `/v1` route; `nil` when it does not say.
+    public var client: ClientHeaders?
     /// Completed when the client's connection closes: long work for it stops then.
     public let connectionClosed: EventLoopFuture<Void>
     /// The client's connection (``ConnectionGuard`` reports its close to waiting pulls).
