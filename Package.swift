@@ -17,6 +17,11 @@ let package = Package(
         .library(name: "TandemWire", targets: ["TandemWire"]),
         .library(name: "TandemConflicts", targets: ["TandemConflicts"]),
         .library(name: "TandemSync", targets: ["TandemSync"]),
+        // An app's transport (Apple platforms; FoundationNetworking on Linux). An app depends
+        // on Tandem, TandemSync and TandemURLSession, nothing Linux-only
+        // (Scripts/check-app-dependencies.py checks it).
+        .library(name: "TandemURLSession", targets: ["TandemURLSession"]),
+        // The CLI's and the daemon's transport on Linux: libcurl.
         .library(name: "TandemCurl", targets: ["TandemCurl"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
         // For the server (the Server/ package), not for apps: the SQLite binding, the WAL
@@ -127,6 +132,8 @@ let package = Package(
         // libcurl (system library + a shim for the variadic setopt) and the live transport.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "TandemCurl", dependencies: ["CCurl", "TandemSync", "TandemGzip"], swiftSettings: strict),
+        // URLSession (FoundationNetworking on Linux) and the apps' transport.
+        .target(name: "TandemURLSession", dependencies: ["TandemSync", "TandemGzip", "TandemLocking"], swiftSettings: strict),
 
         // No I/O: the conflict core both sides decide with (a record's state and how a change
         // merges into it, the rules the conflict log names).
@@ -168,7 +175,7 @@ let package = Package(
         .executableTarget(
             name: "SyncBench",
             dependencies: [
-                "Tandem", "TandemSchema", "TandemSync", "TandemCurl",
+                "Tandem", "TandemSchema", "TandemSync", "TandemCurl", "TandemURLSession",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

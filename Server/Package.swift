@@ -150,6 +150,8 @@ let package = Package(
                 .product(name: "Tandem", package: "Tandem"),
                 .product(name: "TandemSync", package: "Tandem"),
                 .product(name: "TandemCurl", package: "Tandem"),
+                .product(name: "TandemURLSession", package: "Tandem"),
+                .product(name: "TandemGzip", package: "Tandem"),
                 .product(name: "TandemSchema", package: "Tandem"),
                 .product(name: "TandemWire", package: "Tandem"),
                 .product(name: "TandemSyncTestSupport", package: "Tandem"),

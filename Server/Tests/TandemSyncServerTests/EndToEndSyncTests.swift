@@ -1,27 +1,29 @@
 import Foundation
 import Testing
 import Tandem
-import TandemCurl
 import TandemSchema
 @testable import TandemSync
 import TandemWire
 import TandemSyncTestSupport
 
 /// Stores that never talk to each other converge through a real `tandem-server` process,
-/// over libcurl.
-@Suite("Sync end to end (tandem-server process, libcurl)", .serialized)
+/// over each live transport (libcurl, URLSession).
+@Suite("Sync end to end (tandem-server process, libcurl and URLSession)", .serialized)
 struct EndToEndSyncTests {
-    static func engine(_ store: ModelContainer, _ server: SyncServerProcess, transport: (any Transport)? = nil) throws -> SyncEngine {
+    static func engine(
+        _ store: ModelContainer, _ server: SyncServerProcess, over kind: TransportKind = .curl, transport: (any Transport)? = nil
+    ) throws -> SyncEngine {
         let token = server.token
         return SyncEngine(
-            container: store, transport: try transport ?? CurlTransport(baseURL: server.base),
+            container: store, transport: try transport ?? kind.make(server.base),
             configuration: SyncConfiguration(token: { token }))
     }
 
-    @Test func twoStoresConvergeWithAConflictAndADeleteAgainstAnUpdate() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func twoStoresConvergeWithAConflictAndADeleteAgainstAnUpdate(kind: TransportKind) async throws {
         let server = try await SyncServerProcess.make()
         let a = try SyncFixtures.store(), b = try SyncFixtures.store()
-        let syncA = try Self.engine(a, server), syncB = try Self.engine(b, server)
+        let syncA = try Self.engine(a, server, over: kind), syncB = try Self.engine(b, server, over: kind)
         for n in 1...3 { try SyncFixtures.insert(a, n, title: "todo \(n)", rank: n) }
         #expect(try await syncA.sync().pushed == 3)
         let first = try await syncB.sync()
@@ -65,10 +67,11 @@ struct EndToEndSyncTests {
         #expect(idle.pushed == 0 && idle.pulled == 0)
     }
 
-    @Test func fiveStoresEditingOfflineConvergeThroughTheServer() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func fiveStoresEditingOfflineConvergeThroughTheServer(kind: TransportKind) async throws {
         let server = try await SyncServerProcess.make()
         let stores = try (0..<5).map { _ in try SyncFixtures.store() }
-        let engines = try stores.map { try Self.engine($0, server) }
+        let engines = try stores.map { try Self.engine($0, server, over: kind) }
         for (i, store) in stores.enumerated() {
             for n in 0..<4 { try SyncFixtures.insert(store, i * 10 + n, title: "s\(i) n\(n)", rank: n) }
         }
@@ -90,60 +93,64 @@ struct EndToEndSyncTests {
         #expect(rows[0][SyncFixtures.id(20)] == nil, "the delete wins")
     }
 
-    @Test func aStoreWithABreakingSchemaIsRefusedNamingTheRule() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aStoreWithABreakingSchemaIsRefusedNamingTheRule(kind: TransportKind) async throws {
         let server = try await SyncServerProcess.make()
         let a = try SyncFixtures.store()
-        _ = try await Self.engine(a, server).sync()
+        _ = try await Self.engine(a, server, over: kind).sync()
         var breaking = SyncFixtures.schema
         breaking.entities[0].attributes[0].type = .scalar(.int)
         let c = try SyncFixtures.store(schema: breaking)
-        await #expect { try await Self.engine(c, server).sync() } throws: { error in
+        await #expect { try await Self.engine(c, server, over: kind).sync() } throws: { error in
             guard let error = error as? SyncError else { return false }
             return error.code == .schemaIncompatible && error.message.contains("ATTRIBUTE_TYPE_CHANGED") && error.message.contains("Todo.title")
         }
     }
 
-    @Test func anUnreachableServerIsATransientErrorAndABadTokenIsNot() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func anUnreachableServerIsATransientErrorAndABadTokenIsNot(kind: TransportKind) async throws {
         let store = try SyncFixtures.store()
         let nowhere = SyncEngine(
-            container: store, transport: try CurlTransport(baseURL: "http://127.0.0.1:1", connectTimeout: 2),
+            container: store, transport: try kind.make("http://127.0.0.1:1", timeout: 2),
             configuration: SyncConfiguration(token: { "t" }))
         await #expect { try await nowhere.sync() } throws: { ($0 as? SyncError)?.code == .unreachable && ($0 as? SyncError)?.isTransient == true }
         let server = try await SyncServerProcess.make()
         let bad = SyncEngine(
-            container: store, transport: try CurlTransport(baseURL: server.base),
+            container: store, transport: try kind.make(server.base),
             configuration: SyncConfiguration(token: { "tdm_000000000000_nope" }))
         await #expect { try await bad.sync() } throws: { ($0 as? SyncError)?.code == .unauthorized && ($0 as? SyncError)?.isTransient == false }
     }
 
     /// Two syncs of one store file at once (a daemon and `tandem sync`, say): each change is
     /// reported pushed once, by one of them; the other waits for it and finds nothing left.
-    @Test func twoSyncsOfOneStoreAtOnceReportEachChangePushedOnce() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func twoSyncsOfOneStoreAtOnceReportEachChangePushedOnce(kind: TransportKind) async throws {
         let server = try await SyncServerProcess.make()
         let name = UUID().uuidString
         let one = try SyncFixtures.store(name), other = try SyncFixtures.store(name)
         for n in 1...300 { try SyncFixtures.insert(one, n, title: "todo \(n)") }
-        let first = try Self.engine(one, server), second = try Self.engine(other, server)
+        let first = try Self.engine(one, server, over: kind), second = try Self.engine(other, server, over: kind)
         async let a = first.sync()
         async let b = second.sync()
         let (x, y) = try await (a, b)
         #expect(x.pushed + y.pushed == 300, "\(x.pushed) + \(y.pushed)")
         #expect(try SyncStatus(of: one).pendingChanges == 0)
         let fresh = try SyncFixtures.store()
-        #expect(try await Self.engine(fresh, server).sync().pulled == 300)
+        #expect(try await Self.engine(fresh, server, over: kind).sync().pulled == 300)
     }
 
     /// A user past their byte quota: the sync fails naming the quota, and the changes wait
     /// pending (not quarantined) until the operator raises it with `users quota`, against
     /// the running server.
-    @Test func aStorePastItsByteQuotaKeepsItsChangesPendingUntilTheOperatorRaisesIt() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aStorePastItsByteQuotaKeepsItsChangesPendingUntilTheOperatorRaisesIt(kind: TransportKind) async throws {
         let server = try await SyncServerProcess.make()
         let executable = try #require(SyncServerProcess.executable)
         let dir = server.dataDir.path(percentEncoded: false)
         // Room for the schema the first sync registers (1 212 bytes) and not much more.
         #expect(try SyncServerProcess.run(executable, ["users", "quota", "ann", "--bytes", "1300", "--data-dir", dir]).contains("0 of 1300 (own limit)"))
         let store = try SyncFixtures.store()
-        let engine = try Self.engine(store, server)
+        let engine = try Self.engine(store, server, over: kind)
         for n in 1...3 { try SyncFixtures.insert(store, n, title: "todo \(n)", rank: n) }
         #expect(try await engine.sync().pushed == 3, "under the quota when it starts: taken whole")
         for n in 4...5 { try SyncFixtures.insert(store, n, title: "todo \(n)", rank: n) }
@@ -160,18 +167,19 @@ struct EndToEndSyncTests {
         #expect(summary.pushed == 2)
         #expect(try SyncStatus(of: store).pendingChanges == 0)
         let other = try SyncFixtures.store()
-        _ = try await Self.engine(other, server).sync()
+        _ = try await Self.engine(other, server, over: kind).sync()
         #expect(try SyncFixtures.rows(other) == SyncFixtures.rows(store))
     }
 
     /// The answer to a push is lost after the server committed it: the retry sends the same
     /// idempotency key and nothing is applied twice.
-    @Test func aPushWhoseAnswerIsLostIsRetriedWithTheSameKeyAndAppliedOnce() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aPushWhoseAnswerIsLostIsRetriedWithTheSameKeyAndAppliedOnce(kind: TransportKind) async throws {
         let server = try await SyncServerProcess.make()
-        let curl = try CurlTransport(baseURL: server.base)
+        let live = try kind.make(server.base)
         let keys = KeyLog()
         let cut = MemoryTransport { request in
-            let response = try await curl.send(request)
+            let response = try await live.send(request)
             if request.path.hasSuffix("/push") {
                 let key = request.headers["Idempotency-Key"] ?? ""
                 if await keys.record(key) == 1 { throw SyncError(.unreachable, "planted: the answer was lost") }
@@ -188,7 +196,7 @@ struct EndToEndSyncTests {
         let used = await keys.keys
         #expect(used.count == 1 && used.values.first == 2, "the retry used the same key: \(used)")
         let b = try SyncFixtures.store()
-        let pulled = try await Self.engine(b, server).sync()
+        let pulled = try await Self.engine(b, server, over: kind).sync()
         #expect(pulled.pulled == 5, "each change is in the server's log once")
         #expect(try SyncFixtures.rows(b) == SyncFixtures.rows(a))
     }

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import Tandem
-import TandemCurl
 @testable import TandemSync
 
 @Model final class LiveNote {
@@ -19,18 +18,19 @@ struct LiveEngineTests {
     }
 
     @MainActor
-    @Test func anEditPushedElsewhereReachesAnOpenContextsObject() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func anEditPushedElsewhereReachesAnOpenContextsObject(kind: TransportKind) async throws {
         let server = try await SyncServerProcess.make()
         let configuration = SyncConfiguration(token: { server.token })
         let phone = try Self.container(), laptop = try Self.container()
-        let laptopEngine = SyncEngine(container: laptop, transport: try CurlTransport(baseURL: server.base), configuration: configuration)
+        let laptopEngine = SyncEngine(container: laptop, transport: try kind.make(server.base), configuration: configuration)
         let laptopContext = ModelContext(laptop)
         let note = LiveNote(title: "draft")
         laptopContext.insert(note)
         try laptopContext.save()
         _ = try await laptopEngine.sync()
         // The phone: a live engine, a context showing the note, merged as the README shows.
-        let phoneEngine = SyncEngine(container: phone, transport: try CurlTransport(baseURL: server.base), configuration: configuration)
+        let phoneEngine = SyncEngine(container: phone, transport: try kind.make(server.base), configuration: configuration)
         _ = try await phoneEngine.sync()
         let context = ModelContext(phone)
         let shown = try #require(try context.fetch(FetchDescriptor<LiveNote>()).first)

@@ -1,0 +1,202 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import HTTPTypes
+import Logging
+import NIOConcurrencyHelpers
+import Testing
+import TandemGzip
+import TandemSync
+
+/// Each live transport against a real HTTP server on loopback (Hummingbird, `.live`): what it
+/// sends and what it hands back, byte for byte, and how it fails.
+@Suite("Transports on the wire")
+struct TransportTests {
+    /// What the test server saw of the last requests, by the id each carries.
+    final class Seen: Sendable {
+        let requests = NIOLockedValueBox<[String: (encoding: String?, body: [UInt8])]>([:])
+        let closed = NIOLockedValueBox<Int>(0)
+    }
+
+    /// Routes that echo, pack, stall and fail; `body` runs with the server's base URL.
+    static func withServer(_ body: @escaping @Sendable (String, Seen) async throws -> Void) async throws {
+        let seen = Seen()
+        let router = Router()
+        router.on("/echo/{id}", method: .post) { request, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            let encoding = request.headers[.contentEncoding]
+            var bytes = Array(try await request.body.collect(upTo: 64 << 20).readableBytesView)
+            if encoding == "gzip" { bytes = try Gzip.decompress(bytes, limit: 64 << 20) }
+            seen.requests.withLockedValue { $0[id] = (encoding, bytes) }
+            var headers = HTTPFields()
+            headers[HTTPField.Name("X-Echo-Method")!] = request.method.rawValue
+            headers[HTTPField.Name("X-Echo-Token")!] = request.headers[.authorization] ?? ""
+            return Response(status: .created, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        router.on("/echo/{id}", method: .delete) { request, context -> Response in
+            Response(status: .noContent, headers: [HTTPField.Name("X-Echo-Method")!: request.method.rawValue])
+        }
+        router.get("/packed") { _, _ -> Response in
+            let packed = try Gzip.compress(Self.document, level: 6)
+            return Response(
+                status: .ok, headers: [.contentEncoding: "gzip", .contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: packed)))
+        }
+        router.get("/status/{code}") { _, context -> Response in
+            let code = context.parameters.get("code", as: Int.self) ?? 500
+            return Response(
+                status: HTTPResponse.Status(code: code), headers: [HTTPField.Name("Retry-After")!: "7"],
+                body: .init(byteBuffer: ByteBuffer(string: #"{"error":"planted"}"#)))
+        }
+        router.get("/stall/{ms}") { _, context -> Response in
+            try await Task.sleep(for: .milliseconds(context.parameters.get("ms", as: Int.self) ?? 0))
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "late")))
+        }
+        // A byte every 50 ms for 20 s: a write fails once the client has gone.
+        router.get("/drip") { _, _ -> Response in
+            Response(
+                status: .ok,
+                body: ResponseBody { writer in
+                    do {
+                        for _ in 0..<400 {
+                            try await writer.write(ByteBuffer(string: "."))
+                            try await Task.sleep(for: .milliseconds(50))
+                        }
+                    } catch {
+                        seen.closed.withLockedValue { $0 += 1 }
+                        throw error
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+        let app = Application(router: router, logger: Logger(label: "transport", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await app.test(.live) { client in
+            try await body("http://127.0.0.1:\(try #require(client.port))", seen)
+        }
+    }
+
+    /// 200 KiB of JSON-ish text: big enough to be packed, varied enough to check byte for byte.
+    static let document: [UInt8] = Array((0..<8_000).map { #"{"n":\#($0),"t":"todo \#($0 * 7919 % 10_007)"},"# }.joined().utf8)
+
+    @Test(arguments: TransportKind.allCases)
+    func answersCarryStatusHeadersAndBodyAsSent(kind: TransportKind) async throws {
+        try await Self.withServer { base, seen in
+            let transport = try kind.make(base)
+            let small = TransportRequest(method: "POST", path: "/echo/small?x=1", headers: ["Authorization": "Bearer t"], body: Data("hi".utf8))
+            let answer = try await transport.send(small)
+            #expect(answer.status == 201)
+            #expect(answer.body == Data("hi".utf8))
+            #expect(answer.headers["x-echo-method"] == "POST", "header names come back lowercased: \(answer.headers)")
+            #expect(answer.headers["x-echo-token"] == "Bearer t", "the request's headers reach the server")
+            #expect(seen.requests.withLockedValue { $0["small"]?.encoding } == nil, "a body under 1 KiB is sent as it is")
+
+            let gone = try await transport.send(TransportRequest(method: "DELETE", path: "/echo/x"))
+            #expect(gone.status == 204 && gone.headers["x-echo-method"] == "DELETE" && gone.body.isEmpty)
+
+            let refused = try await transport.send(TransportRequest(method: "GET", path: "/status/429"))
+            #expect(refused.status == 429, "a refusal is an answer, not an error")
+            #expect(refused.headers["retry-after"] == "7")
+            #expect(refused.body == Data(#"{"error":"planted"}"#.utf8))
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func bodiesOfAKilobyteOrMoreTravelGzipped(kind: TransportKind) async throws {
+        try await Self.withServer { base, seen in
+            let transport = try kind.make(base)
+            let answer = try await transport.send(TransportRequest(method: "POST", path: "/echo/big", body: Data(Self.document)))
+            #expect(answer.status == 201)
+            let received = try #require(seen.requests.withLockedValue { $0["big"] })
+            #expect(received.encoding == "gzip")
+            #expect(received.body == Self.document, "the server inflates exactly what was sent")
+            #expect(answer.body == Data(Self.document))
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func gzipAnswersArriveInflated(kind: TransportKind) async throws {
+        try await Self.withServer { base, _ in
+            let answer = try await kind.make(base).send(TransportRequest(method: "GET", path: "/packed"))
+            #expect(answer.status == 200)
+            #expect(answer.body == Data(Self.document))
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func requestsSentSideBySideEachGetTheirOwnAnswer(kind: TransportKind) async throws {
+        try await Self.withServer { base, _ in
+            let transport = try kind.make(base)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<24 {
+                    group.addTask {
+                        let body = Data((n % 3 == 0 ? Self.document : Array("request \(n)".utf8)) + Array("#\(n)".utf8))
+                        let answer = try await transport.send(TransportRequest(method: "POST", path: "/echo/\(n)", body: body))
+                        #expect(answer.body == body, "request \(n)")
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func anExchangePastItsTimeoutFailsAsUnreachable(kind: TransportKind) async throws {
+        try await Self.withServer { base, _ in
+            let transport = try kind.make(base, timeout: 1)
+            let started = ContinuousClock.now
+            await #expect { try await transport.send(TransportRequest(method: "GET", path: "/stall/4000")) } throws: { error in
+                (error as? SyncError)?.code == .unreachable && (error as? SyncError)?.isTransient == true
+            }
+            #expect(ContinuousClock.now - started < .seconds(3))
+            // Under the timeout, a slow answer is an answer.
+            let slow = try await kind.make(base, timeout: 5).send(TransportRequest(method: "GET", path: "/stall/1500"))
+            #expect(slow.status == 200 && slow.body == Data("late".utf8))
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func cancellingTheCallerAbortsTheExchange(kind: TransportKind) async throws {
+        try await Self.withServer { base, seen in
+            let transport = try kind.make(base)
+            // Waiting for an answer that does not come (a live sync's waiting pull).
+            let waiting = Task { try await transport.send(TransportRequest(method: "GET", path: "/stall/4000")) }
+            try await Task.sleep(for: .milliseconds(300))
+            var cancelled = ContinuousClock.now
+            waiting.cancel()
+            await #expect(throws: CancellationError.self) { try await waiting.value }
+            #expect(ContinuousClock.now - cancelled < .seconds(2), "the caller is not kept waiting for the answer")
+            // Receiving an answer: the connection goes with it, and the server sees so.
+            let receiving = Task { try await transport.send(TransportRequest(method: "GET", path: "/drip")) }
+            try await Task.sleep(for: .milliseconds(300))
+            cancelled = ContinuousClock.now
+            receiving.cancel()
+            await #expect(throws: CancellationError.self) { try await receiving.value }
+            #expect(ContinuousClock.now - cancelled < .seconds(2))
+            while seen.closed.withLockedValue({ $0 }) == 0, ContinuousClock.now - cancelled < .seconds(5) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(seen.closed.withLockedValue { $0 } == 1, "the server's writes failed: the client closed the connection")
+            // The transport works after a cancellation.
+            let after = try await transport.send(TransportRequest(method: "GET", path: "/stall/0"))
+            #expect(after.status == 200 && after.body == Data("late".utf8))
+            // A task cancelled before it sends sends nothing.
+            let early = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await transport.send(TransportRequest(method: "POST", path: "/echo/early", body: Data("x".utf8)))
+            }
+            await #expect(throws: CancellationError.self) { try await early.value }
+            #expect(seen.requests.withLockedValue { $0["early"] } == nil)
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aClosedPortIsUnreachableAndABadURLIsMisconfigured(kind: TransportKind) async throws {
+        let nowhere = try kind.make("http://127.0.0.1:1", timeout: 5)
+        await #expect { try await nowhere.send(TransportRequest(method: "GET", path: "/health")) } throws: { error in
+            (error as? SyncError)?.code == .unreachable && (error as? SyncError)?.message.contains("127.0.0.1:1") == true
+        }
+        for bad in ["ftp://example.com", "not a url", "http://"] {
+            #expect(throws: SyncError.self, "\(bad)") { try kind.make(bad) }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+#if canImport(FoundationNetworking)
+    // Linux: URLSession is in FoundationNetworking (swift-corelibs-foundation), not Foundation.
+    public import FoundationNetworking
+    import Foundation
+#else
+    public import Foundation  // Apple platforms: URLSession is Foundation's
+#endif
+import TandemGzip
+import TandemLocking
+public import TandemSync
+
+/// A ``Transport`` over `URLSession`: the transport for apps on Apple platforms, where libcurl
+/// is not something an app links. It builds on Linux too (FoundationNetworking), so the same
+/// tests run against it there.
+///
+/// Created like `CurlTransport` (target `TandemCurl`), from the server's URL as a `String`.
+/// Exchanges run on the session's own delegate queue, never on the main actor: an engine can
+/// sync from a background task. Cancelling the calling task cancels the `URLSessionTask`.
+/// Answers are decompressed (gzip); request bodies of 1 KiB or more are sent gzipped. Proxies,
+/// TLS and certificate trust are the platform's (on Apple platforms the system settings, on
+/// Linux libcurl's, which reads `https_proxy`, `no_proxy`, …). Nothing is cached and no cookie
+/// is kept: every pull reaches the server.
+///
+/// ```swift
+/// let transport = try URLSessionTransport(baseURL: "https://sync.example.com")
+/// let engine = SyncEngine(container: container, transport: transport, configuration: configuration)
+/// ```
+///
+/// A background `URLSessionConfiguration` (`.background(withIdentifier:)`) cannot run data
+/// tasks; to sync while the app is in the background, run ``SyncEngine/sync()`` from a
+/// background task of the app (`BGAppRefreshTask`, `beginBackgroundTask`) with this transport.
+public final class URLSessionTransport: Transport {
+    /// Seconds a whole exchange may take (`timeoutIntervalForResource`).
+    public let timeout: Double
+    /// Seconds without a byte in either direction before an exchange fails
+    /// (`timeoutIntervalForRequest`); a live sync's waiting pull must ask for less.
+    public let idleTimeout: Double
+    let baseURL: String
+    private let session: URLSession
+
+    /// - Parameters:
+    ///   - baseURL: the server, `http://host:port` or `https://host`.
+    ///   - timeout: seconds a whole exchange may take.
+    ///   - idleTimeout: seconds an exchange may go without a byte (a waiting pull waits
+    ///     silently: keep `runLive`'s `wait` under it).
+    ///   - configuration: the session's settings to start from (proxies, TLS, HTTP/2,
+    ///     `allowsCellularAccess`, …); the transport turns off caching and cookies, does not
+    ///     wait for connectivity (the engine retries with its own backoff) and sets the timeouts.
+    /// - Throws: ``SyncError`` with code `misconfigured` when `baseURL` is not an http(s) URL.
+    public init(
+        baseURL: String, timeout: Double = 120, idleTimeout: Double = 60,
+        configuration: URLSessionConfiguration = .ephemeral
+    ) throws {
+        guard let url = URL(string: baseURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil else {
+            throw SyncError(.misconfigured, "'\(baseURL)' is not a server URL; use http://host:port or https://host")
+        }
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.timeout = timeout
+        self.idleTimeout = idleTimeout
+        // A copy: the caller's configuration object stays as it was.
+        let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        #if !canImport(FoundationNetworking)
+            // Apple platforms: fail at once without a network (FoundationNetworking never waits
+            // and has the property read-only).
+            configuration.waitsForConnectivity = false
+        #endif
+        configuration.timeoutIntervalForRequest = idleTimeout
+        configuration.timeoutIntervalForResource = timeout
+        // A nil delegate queue: the session makes a serial queue of its own for the handlers.
+        session = URLSession(configuration: configuration, delegate: nil, delegateQueue: nil)
+    }
+
+    deinit { session.finishTasksAndInvalidate() }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        try Task.checkCancellation()
+        let target = baseURL + request.path
+        guard let url = URL(string: target) else {
+            throw SyncError(.misconfigured, "'\(target)' is not a URL; the request's path must be percent-encoded")
+        }
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: idleTimeout)
+        let method = request.method.uppercased()
+        urlRequest.httpMethod = method
+        var body = request.body
+        var headers = request.headers
+        if let plain = body, plain.count >= 1024, headers.keys.allSatisfy({ $0.lowercased() != "content-encoding" }),
+            let packed = try? Gzip.compress(plain, level: 1)
+        {  // level 1: most of the size gain at a fraction of level 6's CPU (as CurlTransport)
+            body = Data(packed)
+            headers["Content-Encoding"] = "gzip"
+        }
+        for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        if method != "GET" { urlRequest.httpBody = body ?? Data() }
+        let exchange = Exchange()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
+                let task = session.dataTask(with: urlRequest) { data, response, error in
+                    continuation.resume(with: Result { try Self.answer(data, response, error, cancelled: exchange.isCancelled, method: method, url: target) })
+                }
+                exchange.start(task)
+            }
+        } onCancel: {
+            exchange.cancel()
+        }
+    }
+
+    /// The transport's answer for what the data task's handler got.
+    private static func answer(_ data: Data?, _ response: URLResponse?, _ error: (any Error)?, cancelled: Bool, method: String, url: String) throws
+        -> TransportResponse
+    {
+        if cancelled { throw CancellationError() }
+        if let error {
+            let code = (error as? URLError).map { " (URLError \($0.code.rawValue))" } ?? ""
+            throw SyncError(.unreachable, "\(method) \(url): \(error.localizedDescription)\(code)")
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw SyncError(.unreachable, "\(method) \(url): the answer is not HTTP")
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        var body = data ?? Data()
+        // URLSession inflates a gzip answer itself (on Apple platforms, and on Linux through
+        // libcurl); should a platform hand it over still packed, it is inflated here.
+        if headers["content-encoding"]?.lowercased() == "gzip", body.starts(with: [0x1f, 0x8b]) {
+            do {
+                body = Data(try Gzip.decompress(body, limit: Int.max))
+            } catch {
+                throw SyncError(.unreachable, "\(method) \(url): the gzip answer is corrupt (\(error))")
+            }
+        }
+        return TransportResponse(status: http.statusCode, headers: headers, body: body)
+    }
+
+    /// One exchange's data task, cancelled with the calling task: a cancellation that comes
+    /// before the task exists cancels it as it starts.
+    final class Exchange: Sendable {
+        private struct State {
+            var task: URLSessionDataTask?
+            var cancelled = false
+        }
+        // The lock guards which task there is and whether it was cancelled; the task's own
+        // methods may be called from any thread (Foundation documents `URLSessionTask` so).
+        private let state = Locked(State())
+
+        var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+        func start(_ task: URLSessionDataTask) {
+            let cancelled = state.withLock { state in
+                state.task = task
+                return state.cancelled
+            }
+            if cancelled { task.cancel() }
+            task.resume()
+        }
+
+        func cancel() {
+            let task = state.withLock { state in
+                state.cancelled = true
+                return state.task
+            }
+            task?.cancel()
+        }
+
+    }
+}
