@@ -162,6 +162,14 @@ let package = Package(
             path: "Examples/TandemDemo",
             swiftSettings: strict),
 
+        // The README's app: a store synced over URLSessionTransport (its SwiftUI views build on
+        // Apple platforms only). Not a product: it is here so the README's code compiles.
+        .target(
+            name: "TandemAppExample",
+            dependencies: ["Tandem", "TandemSync", "TandemURLSession"],
+            path: "Examples/TandemApp",
+            swiftSettings: strict),
+
         .executableTarget(
             name: "TandemBench",
             dependencies: [

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Lints the sources (swift format, with the checked-in .swift-format), builds and tests the
-# root package (the store, the engine, the CLI), then the server package (Server/: the server,
-# and the tests that need a client and a server together, which run the root's `tandem`), then
-# fuzzes the real tandem-server from its OpenAPI document (schemathesis). `swift format format
+# Lints the sources (swift format, with the checked-in .swift-format), checks that the products
+# an app depends on reach nothing Linux-only (Scripts/check-app-dependencies.py), builds and
+# tests the root package (the store, the engine, the CLI), then the server package (Server/: the
+# server, and the tests that need a client and a server together over both transports, which
+# run the root's `tandem`), then fuzzes the real tandem-server from its OpenAPI document
+# (schemathesis). `swift format format
 # --in-place --recursive Sources Server Tests Benchmarks Examples Package.swift` fixes what the
 # lint reports. Usage: Scripts/test.sh [swift test args, given to both packages]
 # Soaks: TANDEM_CRASH_ROUNDS=200 (journal kill -9 rounds), TANDEM_SERVER_CRASH_ROUNDS=50
@@ -16,6 +18,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 swift format lint --strict --recursive Sources Server/Sources Server/Tests Server/Package.swift Tests Benchmarks Examples Package.swift
+# The products an app depends on (Tandem, TandemSync, TandemURLSession) reach no libcurl,
+# server, CLI or test target; the check first shows it notices each kind of planted offence.
+python3 Scripts/check-app-dependencies.py --self-test
+python3 Scripts/check-app-dependencies.py
 swift build --build-tests
 # A hung test fails the run (the log shows which one started and did not end) instead of
 # holding CI for its whole budget; each package's tests take 20 s to 3 min here.

@@ -24,7 +24,8 @@ extension SyncEngine {
     ///
     /// - Parameters:
     ///   - wait: how long one pull waits at the server (cut to the server's maximum); keep
-    ///     it under the transport's timeout (`CurlTransport`: 120 s).
+    ///     it under the transport's timeouts (`CurlTransport`: 120 s; `URLSessionTransport`:
+    ///     its `idleTimeout`, 60 s).
     ///   - checkInterval: how often the store is checked for local commits while it is
     ///     busy, four times less often after 2 s without one (a cheap check,
     ///     ``StoreChangeWatch``; the journal is read only when something committed).

@@ -11,7 +11,7 @@ import TandemWire
 /// (not the app's Swift classes), so an app, the `tandem` CLI and the daemon share it.
 ///
 /// ```swift
-/// let engine = SyncEngine(container: container, transport: CurlTransport(baseURL: serverURL),
+/// let engine = SyncEngine(container: container, transport: try URLSessionTransport(baseURL: serverURL),
 ///                         configuration: SyncConfiguration(token: { token }))
 /// let summary = try await engine.sync()   // pushed 3, pulled 12, conflicts 1, quarantined 0
 /// ```

@@ -1,8 +1,10 @@
 public import Foundation
 
 /// How the sync engine reaches the server: one HTTP exchange at a time. The engine sees only
-/// this protocol; `CurlTransport` (target `TandemCurl`) is the live implementation,
-/// ``MemoryTransport`` its in-memory twin and ``FaultyTransport`` a fault-injecting wrapper.
+/// this protocol; `URLSessionTransport` (target `TandemURLSession`, for apps) and
+/// `CurlTransport` (target `TandemCurl`, for the CLI and the daemon) are the live
+/// implementations, ``MemoryTransport`` their in-memory twin and ``FaultyTransport`` a
+/// fault-injecting wrapper.
 ///
 /// ```swift
 /// let transport: any Transport = MemoryTransport { request in

@@ -109,7 +109,9 @@ public final class URLSessionTransport: Transport {
     }
 
     /// The transport's answer for what the data task's handler got.
-    private static func answer(_ data: Data?, _ response: URLResponse?, _ error: (any Error)?, cancelled: Bool, method: String, url: String) throws
+    private static func answer(
+        _ data: Data?, _ response: URLResponse?, _ error: (any Error)?, cancelled: Bool, method: String, url: String
+    ) throws
         -> TransportResponse
     {
         if cancelled { throw CancellationError() }

@@ -11,13 +11,15 @@ import TandemServer
 @testable import TandemSync
 import TandemWire
 import TandemSyncTestSupport
+import TandemURLSession
 
 /// Many seeded histories in one process: replicas edit at random (inserts, updates, deletes,
 /// re-inserts of deleted records) and sync in random order through a fault-injecting
 /// transport (dropped requests, answers lost after the server acted, duplicated requests)
 /// to the server's router with its in-memory storage. After the faults stop and everyone
 /// syncs, every replica — and a fresh one that only pulls — must hold the same records.
-/// The seed of a diverging history is printed.
+/// The seed of a diverging history is printed. Most histories reach the router in the same
+/// process; a share of them go over `URLSessionTransport` to the router served on loopback.
 @Suite("Convergence simulation", .serialized)
 struct ConvergenceSimulationTests {
     /// Histories per run: `TANDEM_SIM_HISTORIES` (default 300; the soak runs thousands).
@@ -40,6 +42,13 @@ struct ConvergenceSimulationTests {
         }
     }
 
+    /// The transport a history's replicas share: URLSession over loopback when the router is
+    /// served live (`client.port`), else straight to the router in this process.
+    static func wire(_ client: any TestClientProtocol) throws -> any Transport {
+        guard let port = client.port else { return transport(client) }
+        return try URLSessionTransport(baseURL: "http://127.0.0.1:\(port)", timeout: 30)
+    }
+
     /// A bug planted in every replica, to show that the simulation catches it.
     enum Plant {
         case none, invertedStampComparison, ignoredDeleteRules, noSweepOnBootstrap
@@ -54,7 +63,7 @@ struct ConvergenceSimulationTests {
         var random = SplitMix64(seed: seed)
         func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let dataset = "sim-\(seed)"
-        let base = transport(client)
+        let base = try wire(client)
         // With compaction, a fourth replica joins late (its first sync after step 20), and
         // replicas that sync rarely find their cursors expired.
         let count = compact == nil ? 3 : 4
@@ -148,9 +157,9 @@ struct ConvergenceSimulationTests {
 
     static func run(
         seeds: [UInt64], planted: Plant, stopAtFirst: Bool, policies: Bool = false, updateWinsOverDelete: Bool = true,
-        tune: @escaping @Sendable (inout SyncConfiguration) -> Void = { _ in }
+        overURLSession: Bool = false, tune: @escaping @Sendable (inout SyncConfiguration) -> Void = { _ in }
     ) async throws -> [String] {
-        try await histories(seeds: seeds, stopAtFirst: stopAtFirst) { seed, client, token in
+        try await histories(seeds: seeds, stopAtFirst: stopAtFirst, overURLSession: overURLSession) { seed, client, token in
             try await history(
                 seed: seed, client: client, token: token, planted: planted, policies: policies,
                 updateWinsOverDelete: updateWinsOverDelete, tune: tune)
@@ -160,15 +169,19 @@ struct ConvergenceSimulationTests {
     /// Runs `history` for each seed against one server router (in-memory storage, no rate
     /// limit); returns the failures it reported.
     static func histories(
-        seeds: [UInt64], stopAtFirst: Bool,
+        seeds: [UInt64], stopAtFirst: Bool, overURLSession: Bool = false,
         _ history: @escaping @Sendable (UInt64, any TestClientProtocol, String) async throws -> String?
     ) async throws -> [String] {
-        try await histories(seeds: seeds, stopAtFirst: stopAtFirst, onStorage: { seed, client, token, _ in try await history(seed, client, token) })
+        try await histories(
+            seeds: seeds, stopAtFirst: stopAtFirst, overURLSession: overURLSession,
+            onStorage: { seed, client, token, _ in try await history(seed, client, token) })
     }
 
-    /// ``histories(seeds:stopAtFirst:_:)`` whose histories also reach the storage (to compact it).
+    /// ``histories(seeds:stopAtFirst:overURLSession:_:)`` whose histories also reach the storage
+    /// (to compact it). `overURLSession` serves the router on loopback (Hummingbird's `.live`)
+    /// and the replicas reach it with ``URLSessionTransport`` (see ``wire(_:)``).
     static func histories(
-        seeds: [UInt64], stopAtFirst: Bool,
+        seeds: [UInt64], stopAtFirst: Bool, overURLSession: Bool = false,
         onStorage history: @escaping @Sendable (UInt64, any TestClientProtocol, String, MemoryServerStorage) async throws -> String?
     ) async throws -> [String] {
         let storage = MemoryServerStorage()
@@ -179,7 +192,7 @@ struct ConvergenceSimulationTests {
         let app = Application(
             router: buildRouter(ServerDependencies(storage: storage, configuration: configuration)),
             logger: Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() }))
-        return try await app.test(.router) { client in
+        return try await app.test(overURLSession ? .live : .router) { client in
             var failures: [String] = []
             for seed in seeds {
                 if let failure = try await history(seed, client, token, storage) {
@@ -235,8 +248,8 @@ struct ConvergenceSimulationTests {
     /// Histories with compaction steps (the server keeps the last two entries of the log
     /// and prunes tombstones older than its previous step) and a late joiner: replicas whose
     /// cursors expired bootstrap again over their records, with their unpushed edits.
-    static func runCompacting(seeds: [UInt64], planted: Plant, stopAtFirst: Bool) async throws -> [String] {
-        try await histories(seeds: seeds, stopAtFirst: stopAtFirst) { seed, client, token, storage in
+    static func runCompacting(seeds: [UInt64], planted: Plant, stopAtFirst: Bool, overURLSession: Bool = false) async throws -> [String] {
+        try await histories(seeds: seeds, stopAtFirst: stopAtFirst, overURLSession: overURLSession) { seed, client, token, storage in
             let failure = try await history(seed: seed, client: client, token: token, planted: planted) {
                 // Time passes between steps: deletes stamped before the last step's mark
                 // lose their tombstones.
@@ -254,6 +267,22 @@ struct ConvergenceSimulationTests {
         let count = max(Self.histories / 2, 50)
         let failures = try await Self.runCompacting(seeds: Self.seeds(count) { $0 &* 0x27D4_EB2F }, planted: .none, stopAtFirst: false)
         #expect(failures.isEmpty, "\(failures.count) of \(count) histories diverged; the first:\n\(failures.first ?? "")")
+    }
+
+    /// A share of the histories over a real HTTP exchange: `URLSessionTransport` (the apps'
+    /// transport) to the router served on loopback, with the same faults around it, and with
+    /// compaction and late joiners.
+    @Test func replicasConvergeOverURLSession() async throws {
+        let count = max(Self.histories / 6, 30)
+        var failures = try await Self.run(seeds: Self.seeds(count) { $0 &* 0x6A09_E667 }, planted: .none, stopAtFirst: false, overURLSession: true)
+        failures += try await Self.runCompacting(seeds: Self.seeds(count / 2) { $0 &* 0xBB67_AE85 }, planted: .none, stopAtFirst: false, overURLSession: true)
+        #expect(failures.isEmpty, "\(failures.count) of \(count + count / 2) histories diverged; the first:\n\(failures.first ?? "")")
+    }
+
+    /// Over URLSession too, the simulation notices a planted inverted stamp comparison.
+    @Test func theSimulationOverURLSessionCatchesAPlantedInvertedStampComparison() async throws {
+        let failures = try await Self.run(seeds: (1...200).map { UInt64($0) &* 0x6A09_E667 }, planted: .invertedStampComparison, stopAtFirst: true, overURLSession: true)
+        #expect(!failures.isEmpty, "an inverted stamp comparison went unnoticed")
     }
 
     /// A bootstrap over a store's records that keeps those the snapshot lacks (deleted

@@ -1,0 +1,89 @@
+import Foundation
+import Observation
+import Tandem
+import TandemSync
+import TandemURLSession
+
+/// A note of the example app.
+@Model final class Note {
+    var title: String
+    var done = false
+    init(title: String) { self.title = title }
+}
+
+/// The example app's sync, as the README shows it: one store, one engine over
+/// `URLSessionTransport`, live while the app is in the foreground, one sync when it goes to
+/// the background, and the status a view shows. Built on every platform (the views, in
+/// `AppViews.swift`, only where SwiftUI is), so the README's code compiles.
+@MainActor @Observable
+final class AppSync {
+    let container: ModelContainer
+    /// The context the views read from and write to; it takes what a sync pulled.
+    let context: ModelContext
+    private let engine: SyncEngine
+    /// What the status line shows, read again after every sync.
+    private(set) var status: SyncStatus?
+    /// The last sync's failure, until a sync succeeds.
+    private(set) var lastError: SyncError?
+    private var live: Task<Void, Never>?
+    private var merging: Task<Void, Never>?
+
+    init(storeURL: URL, server: String, token: @escaping @Sendable () async throws -> String) throws {
+        container = try ModelContainer(for: [Note.self], configurations: [ModelConfiguration(url: storeURL, dataset: "notes")])
+        context = ModelContext(container)
+        engine = SyncEngine(
+            container: container, transport: try URLSessionTransport(baseURL: server),
+            configuration: SyncConfiguration(token: token))
+        status = try? SyncStatus(of: container)
+    }
+
+    /// In the foreground: live sync (a pull waits at the server; local saves go out within
+    /// moments), and the open context takes what it pulls (its objects change, views update).
+    func enterForeground() {
+        guard live == nil else { return }
+        // The engine is an actor: the sync runs there, not on the main actor.
+        live = Task { [engine] in
+            await engine.runLive(onSync: { result in Task { @MainActor [weak self] in self?.synced(result) } })
+        }
+        merging = Task { [container, context] in
+            for await transaction in container.historyTransactions() where transaction.author == "sync" {
+                context.merge([transaction])
+            }
+        }
+    }
+
+    /// Going to the background: the live sync stops, and one sync pushes what is left (run it
+    /// inside the app's background task so the system lets it finish).
+    func enterBackground() async {
+        live?.cancel()
+        merging?.cancel()
+        live = nil
+        merging = nil
+        await syncOnce()
+    }
+
+    /// One sync: for a background refresh (`BGAppRefreshTask`) or a pull-to-refresh.
+    func syncOnce() async {
+        do {
+            synced(.success(try await engine.sync()))
+        } catch let error as SyncError {
+            synced(.failure(error))
+        } catch {
+            synced(.failure(SyncError(.store, "\(error)")))
+        }
+    }
+
+    private func synced(_ result: Result<SyncSummary, SyncError>) {
+        if case .failure(let error) = result { lastError = error } else { lastError = nil }
+        status = try? SyncStatus(of: container)
+    }
+
+    /// The status line: pending changes, conflicts, the last failure.
+    var statusLine: String {
+        guard let status else { return "Not synced yet" }
+        var parts = [status.pendingChanges == 0 ? "Synced" : "\(status.pendingChanges) changes to sync"]
+        if status.conflicts > 0 { parts.append("\(status.conflicts) conflicts resolved") }
+        if let lastError { parts.append(lastError.isTransient ? "offline, retrying" : lastError.message) }
+        return parts.joined(separator: " · ")
+    }
+}
