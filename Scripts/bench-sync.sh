@@ -6,6 +6,8 @@
 # then, on a server of its own, joining from a snapshot (SYNCBENCH_BOOTSTRAP=1: the first
 # sync of the records, then again after every record was updated 9 more times) and the
 # server's database before and after compacting that log.
+# Then the engine in one process over each transport side by side (SYNCBENCH_TRANSPORTS=1:
+# libcurl, the CLI's, and URLSession, the apps'; A's push, B's pull, no-op and 100-change syncs).
 # Then sync throughput against size: the first sync (A's push, B's bootstrap) at each of
 # TANDEM_SYNC_BENCH_SIZES (default "10000 30000 300000"; empty: none).
 # Every figure is appended to .build/bench/sync.jsonl (emptied first) and drawn by
@@ -24,6 +26,7 @@ source Scripts/loopback-server.sh
 start_loopback_server Server/.build/release/tandem-server
 TANDEM_LOG_LEVEL=error .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"
 TANDEM_LOG_LEVEL=error SYNCBENCH_UNIQUE=1 SYNCBENCH_SEQUENTIAL_ONLY=1 .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"
+TANDEM_LOG_LEVEL=error SYNCBENCH_TRANSPORTS=1 .build/release/SyncBench --server "$base" --token "$token" --changes "$changes" --server-pid "$pid"
 for size in $chart_sizes; do
   TANDEM_LOG_LEVEL=error SYNCBENCH_DATASET="size-$size" SYNCBENCH_SEQUENTIAL_ONLY=1 .build/release/SyncBench --server "$base" --token "$token" --changes "$size" --server-pid "$pid"
 done

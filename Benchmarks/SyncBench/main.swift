@@ -4,6 +4,8 @@
 // Usage: SyncBench --server URL --token TOKEN [--changes N] [--server-pid PID]   (Scripts/bench-sync.sh runs it)
 // Each figure is also appended as a JSON line to $SYNCBENCH_DATA (default .build/bench/sync.jsonl),
 // which Scripts/bench-charts.py draws.
+// SYNCBENCH_TRANSPORTS=1: the engine in this process over each transport (libcurl, URLSession)
+// side by side instead: A's push and B's pull of N changes, no-op and 100-change syncs.
 import Foundation
 import GRDB
 import Logging
@@ -12,6 +14,7 @@ import Tandem
 import TandemCurl
 import TandemSchema
 import TandemSync
+import TandemURLSession
 import Synchronization
 
 func argument(_ name: String) -> String? {
@@ -95,8 +98,9 @@ func fill(_ store: ModelContainer, count: Int, offset: Int = 0) throws {
     }
 }
 
-func engine(_ store: ModelContainer) throws -> SyncEngine {
-    SyncEngine(container: store, transport: try CurlTransport(baseURL: server), configuration: SyncConfiguration(token: { token }))
+func engine(_ store: ModelContainer, overURLSession: Bool = false) throws -> SyncEngine {
+    let transport: any Transport = overURLSession ? try URLSessionTransport(baseURL: server) : try CurlTransport(baseURL: server)
+    return SyncEngine(container: store, transport: transport, configuration: SyncConfiguration(token: { token }))
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
@@ -189,6 +193,61 @@ func serverCPU() -> Double? {
 
 let raw = try rawInsert(count: changes)
 let dataset = ProcessInfo.processInfo.environment["SYNCBENCH_DATASET"] ?? (uniqueTitles ? "bench-unique" : "bench")
+
+// SYNCBENCH_TRANSPORTS=1: the same syncs in this process over each transport, alternating
+// (curl, URLSession, curl, …: the machine's drift hits both alike); medians of 3 rounds.
+if ProcessInfo.processInfo.environment["SYNCBENCH_TRANSPORTS"] != nil {
+    var figures: [Bool: (push: [Double], pull: [Double], noop: [Double], hundred: [Double])] = [false: ([], [], [], []), true: ([], [], [], [])]
+    for round in 0..<3 {
+        for overURLSession in [false, true] {
+            let name = "\(dataset)-\(overURLSession ? "urlsession" : "curl")-\(round)"
+            let a = try store("\(name)-a.store", dataset: name), b = try store("\(name)-b.store", dataset: name)
+            try fill(a, count: changes)
+            let syncA = try engine(a, overURLSession: overURLSession), syncB = try engine(b, overURLSession: overURLSession)
+            var pushed = 0, pulled = 0
+            let push = try await seconds { pushed = try await syncA.sync().pushed }
+            let pull = try await seconds { pulled = try await syncB.sync().pulled }
+            guard pushed == changes, pulled == changes else {
+                FileHandle.standardError.write(Data("SyncBench: pushed \(pushed), pulled \(pulled); expected \(changes) each way\n".utf8))
+                finish(1)
+            }
+            var noop = [Double](), hundred = [Double]()
+            for _ in 0..<11 { noop.append(try await seconds { _ = try await syncB.sync() }) }
+            for step in 0..<5 {
+                try fill(a, count: 100, offset: 1_000_000 + step * 100)
+                hundred.append(try await seconds { _ = try await syncA.sync() })
+            }
+            figures[overURLSession]!.push.append(push)
+            figures[overURLSession]!.pull.append(pull)
+            figures[overURLSession]!.noop.append(median(noop))
+            figures[overURLSession]!.hundred.append(median(hundred))
+        }
+    }
+    print("the engine in one process, \(changes) changes A → server → B, medians of 3 rounds run alternately:")
+    print("transport    A's push      B's pull      changes/s   no-op sync   100-change push")
+    for overURLSession in [false, true] {
+        let f = figures[overURLSession]!
+        let (push, pull) = (median(f.push), median(f.pull))
+        print(
+            String(
+                format: "%@ %6.2f s     %6.2f s     %9.0f   %6.2f ms    %6.2f ms", (overURLSession ? "URLSession" : "libcurl   ") as NSString,
+                push, pull, Double(changes) / (push + pull), median(f.noop) * 1000, median(f.hundred) * 1000))
+        record(
+            "transport",
+            [
+                "urlSession": overURLSession ? 1 : 0, "pushSeconds": push, "pullSeconds": pull,
+                "noopMilliseconds": median(f.noop) * 1000, "hundredMilliseconds": median(f.hundred) * 1000,
+            ])
+    }
+    print(String(format: "raw SQLite C inserts of the same rows: %.3f s", raw))
+    let (curl, session) = (figures[false]!, figures[true]!)
+    print(
+        String(
+            format: "URLSession ÷ libcurl: whole sync %.2f×, no-op sync %.2f×, 100-change push %.2f×",
+            (median(session.push) + median(session.pull)) / (median(curl.push) + median(curl.pull)),
+            median(session.noop) / median(curl.noop), median(session.hundred) / median(curl.hundred)))
+    finish(0)
+}
 let a = try store("a.store", dataset: dataset), b = try store("b.store", dataset: dataset)
 try fill(a, count: changes)
 // Both sides run as `tandem sync` processes: the RSS measured is the syncing client's alone.

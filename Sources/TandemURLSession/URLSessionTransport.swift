@@ -19,7 +19,9 @@ public import TandemSync
 /// Answers are decompressed (gzip); request bodies of 1 KiB or more are sent gzipped. Proxies,
 /// TLS and certificate trust are the platform's (on Apple platforms the system settings, on
 /// Linux libcurl's, which reads `https_proxy`, `no_proxy`, …). Nothing is cached and no cookie
-/// is kept: every pull reaches the server.
+/// is kept: every pull reaches the server. Redirects are not followed (as libcurl's transport
+/// does not): a push must not turn into a `GET` of another address; the 3xx answer is handed
+/// back, and the engine reports it. Point `baseURL` at the server's final address.
 ///
 /// ```swift
 /// let transport = try URLSessionTransport(baseURL: "https://sync.example.com")
@@ -30,7 +32,8 @@ public import TandemSync
 /// tasks; to sync while the app is in the background, run ``SyncEngine/sync()`` from a
 /// background task of the app (`BGAppRefreshTask`, `beginBackgroundTask`) with this transport.
 public final class URLSessionTransport: Transport {
-    /// Seconds a whole exchange may take (`timeoutIntervalForResource`).
+    /// Seconds a whole exchange may take (the transport cancels it then; also
+    /// `timeoutIntervalForResource`).
     public let timeout: Double
     /// Seconds without a byte in either direction before an exchange fails
     /// (`timeoutIntervalForRequest`); a live sync's waiting pull must ask for less.
@@ -71,7 +74,7 @@ public final class URLSessionTransport: Transport {
         configuration.timeoutIntervalForRequest = idleTimeout
         configuration.timeoutIntervalForResource = timeout
         // A nil delegate queue: the session makes a serial queue of its own for the handlers.
-        session = URLSession(configuration: configuration, delegate: nil, delegateQueue: nil)
+        session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
     }
 
     deinit { session.finishTasksAndInvalidate() }
@@ -95,26 +98,39 @@ public final class URLSessionTransport: Transport {
         }
         for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if method != "GET" { urlRequest.httpBody = body ?? Data() }
-        let exchange = Exchange()
+        let (exchange, timeout) = (Exchange(), self.timeout)
+        // The whole exchange's limit, kept here: FoundationNetworking (Linux) does not enforce
+        // `timeoutIntervalForResource`.
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(timeout))
+            if !Task.isCancelled { exchange.end(.timedOut) }
+        }
+        defer { deadline.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
                 let task = session.dataTask(with: urlRequest) { data, response, error in
-                    continuation.resume(with: Result { try Self.answer(data, response, error, cancelled: exchange.isCancelled, method: method, url: target) })
+                    let ending = exchange.finished()
+                    continuation.resume(with: Result { try Self.answer(data, response, error, ending: ending, timeout: timeout, method: method, url: target) })
                 }
                 exchange.start(task)
             }
         } onCancel: {
-            exchange.cancel()
+            exchange.end(.cancelled)
         }
     }
 
     /// The transport's answer for what the data task's handler got.
     private static func answer(
-        _ data: Data?, _ response: URLResponse?, _ error: (any Error)?, cancelled: Bool, method: String, url: String
+        _ data: Data?, _ response: URLResponse?, _ error: (any Error)?, ending: Exchange.Ending, timeout: Double, method: String,
+        url: String
     ) throws
         -> TransportResponse
     {
-        if cancelled { throw CancellationError() }
+        switch ending {
+        case .cancelled: throw CancellationError()
+        case .timedOut: throw SyncError(.unreachable, "\(method) \(url): no whole answer within \(String(format: "%g", timeout)) s (the transport's timeout)")
+        case .answered: break
+        }
         if let error {
             let code = (error as? URLError).map { " (URLError \($0.code.rawValue))" } ?? ""
             throw SyncError(.unreachable, "\(method) \(url): \(error.localizedDescription)\(code)")
@@ -139,35 +155,56 @@ public final class URLSessionTransport: Transport {
         return TransportResponse(status: http.statusCode, headers: headers, body: body)
     }
 
-    /// One exchange's data task, cancelled with the calling task: a cancellation that comes
-    /// before the task exists cancels it as it starts.
+    /// Hands a redirect back as the answer instead of following it.
+    final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
+            completionHandler(nil)
+        }
+    }
+
+    /// One exchange's data task: cancelled with the calling task (a cancellation that comes
+    /// before the task exists cancels it as it starts), or when its deadline passes.
     final class Exchange: Sendable {
+        enum Ending: Sendable {
+            case answered, cancelled, timedOut
+        }
+
         private struct State {
             var task: URLSessionDataTask?
-            var cancelled = false
+            var ending: Ending?
         }
-        // The lock guards which task there is and whether it was cancelled; the task's own
-        // methods may be called from any thread (Foundation documents `URLSessionTask` so).
+        // The lock guards the task and how the exchange ends; the task's own methods may be
+        // called from any thread (Foundation documents `URLSessionTask` so).
         private let state = Locked(State())
 
-        var isCancelled: Bool { state.withLock { $0.cancelled } }
-
+        /// Starts `task` (at once cancelled when the exchange has already ended).
         func start(_ task: URLSessionDataTask) {
-            let cancelled = state.withLock { state in
+            let ended = state.withLock { state in
                 state.task = task
-                return state.cancelled
+                return state.ending != nil
             }
-            if cancelled { task.cancel() }
+            if ended { task.cancel() }
             task.resume()
         }
 
-        func cancel() {
+        /// Cancels the task (the calling task was cancelled, or the deadline passed).
+        func end(_ ending: Ending) {
             let task = state.withLock { state in
-                state.cancelled = true
+                if state.ending == nil { state.ending = ending }
                 return state.task
             }
             task?.cancel()
         }
 
+        /// How the exchange ended, when the data task's handler runs.
+        func finished() -> Ending {
+            state.withLock { state in
+                if state.ending == nil { state.ending = .answered }
+                return state.ending ?? .answered
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ import NIOConcurrencyHelpers
 import Testing
 import TandemGzip
 import TandemSync
+import TandemURLSession
 
 /// Each live transport against a real HTTP server on loopback (Hummingbird, `.live`): what it
 /// sends and what it hands back, byte for byte, and how it fails.
@@ -51,6 +52,9 @@ struct TransportTests {
         router.get("/stall/{ms}") { _, context -> Response in
             try await Task.sleep(for: .milliseconds(context.parameters.get("ms", as: Int.self) ?? 0))
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "late")))
+        }
+        router.on("/moved", method: .post) { _, _ -> Response in
+            Response(status: .found, headers: [.location: "/packed"])
         }
         // A byte every 50 ms for 20 s: a write fails once the client has gone.
         router.get("/drip") { _, _ -> Response in
@@ -151,6 +155,33 @@ struct TransportTests {
             // Under the timeout, a slow answer is an answer.
             let slow = try await kind.make(base, timeout: 5).send(TransportRequest(method: "GET", path: "/stall/1500"))
             #expect(slow.status == 200 && slow.body == Data("late".utf8))
+        }
+    }
+
+    /// A push to an address that redirects gets the redirect as its answer: followed, it
+    /// would become a `GET` of the other address.
+    @Test(arguments: TransportKind.allCases)
+    func redirectsComeBackAsAnswers(kind: TransportKind) async throws {
+        try await Self.withServer { base, _ in
+            let answer = try await kind.make(base).send(TransportRequest(method: "POST", path: "/moved", body: Data("x".utf8)))
+            #expect(answer.status == 302)
+            #expect(answer.headers["location"] == "/packed")
+        }
+    }
+
+    /// URLSession's two limits: an exchange that keeps receiving may run past the idle
+    /// timeout (up to the whole timeout); one that receives nothing fails at the idle timeout.
+    @Test func urlSessionsIdleTimeoutCutsOnlySilentExchanges() async throws {
+        try await Self.withServer { base, _ in
+            let transport = try URLSessionTransport(baseURL: base, timeout: 3, idleTimeout: 1)
+            var started = ContinuousClock.now
+            await #expect(throws: SyncError.self) { try await transport.send(TransportRequest(method: "GET", path: "/drip")) }
+            let dripping = ContinuousClock.now - started
+            #expect(dripping > .milliseconds(2500) && dripping < .seconds(5), "bytes kept coming: the whole timeout (3 s) ended it, after \(dripping)")
+            started = ContinuousClock.now
+            await #expect(throws: SyncError.self) { try await transport.send(TransportRequest(method: "GET", path: "/stall/4000")) }
+            let silent = ContinuousClock.now - started
+            #expect(silent < .milliseconds(2500), "nothing came: the idle timeout (1 s) ended it, after \(silent)")
         }
     }
 
