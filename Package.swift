@@ -232,7 +232,8 @@ let package = Package(
         .testTarget(
             name: "TandemSyncTests",
             dependencies: [
-                "TandemSync", "TandemCurl", "Tandem", "TandemSchema", "TandemWire", "TandemSyncTestSupport", "TandemLocking",
+                "TandemSync", "TandemCurl", "TandemURLSession", "Tandem", "TandemSchema", "TandemWire", "TandemSyncTestSupport",
+                "TandemLocking",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),

@@ -195,11 +195,14 @@ let raw = try rawInsert(count: changes)
 let dataset = ProcessInfo.processInfo.environment["SYNCBENCH_DATASET"] ?? (uniqueTitles ? "bench-unique" : "bench")
 
 // SYNCBENCH_TRANSPORTS=1: the same syncs in this process over each transport, alternating
-// (curl, URLSession, curl, …: the machine's drift hits both alike); medians of 3 rounds.
+// (curl, URLSession, URLSession, curl, …: the machine's drift hits both alike); medians of 3
+// rounds. On Linux, URLSession is FoundationNetworking, itself on libcurl: the figures say
+// what it costs here, not what URLSession costs on an iPhone.
 if ProcessInfo.processInfo.environment["SYNCBENCH_TRANSPORTS"] != nil {
     var figures: [Bool: (push: [Double], pull: [Double], noop: [Double], hundred: [Double])] = [false: ([], [], [], []), true: ([], [], [], [])]
     for round in 0..<3 {
-        for overURLSession in [false, true] {
+        // ABBA: which goes first alternates, so neither always runs on a warmer server.
+        for overURLSession in round % 2 == 0 ? [false, true] : [true, false] {
             let name = "\(dataset)-\(overURLSession ? "urlsession" : "curl")-\(round)"
             let a = try store("\(name)-a.store", dataset: name), b = try store("\(name)-b.store", dataset: name)
             try fill(a, count: changes)
@@ -223,7 +226,7 @@ if ProcessInfo.processInfo.environment["SYNCBENCH_TRANSPORTS"] != nil {
             figures[overURLSession]!.hundred.append(median(hundred))
         }
     }
-    print("the engine in one process, \(changes) changes A → server → B, medians of 3 rounds run alternately:")
+    print("the engine in one process, \(changes) changes A → server → B, medians of 3 rounds run alternately (URLSession: FoundationNetworking here):")
     print("transport    A's push      B's pull      changes/s   no-op sync   100-change push")
     for overURLSession in [false, true] {
         let f = figures[overURLSession]!

@@ -13,8 +13,9 @@ import TandemURLSession
 
 /// The example app's sync, as the README shows it: one store, one engine over
 /// `URLSessionTransport`, live while the app is in the foreground, one sync when it goes to
-/// the background, and the status a view shows. Built on every platform (the views, in
-/// `AppViews.swift`, only where SwiftUI is), so the README's code compiles.
+/// the background, and the status a view shows. Built on every platform, so this part of the
+/// README's code compiles in this repository's CI (Linux); the views (`AppViews.swift`) build
+/// where SwiftUI is, which that CI does not check.
 @MainActor @Observable
 final class AppSync {
     let container: ModelContainer
@@ -38,44 +39,46 @@ final class AppSync {
     }
 
     /// In the foreground: live sync (a pull waits at the server; local saves go out within
-    /// moments), and the open context takes what it pulls (its objects change, views update).
+    /// moments). The open context takes what any sync pulls (its objects change, views update).
     func enterForeground() {
-        guard live == nil else { return }
-        // The engine is an actor: the sync runs there, not on the main actor.
-        live = Task { [engine] in
-            await engine.runLive(onSync: { result in Task { @MainActor [weak self] in self?.synced(result) } })
-        }
-        merging = Task { [container, context] in
-            for await transaction in container.historyTransactions() where transaction.author == "sync" {
-                context.merge([transaction])
+        if merging == nil {
+            merging = Task { [container, context] in
+                for await transaction in container.historyTransactions() where transaction.author == "sync" {
+                    context.merge([transaction])
+                }
             }
+        }
+        guard live == nil else { return }
+        // The engine is an actor: the syncs run there, not on the main actor.
+        live = Task { [engine] in
+            await engine.runLive(onSync: { [weak self] result in Task { @MainActor in await self?.synced(result) } })
         }
     }
 
-    /// Going to the background: the live sync stops, and one sync pushes what is left (run it
-    /// inside the app's background task so the system lets it finish).
+    /// Going to the background: the live sync stops, and one sync pushes what is left. Call it
+    /// inside a background task of the app's (`beginBackgroundTask`), and cancel the task
+    /// running it when that time runs out: a cancelled sync stops at once and loses nothing.
     func enterBackground() async {
         live?.cancel()
-        merging?.cancel()
         live = nil
-        merging = nil
         await syncOnce()
     }
 
     /// One sync: for a background refresh (`BGAppRefreshTask`) or a pull-to-refresh.
     func syncOnce() async {
         do {
-            synced(.success(try await engine.sync()))
+            await synced(.success(try await engine.sync()))
         } catch let error as SyncError {
-            synced(.failure(error))
+            await synced(.failure(error))
         } catch {
-            synced(.failure(SyncError(.store, "\(error)")))
+            await synced(.failure(SyncError(.store, "\(error)")))  // cancelled: the next sync goes on
         }
     }
 
-    private func synced(_ result: Result<SyncSummary, SyncError>) {
+    private func synced(_ result: Result<SyncSummary, SyncError>) async {
         if case .failure(let error) = result { lastError = error } else { lastError = nil }
-        status = try? SyncStatus(of: container)
+        // Read off the main actor: it counts the unpushed changes.
+        status = await Task.detached { [container] in try? SyncStatus(of: container) }.value
     }
 
     /// The status line: pending changes, conflicts, the last failure.

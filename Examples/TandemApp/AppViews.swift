@@ -1,28 +1,67 @@
 #if canImport(SwiftUI)
-    // The views: Apple platforms only (SwiftUI); AppSync.swift builds everywhere.
+    // The views: Apple platforms only (SwiftUI); AppSync.swift builds everywhere. This
+    // repository's CI (Linux) does not compile this file.
     import SwiftUI
     import Tandem
+    #if os(iOS)
+        import BackgroundTasks
+        import UIKit
+    #endif
 
-    /// The example app: live sync in the foreground, one sync on the way to the background
-    /// and in background refreshes (register the identifier under
-    /// `BGTaskSchedulerPermittedIdentifiers` in Info.plist, and schedule a
-    /// `BGAppRefreshTaskRequest`).
-    struct NotesApp: App {
-        @State private var sync = try! AppSync(
+    /// The app's store and sync, opened once (a failure is shown, not a crash).
+    @MainActor let opened = Result {
+        try AppSync(
             storeURL: URL.applicationSupportDirectory.appending(path: "notes.store"),
             server: "https://sync.example.com", token: { "tdm_…" })  // your sign-in's token
+    }
+
+    /// The example app: live sync in the foreground; on the way to the background, one sync
+    /// inside a background task and a background refresh scheduled (iOS: list "notes.sync"
+    /// under `BGTaskSchedulerPermittedIdentifiers` and `fetch` under `UIBackgroundModes` in
+    /// Info.plist).
+    struct NotesApp: App {
         @Environment(\.scenePhase) private var phase
 
         var body: some Scene {
-            WindowGroup { NotesView().environment(sync) }
-                .onChange(of: phase) { _, phase in
-                    switch phase {
-                    case .active: sync.enterForeground()
-                    case .background: Task { await sync.enterBackground() }
-                    default: break
-                    }
+            WindowGroup {
+                switch opened {
+                case .success(let sync): NotesView().environment(sync)
+                case .failure(let error): Text("The notes could not be opened: \(error)")
                 }
-                .backgroundTask(.appRefresh("notes.sync")) { await sync.syncOnce() }
+            }
+            .onChange(of: phase) { _, phase in
+                guard case .success(let sync) = opened else { return }
+                switch phase {
+                case .active: sync.enterForeground()
+                case .background: BackgroundSync.finish(sync)
+                default: break
+                }
+            }
+            #if os(iOS)
+                .backgroundTask(.appRefresh("notes.sync")) { @MainActor in
+                    guard case .success(let sync) = opened else { return }
+                    await sync.syncOnce()
+                }
+            #endif
+        }
+    }
+
+    /// One last sync while the system lets the app run, cancelled when that time runs out.
+    @MainActor final class BackgroundSync {
+        private var work: Task<Void, Never>?
+
+        static func finish(_ sync: AppSync) {
+            #if os(iOS)
+                try? BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: "notes.sync"))
+                let background = BackgroundSync()
+                let id = UIApplication.shared.beginBackgroundTask(withName: "sync") { background.work?.cancel() }
+                background.work = Task {
+                    await sync.enterBackground()
+                    UIApplication.shared.endBackgroundTask(id)
+                }
+            #else
+                Task { await sync.enterBackground() }
+            #endif
         }
     }
 

@@ -157,7 +157,18 @@ public final class CurlTransport: Transport {
                 } ?? Self.run(handle)
             if code == CURLE_ABORTED_BY_CALLBACK || exchange.cancelled.flag.load(ordering: .relaxed) { throw CancellationError() }
             guard code == CURLE_OK else {
-                throw SyncError(.unreachable, "\(request.method) \(url): \(String(cString: curl_easy_strerror(code))) (curl error \(code.rawValue))")
+                let text = "\(request.method) \(url): \(String(cString: curl_easy_strerror(code))) (curl error \(code.rawValue))"
+                switch code {
+                case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE:
+                    // Retrying does not help (as URLSessionTransport says it).
+                    throw SyncError(.misconfigured, "\(text): the server's TLS certificate is not trusted here; give it a certificate this machine trusts")
+                case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+                    throw SyncError(.misconfigured, "\(text): use http://host:port or https://host")
+                case CURLE_BAD_CONTENT_ENCODING:
+                    throw SyncError(.invalidResponse, "\(text): the server's answer could not be read")
+                default:
+                    throw SyncError(.unreachable, text)
+                }
             }
             var status = 0
             _ = tandem_curl_response_code(handle, &status)

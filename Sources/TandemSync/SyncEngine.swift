@@ -141,8 +141,9 @@ public actor SyncEngine {
 
     /// Pushes local changes, then pulls until the store has everything the server has.
     ///
-    /// - Throws: ``SyncError``. What was acknowledged or applied before the error stays;
-    ///   the next sync continues from there.
+    /// - Throws: ``SyncError``, or `CancellationError` when the calling task was cancelled
+    ///   (the exchange in flight is abandoned). What was acknowledged or applied before the
+    ///   error stays; the next sync continues from there.
     public func sync() async throws -> SyncSummary { try await run(resyncing: false) }
 
     /// Starts again with the server without wiping the store: pushes every record of the
@@ -167,11 +168,20 @@ public actor SyncEngine {
         while let current = running {
             _ = try? await current.value
             if running == current { running = nil }  // its caller may not have resumed yet
+            try Task.checkCancellation()
         }
+        try Task.checkCancellation()
         let task = Task { try await self.syncOnce(resyncing: resyncing) }
         running = task
         defer { if running == task { running = nil } }
-        return try await task.value
+        // Cancelling the caller cancels its sync (an app's background time running out): the
+        // exchange in flight is abandoned, and what was not acknowledged is pushed again,
+        // under the same keys, by the next sync.
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     private var running: Task<SyncSummary, any Error>?

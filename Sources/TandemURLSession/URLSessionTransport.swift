@@ -44,8 +44,8 @@ public final class URLSessionTransport: Transport {
     /// - Parameters:
     ///   - baseURL: the server, `http://host:port` or `https://host`.
     ///   - timeout: seconds a whole exchange may take.
-    ///   - idleTimeout: seconds an exchange may go without a byte (a waiting pull waits
-    ///     silently: keep `runLive`'s `wait` under it).
+    ///   - idleTimeout: seconds an exchange may go without a byte, whole seconds, at least 1
+    ///     (a waiting pull waits silently: keep `runLive`'s `wait` under it).
     ///   - configuration: the session's settings to start from (proxies, TLS, HTTP/2,
     ///     `allowsCellularAccess`, …); the transport turns off caching and cookies, does not
     ///     wait for connectivity (the engine retries with its own backoff) and sets the timeouts.
@@ -59,7 +59,8 @@ public final class URLSessionTransport: Transport {
         }
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.timeout = timeout
-        self.idleTimeout = idleTimeout
+        // FoundationNetworking counts it in whole seconds (0.5 would be no limit at all).
+        self.idleTimeout = max(idleTimeout.rounded(.up), 1)
         // A copy: the caller's configuration object stays as it was.
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -96,7 +97,9 @@ public final class URLSessionTransport: Transport {
             body = Data(packed)
             headers["Content-Encoding"] = "gzip"
         }
-        for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        // Sorted, as CurlTransport sends them: of two names differing only in case, the same
+        // one wins every time.
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if method != "GET" { urlRequest.httpBody = body ?? Data() }
         let (exchange, timeout) = (Exchange(), self.timeout)
         // The whole exchange's limit, kept here: FoundationNetworking (Linux) does not enforce
@@ -131,10 +134,7 @@ public final class URLSessionTransport: Transport {
         case .timedOut: throw SyncError(.unreachable, "\(method) \(url): no whole answer within \(String(format: "%g", timeout)) s (the transport's timeout)")
         case .answered: break
         }
-        if let error {
-            let code = (error as? URLError).map { " (URLError \($0.code.rawValue))" } ?? ""
-            throw SyncError(.unreachable, "\(method) \(url): \(error.localizedDescription)\(code)")
-        }
+        if let error { throw syncError(for: error, method: method, url: url) }
         guard let http = response as? HTTPURLResponse else {
             throw SyncError(.unreachable, "\(method) \(url): the answer is not HTTP")
         }
@@ -147,12 +147,37 @@ public final class URLSessionTransport: Transport {
         // libcurl); should a platform hand it over still packed, it is inflated here.
         if headers["content-encoding"]?.lowercased() == "gzip", body.starts(with: [0x1f, 0x8b]) {
             do {
-                body = Data(try Gzip.decompress(body, limit: Int.max))
+                body = Data(try Gzip.decompress(body, limit: 1 << 30))
             } catch {
                 throw SyncError(.unreachable, "\(method) \(url): the gzip answer is corrupt (\(error))")
             }
         }
         return TransportResponse(status: http.statusCode, headers: headers, body: body)
+    }
+
+    /// What a failed exchange is to the engine: a network failure is `unreachable` (retried);
+    /// a server whose certificate is not trusted, a plain `http` server where the platform
+    /// requires TLS (App Transport Security) or a bad URL is `misconfigured` (retrying does
+    /// not help; the message says what to fix); an answer that cannot be decoded is
+    /// `invalidResponse`.
+    static func syncError(for error: any Error, method: String, url: String) -> SyncError {
+        let failure = "\(method) \(url): \(error.localizedDescription)"
+        guard let error = error as? URLError else { return SyncError(.unreachable, failure) }
+        let text = "\(failure) (URLError \(error.code.rawValue))"
+        switch error.code {
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid:
+            return SyncError(.misconfigured, "\(text): the server's TLS certificate is not trusted here; give it a certificate this device trusts")
+        case .clientCertificateRejected, .clientCertificateRequired:
+            return SyncError(.misconfigured, "\(text): the server asks for a client certificate, which this transport does not send")
+        case .appTransportSecurityRequiresSecureConnection:
+            return SyncError(.misconfigured, "\(text): the platform allows only https here; serve the sync server over TLS")
+        case .badURL, .unsupportedURL:
+            return SyncError(.misconfigured, "\(text): use http://host:port or https://host")
+        case .cannotDecodeContentData, .cannotDecodeRawData, .cannotParseResponse, .badServerResponse:
+            return SyncError(.invalidResponse, "\(text): the server's answer could not be read")
+        default:
+            return SyncError(.unreachable, text)
+        }
     }
 
     /// Hands a redirect back as the answer instead of following it.
