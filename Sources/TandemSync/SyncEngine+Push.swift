@@ -72,7 +72,13 @@ extension SyncEngine {
     ///
     /// The answer lists only the outcomes of changes that lost a value or were not applied
     /// (``PushRequest/OutcomeDetail/lost``).
-    func send(_ pushed: PushPlanner.Batch, key: String, schemaVersion: Int, resync: Bool = false) async throws -> PushResult {
+    ///
+    /// A resync's push of the store's records is refused as a whole for a user who may not
+    /// push (`quarantineRoleRefusals` false): its records came from the server, they are not
+    /// this user's edits to keep in the quarantine.
+    func send(
+        _ pushed: PushPlanner.Batch, key: String, schemaVersion: Int, resync: Bool = false, quarantineRoleRefusals: Bool = true
+    ) async throws -> PushResult {
         let batch = pushed.changes
         // A resync's push says so to a server that knows it (its inserts may be of records
         // deleted long ago, whose tombstones the server pruned).
@@ -86,6 +92,7 @@ extension SyncEngine {
         do {
             response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
         } catch let error as SyncError where error.serverCode == "role_too_low" || error.serverCode == "read_only_token" {
+            guard quarantineRoleRefusals else { throw error }
             // A member who may only read (a shared dataset), or a read-only token: their
             // local changes cannot be pushed; they wait in the quarantine (retried if the role
             // or the token changes, or dropped), and the pull goes on.
@@ -385,6 +392,7 @@ extension SyncEngine {
             return result
         }
         let keyPrefix = all ? "\(state.clientID):resync-\(state.resync)" : state.clientID
+        var readerResync = false
         // Read and sent a slice at a time (ids in order), so a large store is never held
         // in memory whole.
         let slice = min(max(configuration.pushBatchSize, 1), 100_000) * 10
@@ -422,17 +430,29 @@ extension SyncEngine {
                     metadata: ["entity": "\(entity.name)", "records": "\(changes.count)"])
                 let shape = batchShape
                 for batch in PushPlanner.chunks(changes, count: shape.count, bytes: shape.bytes) {
-                    var outcome = try await send(
-                        batch, key: "\(keyPrefix):v\(schemaVersion):snapshot:\(entity.name):\(index)/\(shape.count)", schemaVersion: schemaVersion, resync: all)
+                    var outcome: PushResult
+                    do {
+                        outcome = try await send(
+                            batch, key: "\(keyPrefix):v\(schemaVersion):snapshot:\(entity.name):\(index)/\(shape.count)", schemaVersion: schemaVersion,
+                            resync: all, quarantineRoleRefusals: !all)
+                    } catch let error as SyncError where all && (error.serverCode == "role_too_low" || error.serverCode == "read_only_token") {
+                        // A reader (or a read-only token) cannot put the store's records back on
+                        // the server: the resync only pulls. Its own unpushed edits still go
+                        // through the journal's push, and wait in the quarantine as in any sync.
+                        logger.info("this user may not push to the dataset: the resync pulls only", metadata: ["reason": "\(error.message)"])
+                        readerResync = true
+                        break
+                    }
                     try store { db in try outcome.save(db) }
                     index += 1
                     result.add(outcome)
                 }
-                if changes.count < slice { break }
+                if readerResync || changes.count < slice { break }
             }
+            if readerResync { break }
         }
         // What this store keeps for a newer schema is part of what it holds.
-        if all { result.add(try await pushKeptAgain(keyPrefix: keyPrefix)) }
+        if all && !readerResync { result.add(try await pushKeptAgain(keyPrefix: keyPrefix)) }
         try store { db in
             try SyncState.update(db) {
                 $0.snapshotPushed = true

@@ -48,6 +48,15 @@ struct SharingProcessTests {
         #expect(try SyncFixtures.rows(bob)[SyncFixtures.id(5)] != nil, "the pull went on")
         #expect(try SyncFixtures.rows(ann)[SyncFixtures.id(4)] == nil)
 
+        // A reader's resync pulls only: the store's records (the server's) are neither pushed
+        // back nor quarantined; the reader's own edit still waits, alone.
+        let resynced = try await engine(bob, dataset: "ann/todos", token: bobToken).resync()
+        #expect(resynced.resynced)
+        let afterResync = try SyncStatus(of: bob)
+        #expect(afterResync.quarantined == 1, "only the reader's own edit: \(afterResync)")
+        #expect(afterResync.pendingChanges == 1, "\(afterResync)")
+        #expect(try SyncFixtures.rows(bob).filter { $0.key != SyncFixtures.id(4) } == SyncFixtures.rows(ann))
+
         // A store of another dataset name cannot sync it: its URIs would differ.
         let other = try SyncFixtures.store(dataset: "groceries")
         let misnamed = await #expect(throws: SyncError.self) { try await engine(other, dataset: "ann/todos", token: bobToken).sync() }
