@@ -47,6 +47,12 @@ struct TransportTests {
                 status: .ok, headers: [.contentEncoding: "gzip", .contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: packed)))
         }
+        // Says gzip, is not.
+        router.get("/corrupt") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentEncoding: "gzip"],
+                body: .init(byteBuffer: ByteBuffer(bytes: [0x1f, 0x8b, 0x08, 0x00] + Array("not gzip at all, not at all".utf8))))
+        }
         router.get("/status/{code}") { _, context -> Response in
             let code = context.parameters.get("code", as: Int.self) ?? 500
             return Response(
@@ -142,6 +148,18 @@ struct TransportTests {
             let answer = try await kind.make(base).send(TransportRequest(method: "GET", path: "/packed"))
             #expect(answer.status == 200)
             #expect(answer.body == Data(Self.document))
+        }
+    }
+
+    /// An answer that says gzip and is not is an error, never handed over as data.
+    @Test(arguments: TransportKind.allCases)
+    func aCorruptGzipAnswerIsAnError(kind: TransportKind) async throws {
+        try await Self.withServer { base, _ in
+            await #expect { try await kind.make(base).send(TransportRequest(method: "GET", path: "/corrupt")) } throws: { error in
+                // libcurl names it (invalidResponse); FoundationNetworking reports an unknown
+                // URLError (-1), which is unreachable.
+                [.invalidResponse, .unreachable].contains((error as? SyncError)?.code)
+            }
         }
     }
 
