@@ -49,10 +49,12 @@ final class AppSync {
             }
         }
         guard live == nil else { return }
-        // The engine is an actor: the syncs run there, not on the main actor.
-        live = Task { [engine] in
-            await engine.runLive(onSync: { [weak self] result in Task { @MainActor in await self?.synced(result) } })
+        // The engine is an actor: the syncs run there, not on the main actor. The closure
+        // holds this object weakly (the live task runs until the background cancels it).
+        let onSync: @Sendable (Result<SyncSummary, SyncError>) -> Void = { [weak self] result in
+            Task { @MainActor in await self?.synced(result) }
         }
+        live = Task { [engine] in await engine.runLive(onSync: onSync) }
     }
 
     /// Going to the background: the live sync stops, and one sync pushes what is left. Call it
@@ -70,13 +72,22 @@ final class AppSync {
             await synced(.success(try await engine.sync()))
         } catch let error as SyncError {
             await synced(.failure(error))
+        } catch is CancellationError {
+            // The background time ran out: not a failure to show; the next sync goes on.
+            await synced(nil)
         } catch {
-            await synced(.failure(SyncError(.store, "\(error)")))  // cancelled: the next sync goes on
+            await synced(.failure(SyncError(.store, "\(error)")))
         }
     }
 
-    private func synced(_ result: Result<SyncSummary, SyncError>) async {
-        if case .failure(let error) = result { lastError = error } else { lastError = nil }
+    /// `result`: what a sync ended with, `nil` for a cancelled one (which changes nothing
+    /// shown but the counts).
+    private func synced(_ result: Result<SyncSummary, SyncError>?) async {
+        switch result {
+        case .failure(let error): lastError = error
+        case .success: lastError = nil
+        case nil: break
+        }
         // Read off the main actor: it counts the unpushed changes.
         status = await Task.detached { [container] in try? SyncStatus(of: container) }.value
     }

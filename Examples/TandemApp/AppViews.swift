@@ -26,7 +26,7 @@
             WindowGroup {
                 switch opened {
                 case .success(let sync): NotesView().environment(sync)
-                case .failure(let error): Text("The notes could not be opened: \(error)")
+                case .failure(let error): Text(verbatim: "The notes could not be opened: \(error.localizedDescription)")
                 }
             }
             .onChange(of: phase) { _, phase in
@@ -49,15 +49,30 @@
     /// One last sync while the system lets the app run, cancelled when that time runs out.
     @MainActor final class BackgroundSync {
         private var work: Task<Void, Never>?
+        #if os(iOS)
+            private var id = UIBackgroundTaskIdentifier.invalid
+
+            /// Ends the background task, once: when the sync ends or when the time runs out
+            /// (the system ends an app whose expired task is not ended at once).
+            private func end() {
+                guard id != .invalid else { return }
+                UIApplication.shared.endBackgroundTask(id)
+                id = .invalid
+            }
+        #endif
 
         static func finish(_ sync: AppSync) {
             #if os(iOS)
                 try? BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: "notes.sync"))
                 let background = BackgroundSync()
-                let id = UIApplication.shared.beginBackgroundTask(withName: "sync") { background.work?.cancel() }
+                background.id = UIApplication.shared.beginBackgroundTask(withName: "sync") {
+                    // The sync stops where it is and loses nothing (the next one goes on).
+                    background.work?.cancel()
+                    background.end()
+                }
                 background.work = Task {
                     await sync.enterBackground()
-                    UIApplication.shared.endBackgroundTask(id)
+                    background.end()
                 }
             #else
                 Task { await sync.enterBackground() }

@@ -159,9 +159,13 @@ public final class CurlTransport: Transport {
             guard code == CURLE_OK else {
                 let text = "\(request.method) \(url): \(String(cString: curl_easy_strerror(code))) (curl error \(code.rawValue))"
                 switch code {
-                case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE:
+                case CURLE_PEER_FAILED_VERIFICATION:
                     // Retrying does not help (as URLSessionTransport says it).
                     throw SyncError(.misconfigured, "\(text): the server's TLS certificate is not trusted here; give it a certificate this machine trusts")
+                case CURLE_SSL_CACERT_BADFILE:
+                    throw SyncError(
+                        .misconfigured,
+                        "\(text): this machine's CA certificates cannot be read; install them (Debian: apt-get install ca-certificates)")
                 case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
                     throw SyncError(.misconfigured, "\(text): use http://host:port or https://host")
                 case CURLE_BAD_CONTENT_ENCODING:

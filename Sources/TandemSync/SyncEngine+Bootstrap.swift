@@ -83,13 +83,21 @@ extension SyncEngine {
         var restarts = 0
         let limit = max(capabilities?.maxPageSize ?? 1_000, 1)
         while true {
+            // A cancelled sync stops between pages (each page and its token are saved
+            // together; the bootstrap goes on from there next time).
+            try Task.checkCancellation()
             guard let state = try read({ db in try SyncState.read(db) }), state.bootstrapMode != 0 else { break }
             let token = state.bootstrap
             let fetched: SnapshotPage.Fetched
             do {
                 if let next = ahead, next.token == token {
                     ahead = nil
-                    fetched = try await next.task.value
+                    // Waiting on a detached task does not pass the caller's cancellation on.
+                    fetched = try await withTaskCancellationHandler {
+                        try await next.task.value
+                    } onCancel: {
+                        next.task.cancel()
+                    }
                 } else {
                     Self.cancel(ahead)
                     ahead = nil

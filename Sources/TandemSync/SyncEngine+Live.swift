@@ -74,6 +74,8 @@ extension SyncEngine {
                     let summary = try await sync()
                     live.synced(through: before, now: .now)
                     onSync(.success(summary))
+                } catch is CancellationError {
+                    break  // the task was cancelled: not a failure to report
                 } catch {
                     let failure = error as? SyncError ?? SyncError(.store, "\(error)")
                     let delay = live.failed(failure, backoff: backoff, now: .now, using: &random)

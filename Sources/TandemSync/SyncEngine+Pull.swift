@@ -49,12 +49,20 @@ extension SyncEngine {
         var ahead: Task<(cursor: String, page: PullResponse), any Error>?
         defer { ahead?.cancel() }
         while true {
+            // A cancelled sync stops between pages (each page and its cursor are saved
+            // together, so it stops at a page's end).
+            try Task.checkCancellation()
             let fetched: (cursor: String, page: PullResponse)
             if let page = first {
                 fetched = page
             } else if let next = ahead {
                 ahead = nil
-                fetched = try await next.value
+                // Waiting on a detached task does not pass the caller's cancellation on.
+                fetched = try await withTaskCancellationHandler {
+                    try await next.value
+                } onCancel: {
+                    next.cancel()
+                }
             } else {
                 fetched = try await nextPage()
             }

@@ -15,6 +15,9 @@ extension SyncEngine {
         var echoes: [Echo] = []
         /// Batches whose log entries were skipped instead of pulled back.
         var echoesSkipped = 0
+        /// A resync whose push of the store's records the server refused for the user's role
+        /// or token: it pulled only (``SyncSummary/resyncPushRefused``).
+        var resyncPushRefused = false
         /// Values that lost at the server, and changes it refused, not written yet: they are
         /// written with the progress that passes their batch (``save(_:_:)``), so a batch
         /// sent again after a lost answer beside it does not log them twice.
@@ -43,6 +46,7 @@ extension SyncEngine {
             refused += other.refused
             refusedInserts.formUnion(other.refusedInserts)
             deletes += other.deletes
+            resyncPushRefused = resyncPushRefused || other.resyncPushRefused
         }
 
         /// Writes the lost values and refused changes, and forgets them; takes the server's
@@ -131,13 +135,15 @@ extension SyncEngine {
                     batchLimit = cap
                 }
             }
-            var result = try await send(PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion, resync: resync)
+            var result = try await send(
+                PushPlanner.Batch(Array(batch[..<half])), key: key + ".a", schemaVersion: schemaVersion, resync: resync,
+                quarantineRoleRefusals: quarantineRoleRefusals)
             // Changes of an insert the first half had refused (its links too) wait with it.
             let (rest, held) = try holdChangesOfRefusedInserts(PushPlanner.Batch(Array(batch[half...])), refused: result.refusedInserts)
             result.add(held)
             if !rest.changes.isEmpty {
                 let restKey = key + ".b" + (held.refused.isEmpty ? "" : ".h" + Self.fingerprint(held.refused.map(\.change)))
-                result.add(try await send(rest, key: restKey, schemaVersion: schemaVersion, resync: resync))
+                result.add(try await send(rest, key: restKey, schemaVersion: schemaVersion, resync: resync, quarantineRoleRefusals: quarantineRoleRefusals))
             }
             return result
         }
@@ -439,8 +445,13 @@ extension SyncEngine {
                         // A reader (or a read-only token) cannot put the store's records back on
                         // the server: the resync only pulls. Its own unpushed edits still go
                         // through the journal's push, and wait in the quarantine as in any sync.
-                        logger.info("this user may not push to the dataset: the resync pulls only", metadata: ["reason": "\(error.message)"])
+                        // Said in the summary: a writer on a read-only token who meant to put
+                        // records back runs `tandem resync` again with a token that may push.
+                        logger.notice(
+                            "the server refused the store's records for this user's role or token: the resync pulls only",
+                            metadata: ["reason": "\(error.message)"])
                         readerResync = true
+                        result.resyncPushRefused = true
                         break
                     }
                     try store { db in try outcome.save(db) }

@@ -4,8 +4,10 @@ import Tandem
 extension SyncEngine {
     /// Syncs until `shouldStop` says so or the task is cancelled: right away, then every
     /// `interval`, and soon after each local change (polled every `pollInterval`). A failed
-    /// sync is retried after an exponential backoff with jitter (``Backoff``); a sync in
-    /// progress always finishes before the loop stops.
+    /// sync is retried after an exponential backoff with jitter (``Backoff``). `shouldStop`
+    /// lets a sync in progress finish before the loop stops; cancelling the task stops the
+    /// sync too, where it is (what it saved stays saved, the rest goes in the next sync),
+    /// and is not reported as a failure.
     ///
     /// ```swift
     /// let stopping = Atomic(false)   // set by a SIGTERM handler
@@ -27,6 +29,8 @@ extension SyncEngine {
                 let summary = try await sync()
                 failures = 0
                 onSync(.success(summary))
+            } catch is CancellationError {
+                break
             } catch {
                 let failure = error as? SyncError ?? SyncError(.store, "\(error)")
                 failures += 1

@@ -260,6 +260,7 @@ public actor SyncEngine {
         pulled.conflicts += after.conflicts
         pulled.quarantined += after.quarantined
         summary.pushed = pushed.pushed
+        summary.resyncPushRefused = pushed.resyncPushRefused
         summary.conflicts = pushed.conflicts + pulled.conflicts
         summary.pulled = pulled.applied + shownKept
         let waiting = try read { db in try SyncStore.quarantineCounts(db) }

@@ -26,6 +26,11 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
     /// Whether this sync found the server's data restored or copied since the last one and
     /// resynced: pushed every record again and pulled from the start.
     public var resynced = false
+    /// Whether the server refused this resync's push of the store's records for the user's
+    /// role in the dataset (a reader) or a read-only token: the resync pulled only. For a
+    /// reader that is all there is to do; a writer who meant to put the store's records
+    /// back resyncs again with a token that may push.
+    public var resyncPushRefused = false
 
     /// Whether every local change is on the server and every pulled one in the store (none
     /// waits in the quarantine): a sync that returns without this pushed and pulled what it
@@ -37,6 +42,7 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
     public var description: String {
         "pushed \(pushed), pulled \(pulled), conflicts \(conflicts), quarantined \(quarantined)"
             + (resynced ? ", resynced from the start (the server's data was restored or copied)" : "")
+            + (resyncPushRefused ? " by pulling only (this user's role or token may not push the store's records)" : "")
             + (waitingLocal > 0 ? ", \(waitingLocal) local changes refused by the server waiting" : "")
             + (waitingPulled > 0 ? ", \(waitingPulled) pulled changes not applied waiting" : "")
             + (keptForNewerSchema > 0 ? ", \(keptForNewerSchema) values of a newer schema kept for it" : "")

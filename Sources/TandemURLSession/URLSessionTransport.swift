@@ -72,7 +72,7 @@ public final class URLSessionTransport: Transport {
             // and has the property read-only).
             configuration.waitsForConnectivity = false
         #endif
-        configuration.timeoutIntervalForRequest = idleTimeout
+        configuration.timeoutIntervalForRequest = self.idleTimeout
         configuration.timeoutIntervalForResource = timeout
         // A nil delegate queue: the session makes a serial queue of its own for the handlers.
         session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
@@ -159,7 +159,8 @@ public final class URLSessionTransport: Transport {
     /// a server whose certificate is not trusted, a plain `http` server where the platform
     /// requires TLS (App Transport Security) or a bad URL is `misconfigured` (retrying does
     /// not help; the message says what to fix); an answer that cannot be decoded is
-    /// `invalidResponse`.
+    /// `invalidResponse` (a bad server response, which is also how a connection closed
+    /// without an answer shows, is `unreachable`).
     static func syncError(for error: any Error, method: String, url: String) -> SyncError {
         let failure = "\(method) \(url): \(error.localizedDescription)"
         guard let error = error as? URLError else { return SyncError(.unreachable, failure) }
@@ -173,8 +174,13 @@ public final class URLSessionTransport: Transport {
             return SyncError(.misconfigured, "\(text): the platform allows only https here; serve the sync server over TLS")
         case .badURL, .unsupportedURL:
             return SyncError(.misconfigured, "\(text): use http://host:port or https://host")
-        case .cannotDecodeContentData, .cannotDecodeRawData, .cannotParseResponse, .badServerResponse:
+        case .cannotDecodeContentData, .cannotDecodeRawData, .cannotParseResponse:
             return SyncError(.invalidResponse, "\(text): the server's answer could not be read")
+        case .badServerResponse:
+            // Also what FoundationNetworking reports for a connection closed with no answer
+            // (libcurl's "got nothing": a server restarting, a kept-alive connection it had
+            // closed): transient, as libcurl's own code is in CurlTransport.
+            return SyncError(.unreachable, text)
         default:
             return SyncError(.unreachable, text)
         }

@@ -21,7 +21,9 @@ struct URLSessionTransportTests {
         #expect(code(.clientCertificateRequired) == .misconfigured)
         #expect(code(.unsupportedURL) == .misconfigured)
         #expect(code(.cannotParseResponse) == .invalidResponse)
-        for network in [URLError.Code.timedOut, .cannotConnectToHost, .networkConnectionLost, .notConnectedToInternet, .dnsLookupFailed, .secureConnectionFailed] {
+        // A bad server response too: FoundationNetworking says so of a connection closed
+        // with no answer (a server restarting).
+        for network in [URLError.Code.timedOut, .cannotConnectToHost, .networkConnectionLost, .notConnectedToInternet, .dnsLookupFailed, .secureConnectionFailed, .badServerResponse] {
             #expect(code(network) == .unreachable, "\(network)")
         }
         let untrusted = URLSessionTransport.syncError(for: URLError(.serverCertificateUntrusted), method: "POST", url: "https://sync.example.com/v1/x")

@@ -51,7 +51,8 @@ struct SharingProcessTests {
         // A reader's resync pulls only: the store's records (the server's) are neither pushed
         // back nor quarantined; the reader's own edit still waits, alone.
         let resynced = try await engine(bob, dataset: "ann/todos", token: bobToken).resync()
-        #expect(resynced.resynced)
+        #expect(resynced.resynced && resynced.resyncPushRefused, "\(resynced)")
+        #expect(resynced.description.contains("by pulling only"), "said, not silent: \(resynced)")
         let afterResync = try SyncStatus(of: bob)
         #expect(afterResync.quarantined == 1, "only the reader's own edit: \(afterResync)")
         #expect(afterResync.pendingChanges == 1, "\(afterResync)")
@@ -133,7 +134,7 @@ struct SharingProcessTests {
         let ownersGone = await #expect(throws: SyncError.self) { try await annEngine.sync() }
         #expect(ownersGone?.status == 404, "\(String(describing: ownersGone))")
         let again = try await annEngine.sync()
-        #expect(again.isComplete && again.resynced, "\(again)")
+        #expect(again.isComplete && again.resynced && !again.resyncPushRefused, "\(again)")
         let fresh = try SyncFixtures.store()
         _ = try await SyncEngine(container: fresh, transport: try CurlTransport(baseURL: server.base), configuration: SyncConfiguration(token: { server.token })).sync()
         #expect(try SyncFixtures.rows(fresh) == SyncFixtures.rows(ann), "the new dataset holds the owner's store")
