@@ -25,12 +25,23 @@ python3 Scripts/check-app-dependencies.py
 swift build --build-tests
 # A hung test fails the run (the log shows which one started and did not end) instead of
 # holding CI for its whole budget; each package's tests take 20 s to 3 min here.
-timeout 1200 swift test --skip-build "$@"
+# Each package's output is kept (.build/test-*.log); when a run fails, its failed expectations
+# are printed again at the end, where a CI log's tail shows them.
+tested() {
+  local log=$1
+  shift
+  if ! "$@" 2>&1 | tee "$log"; then
+    echo "=== failed expectations ($log) ==="
+    grep -a -A4 -E "recorded an issue|✘ (Test|Suite)" "$log" | grep -av " info \| notice \| debug " | tail -120
+    return 1
+  fi
+}
+tested .build/test-root.log timeout 1200 swift test --skip-build "$@"
 swift build --package-path Server --build-tests
 source Scripts/postgres.sh
 start_postgres
 trap stop_postgres EXIT
 export TANDEM_TEST_POSTGRES_URL="$pg_url" TANDEM_TEST_REQUIRE_POSTGRES=1
-timeout 1800 swift test --package-path Server --skip-build "$@"
+tested .build/test-server.log timeout 1800 swift test --package-path Server --skip-build "$@"
 Scripts/test-dashboard-browser.sh
 Scripts/fuzz-server.sh "${TANDEM_FUZZ_EXAMPLES:-40}"

@@ -33,6 +33,9 @@ actor GroupCommitter<Job: Sendable, Output: Sendable> {
         self.run = run
     }
 
+    /// The jobs queued for a later batch (tests wait on it instead of sleeping).
+    var queued: Int { pending.count }
+
     /// Queues `job` and returns its result once the batch that contains it ran.
     ///
     /// - Throws: what the job's own part of the batch threw, or what `run` threw.

@@ -46,6 +46,9 @@ actor DatasetGate<Job: Sendable, Output: Sendable> {
         self.weight = weight
     }
 
+    /// The pushes of `dataset` waiting for its turn (tests wait on it instead of sleeping).
+    func queued(_ dataset: Int64) -> Int { waiting[dataset]?.count ?? 0 }
+
     /// Runs `job` in a batch of `dataset`'s pushes once no other batch of it runs on this
     /// node. `run` answers one result per job, in order.
     ///

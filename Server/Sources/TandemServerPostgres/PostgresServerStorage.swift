@@ -57,7 +57,8 @@ public final class PostgresServerStorage: ServerStorage {
 
     /// Connects to the database `url` names (the pool runs until ``close()``), makes or
     /// migrates its layout, and reads the cursor key. An operation waits at most
-    /// `leaseDeadline` for a connection (see ``PostgresPool``).
+    /// `leaseDeadline` for a connection and takes at most `operationDeadline` in all (see
+    /// ``PostgresPool``).
     ///
     /// - Throws: ``StorageError/unavailable(_:)`` when PostgreSQL cannot be reached or the
     ///   database is not one this server can use.
@@ -68,7 +69,7 @@ public final class PostgresServerStorage: ServerStorage {
     /// (``PostgresLogListener``, on a connection of its own), reading the log heads every
     /// `recheckInterval` in case a notification was lost.
     public init(
-        url: PostgresURL, maxConnections: Int = 20, leaseDeadline: Duration = .seconds(5),
+        url: PostgresURL, maxConnections: Int = 20, leaseDeadline: Duration = .seconds(5), operationDeadline: Duration = .seconds(20),
         applicationName: String = PostgresServerStorage.nodeApplicationName, listens: Bool = true, recheckInterval: Duration = .seconds(5),
         logger: Logger
     ) async throws {
@@ -80,7 +81,7 @@ public final class PostgresServerStorage: ServerStorage {
         self.settledEpoch = settledEpoch
         pool = PostgresPool(
             configuration: configuration, location: url.description, logger: logger, leaseDeadline: leaseDeadline,
-            reconnected: { client in try await Self.settleEpoch(on: client, into: settledEpoch, logger: logger) })
+            operationDeadline: operationDeadline, reconnected: { client in try await Self.settleEpoch(on: client, into: settledEpoch, logger: logger) })
         self.leaseDeadline = leaseDeadline
         self.logger = logger
         do {

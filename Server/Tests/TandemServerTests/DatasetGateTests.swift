@@ -34,12 +34,13 @@ struct DatasetGateTests {
         let other = NIOLockedValueBox<[[Int]]>([])
         let answers = NIOLockedValueBox<[Int: Int]>([:])
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for job in [0, 1, 2, 3, 4, 99, 5] {
+            for (index, job) in [0, 1, 2, 3, 4, 99, 5].enumerated() {
                 group.addTask {
-                    let answer = try await gate.submit(job, to: 1, deadline: .seconds(30), Self.recording(log, inside: inside))
+                    let answer = try await gate.submit(job, to: 1, deadline: .seconds(300), Self.recording(log, inside: inside, hold: .milliseconds(200)))
                     answers.withLockedValue { $0[job] = answer }
                 }
-                try await Task.sleep(for: .milliseconds(2))  // arrival order
+                // Arrival order: each is in a batch or in the queue before the next is sent.
+                while await log.withLockedValue({ $0.joined().count }) + gate.queued(1) < index + 1 { try await Task.sleep(for: .milliseconds(1)) }
             }
             group.addTask { _ = try await gate.submit(7, to: 2, deadline: .seconds(30), Self.recording(other, inside: NIOLockedValueBox(0))) }
             try await group.waitForAll()

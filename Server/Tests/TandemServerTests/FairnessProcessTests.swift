@@ -110,7 +110,10 @@ struct FairnessProcessTests {
         }
         let baseline = Self.peakMiB(server.process.processIdentifier)
 
+        // The attack runs for 6 s and until B has made its 10 requests (a loaded machine
+        // slows B down).
         let attackEnds = ContinuousClock.now + .seconds(6)
+        let bDone = NIOLockedValueBox(false)
         let compatible = try Self.attributes(20_000, plus: ["extra"])
         let breaking = try Schema(entities: [
             Schema.Entity(name: "Wide", attributes: (0..<20_000).map { Schema.Attribute(name: "a\($0)", type: .scalar(.int), isOptional: true) })
@@ -126,7 +129,7 @@ struct FairnessProcessTests {
             for attack in 0..<3 {
                 Thread.detachNewThread {
                     var round = 0
-                    while ContinuousClock.now < attackEnds {
+                    while ContinuousClock.now < attackEnds || !bDone.withLockedValue({ $0 }) {
                         switch attack {
                         case 0:
                             _ = Self.http("PUT", port: port, "/v1/datasets/wide/schema", token: a, body: round % 2 == 0 ? breaking : compatible, timeout: 120)
@@ -141,11 +144,12 @@ struct FairnessProcessTests {
             }
             // B: pushes of 20 changes and pulls, timed.
             let bResults = try await Self.onThread { () -> (latencies: [Duration], failures: [String], pushed: Int) in
+                defer { bDone.withLockedValue { $0 = true } }
                 var latencies: [Duration] = []
                 var failures: [String] = []
                 var pushed = 0
                 var round = 0
-                while ContinuousClock.now < attackEnds {
+                while ContinuousClock.now < attackEnds || round < 5 {
                     let changes = (0..<20).map { ServerHarness.insert("todos", round * 20 + $0 + 1, title: "b\(round)", at: Self.now()) }
                     let started = ContinuousClock.now
                     let push = Self.http(

@@ -46,11 +46,12 @@ struct GroupCommitterTests {
             return jobs.map { .success($0) }
         }
         let first = Task { try await committer.submit(1) }
-        try await Task.sleep(for: .milliseconds(20))
+        while batches.withLockedValue({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(1)) }
         var others: [Task<Int, any Error>] = []
-        for job in [4, 5, 3, 12, 2] {
+        for (index, job) in [4, 5, 3, 12, 2].enumerated() {
             others.append(Task { try await committer.submit(job) })
-            try await Task.sleep(for: .milliseconds(5))  // queued in this order
+            // Queued in this order: each waits until the one before it is in the queue.
+            while await committer.queued < index + 1 { try await Task.sleep(for: .milliseconds(1)) }
         }
         gate.withLockedValue { $0 = true }
         _ = try await first.value

@@ -11,8 +11,10 @@ struct PostgresStorageTests {
     /// Two nodes and the id of `ann`'s dataset `d`, made through the first.
     static func nodes() async throws -> (one: PostgresServerStorage, two: PostgresServerStorage, dataset: Int64) {
         let url = try await PostgresTestCluster.newDatabase()
-        let one = try await PostgresServerStorage(url: url, maxConnections: 8, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-1"))
-        let two = try await PostgresServerStorage(url: url, maxConnections: 8, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-2"))
+        let one = try await PostgresServerStorage(
+            url: url, maxConnections: 8, leaseDeadline: PostgresTestCluster.leaseDeadline, operationDeadline: PostgresTestCluster.operationDeadline, logger: Logger(label: "node-1"))
+        let two = try await PostgresServerStorage(
+            url: url, maxConnections: 8, leaseDeadline: PostgresTestCluster.leaseDeadline, operationDeadline: PostgresTestCluster.operationDeadline, logger: Logger(label: "node-2"))
         #expect(one.cursorKey == two.cursorKey, "both nodes make and read the same cursors")
         let user = try await one.addUser(name: "ann", now: 0)
         _ = try await one.createDataset(owner: user.id, name: "d", now: 0, limit: 10)
@@ -124,19 +126,23 @@ struct PostgresStorageTests {
     /// the other waits for it and finds it made (the migration lock).
     @Test func nodesStartingTogetherOnANewDatabaseMigrateItOnce() async throws {
         let url = try await PostgresTestCluster.newDatabase()
-        async let first = PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-1"))
-        async let second = PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-2"))
+        async let first = PostgresServerStorage(
+            url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, operationDeadline: PostgresTestCluster.operationDeadline, logger: Logger(label: "node-1"))
+        async let second = PostgresServerStorage(
+            url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, operationDeadline: PostgresTestCluster.operationDeadline, logger: Logger(label: "node-2"))
         let (one, two) = try await (first, second)
         #expect(one.cursorKey == two.cursorKey)
         #expect(one.epoch == two.epoch && one.epoch != 0, "nodes on one database hand out the same cursors")
         _ = try await one.addUser(name: "ann", now: 0)
         #expect(try await two.user(named: "ann") != nil)
         // A node restarted on the same database keeps the epoch: its clients do not resync.
-        let again = try await PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-3"))
+        let again = try await PostgresServerStorage(
+            url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, operationDeadline: PostgresTestCluster.operationDeadline, logger: Logger(label: "node-3"))
         #expect(again.epoch == one.epoch && again.newEpochReason == nil)
         // A new epoch started through one node is what a node opened later reads.
         let newer = try await one.startNewEpoch()
-        let later = try await PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "node-4"))
+        let later = try await PostgresServerStorage(
+            url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, operationDeadline: PostgresTestCluster.operationDeadline, logger: Logger(label: "node-4"))
         #expect(later.epoch == newer && newer != again.epoch)
         for node in [one, two, again, later] { node.close() }
     }

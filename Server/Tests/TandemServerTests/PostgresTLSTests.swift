@@ -21,7 +21,8 @@ struct PostgresTLSTests {
 
     @Test func aURLAskingForTLSIsServedOverAnEncryptedConnection() async throws {
         let url = try await Self.url(sslmode: "require")
-        let storage = try await PostgresServerStorage(url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "tls"))
+        let storage = try await PostgresServerStorage(
+            url: url, maxConnections: 2, leaseDeadline: PostgresTestCluster.leaseDeadline, operationDeadline: PostgresTestCluster.operationDeadline, logger: Logger(label: "tls"))
         defer { storage.close() }
         _ = try await storage.addUser(name: "ann", now: 0)
         #expect(try await storage.user(named: "ann") != nil, "the storage works over TLS")

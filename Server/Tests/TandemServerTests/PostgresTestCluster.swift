@@ -11,6 +11,9 @@ enum PostgresTestCluster {
     /// 5 s, as tests here that block their threads (processes, sleeps) can starve the tasks
     /// that make connections while the whole suite runs on 2 cores.
     static let leaseDeadline: Duration = .seconds(60)
+    /// How long one operation may take in all: longer than a server's 20 s for the same
+    /// reason (a run under load saw migrations of a new database pass 20 s).
+    static let operationDeadline: Duration = .seconds(180)
 
     static let url = ProcessInfo.processInfo.environment["TANDEM_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
 

@@ -26,7 +26,8 @@ enum StorageKind: String, CaseIterable, Sendable {
             return try SQLiteServerStorage(path: directory.appending(path: "tandem.sqlite").path(percentEncoded: false))
         case .postgres:
             return try await PostgresServerStorage(
-                url: PostgresTestCluster.newDatabase(), maxConnections: 4, leaseDeadline: PostgresTestCluster.leaseDeadline, logger: Logger(label: "test"))
+                url: PostgresTestCluster.newDatabase(), maxConnections: 4, leaseDeadline: PostgresTestCluster.leaseDeadline, operationDeadline: PostgresTestCluster.operationDeadline,
+                logger: Logger(label: "test"))
         }
     }
 }

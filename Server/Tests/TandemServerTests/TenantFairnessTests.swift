@@ -386,19 +386,21 @@ struct TenantFairnessTests {
         let limiter = WorkLimiter(width: 1)
         let state = NIOLockedValueBox((started: false, released: false, otherRan: false))
         @Sendable func wait(for condition: @Sendable () -> Bool) {
-            // Long: on a loaded machine the test's own task may wait seconds for a thread
-            // (this work blocks one), and the work must not end before the test looks.
-            let deadline = ContinuousClock.now + .seconds(120)
+            // Long: on a loaded machine the test's own task may wait minutes for a thread (a
+            // CI run saw 150 s), and the work must not end before the test looks.
+            let deadline = ContinuousClock.now + .seconds(900)
             while !condition(), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
         }
-        let first = Task {
+        // On a thread of its own: blocking one of the concurrency pool's few threads would
+        // starve every other test in the process.
+        let first = Task(executorPreference: ThreadPerJobExecutor()) {
             try await limiter.run(for: 1) {
                 state.withLockedValue { $0.started = true }
                 wait { state.withLockedValue { $0.released } }
             }
         }
         // Waited for without blocking a thread: the first work holds one already.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(300)
         while !state.withLockedValue({ $0.started }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         try #require(state.withLockedValue { $0.started })
         await #expect(throws: WorkLimiter.Busy.self) { try await limiter.run(for: 1) {} }
@@ -432,8 +434,11 @@ struct TenantFairnessTests {
             }
             #expect(gaveUp.status == 0, "no answer while the check waits")
             try await held.release()
+            // Long: on a loaded machine the dropped check may wait seconds for a thread; a pass
+            // ends the wait as soon as the count shows.
             var counted = false
-            for _ in 0..<1_000 where !counted {
+            let deadline = ContinuousClock.now + .seconds(120)
+            while !counted, ContinuousClock.now < deadline {
                 counted = String(decoding: harness.dependencies.metrics.registry.emitToBuffer(), as: UTF8.self).contains("tandem_schema_checks_cancelled_total 1")
                 if !counted { try await Task.sleep(for: .milliseconds(10)) }
             }
@@ -447,7 +452,9 @@ struct TenantFairnessTests {
     /// A pipelined request still being answered holds no header timer: the end of the
     /// first answer does not start the wait for a head that has arrived already.
     @Test func aPipelinedRequestBeingAnsweredIsNotCutByTheHeaderTimeout() async throws {
-        let harness = try await ServerHarness.make(.memory) { $0.headerTimeout = .seconds(1) }
+        // 3 s: the timer also runs from the connection's opening to its first head, which a
+        // loaded machine can stretch past a second.
+        let harness = try await ServerHarness.make(.memory) { $0.headerTimeout = .seconds(3) }
         let held = try await HeldQueue.hold(harness.dependencies.schemaChecks)
         let app = buildApplication(harness.dependencies, port: 0, logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await app.test(.live) { client in
@@ -462,24 +469,40 @@ struct TenantFairnessTests {
             let fd = SlowClientTests.halfRequest(port: port, both)
             #expect(fd >= 0)
             defer { close(fd) }
-            // The second waits for the checks' queue past the header timeout.
-            try await Task.sleep(for: .milliseconds(1_800))
-            try await held.release()
-            let answers = try await FairnessProcessTests.onThread { () -> String in
-                var all = [UInt8]()
-                var buffer = [UInt8](repeating: 0, count: 65_536)
-                let deadline = ContinuousClock.now + .seconds(10)
-                while ContinuousClock.now < deadline {
-                    var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                    guard poll(&ready, 1, 200) > 0 else { continue }
-                    let n = recv(fd, &buffer, buffer.count, 0)
-                    guard n > 0 else { break }
-                    all += buffer[..<n]
+            /// What the server sends until `done` says enough or the connection ends. Long
+            /// deadlines: a loaded machine adds seconds; a pass ends the wait early.
+            func read(until done: @escaping @Sendable (String) -> Bool) async throws -> String {
+                try await FairnessProcessTests.onThread { () -> String in
+                    var all = [UInt8]()
+                    var buffer = [UInt8](repeating: 0, count: 65_536)
+                    let deadline = ContinuousClock.now + .seconds(120)
+                    while ContinuousClock.now < deadline, !done(String(decoding: all, as: UTF8.self)) {
+                        var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                        guard poll(&ready, 1, 200) > 0 else { continue }
+                        let n = recv(fd, &buffer, buffer.count, 0)
+                        guard n > 0 else { break }
+                        all += buffer[..<n]
+                    }
+                    return String(decoding: all, as: UTF8.self)
                 }
-                return String(decoding: all, as: UTF8.self)
             }
+            // The first answer, whole: its head and the bytes its Content-Length announces.
+            let first = try await read { text in
+                guard let end = text.range(of: "\r\n\r\n") else { return false }
+                let length = text[..<end.lowerBound].split(separator: "\r\n")
+                    .first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
+                return text[end.upperBound...].utf8.count >= (length ?? .max)
+            }
+            #expect(first.hasPrefix("HTTP/1.1 200"), "the first answer: \(first.prefix(300))")
+            // The second waits for the checks' queue past the header timeout, counted from the
+            // end of the first answer.
+            try await Task.sleep(for: .milliseconds(3_800))
+            try await held.release()
+            let rest = try await read { _ in false }
+            let answers = first + rest
             #expect(answers.components(separatedBy: "HTTP/1.1 ").count == 3, "two answers: \(answers.prefix(300))")
-            #expect(answers.contains("HTTP/1.1 201"), "the schema was registered and answered")
+            #expect(rest.contains("HTTP/1.1 201"), "the schema was registered and answered")
         }
     }
 
@@ -533,7 +556,9 @@ struct HeldQueue {
         let holder = Task(executorPreference: ThreadPerJobExecutor()) {
             try await queue.run(for: 999) {
                 state.withLockedValue { $0.started = true }
-                let deadline = ContinuousClock.now + .seconds(20)
+                // Long: a test on a loaded machine may take many seconds to reach its release;
+                // the queue let go early would run the check the test expects to wait.
+                let deadline = ContinuousClock.now + .seconds(300)
                 while !state.withLockedValue({ $0.released }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
             }
         }

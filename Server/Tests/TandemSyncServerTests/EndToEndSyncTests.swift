@@ -239,7 +239,7 @@ struct SyncCancellationTests {
         let cancelled = ContinuousClock.now
         syncing.cancel()
         await #expect(throws: CancellationError.self) { try await syncing.value }
-        #expect(ContinuousClock.now - cancelled < .seconds(5), "the sync stopped at once (libcurl looks about once a second)")
+        #expect(ContinuousClock.now - cancelled < .seconds(20), "the sync stopped (libcurl looks about once a second; a loaded machine adds seconds)")
         let pending = try SyncStatus(of: store).pendingChanges
         #expect(pending > 0 && pending < 20_000, "cut in the middle: \(pending) pending")
 

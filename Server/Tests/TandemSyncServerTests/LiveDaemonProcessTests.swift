@@ -6,7 +6,7 @@ import TandemSyncTestSupport
 
 /// Live sync with real processes: `tandem daemon` (live by default) on two stores, a real
 /// server. The daemons' full syncs are ten minutes apart, so only live sync can deliver an
-/// edit within the tests' bounds. The bounds are generous so the tests never flake;
+/// edit within the tests' bounds (60 s). The bounds are generous so the tests never flake;
 /// `Scripts/bench-live.sh` measures the real latency.
 @Suite("Live sync (daemons)", .serialized)
 struct LiveDaemonProcessTests {
@@ -33,13 +33,23 @@ struct LiveDaemonProcessTests {
 
     /// How long until `store` holds record `n` with `title` (read from its file, no sync), or
     /// `nil` after `limit`.
-    static func arrival(of n: Int, title: String, in store: ModelContainer, within limit: Duration = .seconds(15)) async throws -> Duration? {
+    static func arrival(of n: Int, title: String, in store: ModelContainer, within limit: Duration = .seconds(120)) async throws -> Duration? {
         let started = ContinuousClock.now
         while ContinuousClock.now - started < limit {
             if try SyncFixtures.rows(store)[SyncFixtures.id(n)]?.first == title { return ContinuousClock.now - started }
             try await Task.sleep(for: .milliseconds(20))
         }
         return nil
+    }
+
+    /// Waits until each of `stores` has done its first sync (its daemon then waits at the
+    /// server): a loaded machine may take many seconds to get there.
+    static func firstSynced(_ stores: ModelContainer...) async throws {
+        let started = ContinuousClock.now
+        while try stores.contains(where: { try SyncStatus(of: $0).lastSync == nil }), ContinuousClock.now - started < .seconds(120) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        for store in stores { #expect(try SyncStatus(of: store).lastSync != nil, "the daemon synced once") }
     }
 
     /// Two stores on files, with their daemons (started once the stores exist).
@@ -56,13 +66,13 @@ struct LiveDaemonProcessTests {
         let server = try await SyncServerProcess.make()
         let (a, b, daemons) = try Self.pair(base: server.base, token: server.token)
         defer { Self.stop(daemons) }
-        try await Task.sleep(for: .seconds(1))  // both daemons did their first sync and wait
+        try await Self.firstSynced(a, b)
         try SyncFixtures.insert(a, 1, title: "from A")
         let inserted = try await Self.arrival(of: 1, title: "from A", in: b)
-        #expect(inserted != nil && inserted! < .seconds(5), "insert A → B took \(String(describing: inserted))")
+        #expect(inserted != nil && inserted! < .seconds(60), "insert A → B took \(String(describing: inserted))")
         try SyncFixtures.update(b, 1, "title", "edited on B")
         let updated = try await Self.arrival(of: 1, title: "edited on B", in: a)
-        #expect(updated != nil && updated! < .seconds(5), "update B → A took \(String(describing: updated))")
+        #expect(updated != nil && updated! < .seconds(60), "update B → A took \(String(describing: updated))")
     }
 
     /// The planted-bug check of the test above: with `--no-live` the daemons (full syncs ten
@@ -72,7 +82,7 @@ struct LiveDaemonProcessTests {
         let server = try await SyncServerProcess.make()
         let (a, b, daemons) = try Self.pair(base: server.base, token: server.token, live: false)
         defer { Self.stop(daemons) }
-        try await Task.sleep(for: .seconds(1))
+        try await Self.firstSynced(a, b)
         try SyncFixtures.insert(a, 1, title: "from A")
         #expect(try await Self.arrival(of: 1, title: "from A", in: b, within: .seconds(4)) == nil)
     }
@@ -83,7 +93,7 @@ struct LiveDaemonProcessTests {
         let server = try await SyncServerProcess.make()
         let (a, b, daemons) = try Self.pair(base: server.base, token: server.token)
         defer { Self.stop(daemons) }
-        try await Task.sleep(for: .seconds(1))
+        try await Self.firstSynced(a, b)
         try SyncFixtures.insert(a, 1, title: "before")
         #expect(try await Self.arrival(of: 1, title: "before", in: b) != nil)
         kill(server.process.processIdentifier, SIGKILL)
@@ -94,7 +104,7 @@ struct LiveDaemonProcessTests {
         #expect(try await Self.arrival(of: 2, title: "while down", in: b) != nil, "the edit made while the server was down arrives")
         try SyncFixtures.insert(b, 3, title: "after")
         let after = try await Self.arrival(of: 3, title: "after", in: a)
-        #expect(after != nil && after! < .seconds(5), "live again after the restart: \(String(describing: after))")
+        #expect(after != nil && after! < .seconds(60), "live again after the restart: \(String(describing: after))")
         for daemon in daemons { #expect(daemon.isRunning) }
         #expect(try SyncFixtures.rows(a) == SyncFixtures.rows(b))
     }
@@ -125,12 +135,12 @@ struct LiveDaemonProcessTests {
         let (urlB, b) = try DaemonProcessTests.storeFile()
         let daemons = [try Self.daemon(store: urlA, base: nodes[0].base, token: token), try Self.daemon(store: urlB, base: nodes[1].base, token: token)]
         defer { Self.stop(daemons) }
-        try await Task.sleep(for: .seconds(1))
+        try await Self.firstSynced(a, b)
         try SyncFixtures.insert(a, 1, title: "via node 1")
         let there = try await Self.arrival(of: 1, title: "via node 1", in: b)
-        #expect(there != nil && there! < .seconds(5), "node 1 → node 2 took \(String(describing: there))")
+        #expect(there != nil && there! < .seconds(60), "node 1 → node 2 took \(String(describing: there))")
         try SyncFixtures.update(b, 1, "title", "via node 2")
         let back = try await Self.arrival(of: 1, title: "via node 2", in: a)
-        #expect(back != nil && back! < .seconds(5), "node 2 → node 1 took \(String(describing: back))")
+        #expect(back != nil && back! < .seconds(60), "node 2 → node 1 took \(String(describing: back))")
     }
 }

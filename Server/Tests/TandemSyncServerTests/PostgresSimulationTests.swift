@@ -34,7 +34,7 @@ struct PostgresSimulationTests {
     }
 
     static func node(_ url: String, label: String) async throws -> (PostgresServerStorage, Application<RouterResponder<TandemRequestContext>>) {
-        let storage = try await PostgresServerStorage(url: PostgresURL(url), maxConnections: 4, leaseDeadline: .seconds(60), logger: Logger(label: label))
+        let storage = try await PostgresServerStorage(url: PostgresURL(url), maxConnections: 4, leaseDeadline: .seconds(60), operationDeadline: .seconds(180), logger: Logger(label: label))
         var configuration = ServerConfiguration()
         configuration.requestsPerSecond = 0
         let app = Application(
