@@ -251,4 +251,38 @@ struct SyncCancellationTests {
         #expect(joined.pulled == 20_000, "each record is on the server once")
         #expect(try SyncFixtures.rows(fresh) == SyncFixtures.rows(store))
     }
+
+    /// A sync pulling many pages stops too (each page is fetched ahead, in a task of its own,
+    /// which the caller's cancellation reaches), and the next one takes the rest.
+    @Test(arguments: TransportKind.allCases)
+    func aCancelledSyncStopsBetweenPulledPagesAndTheNextOneTakesTheRest(kind: TransportKind) async throws {
+        let server = try await SyncServerProcess.make()
+        let source = try SyncFixtures.store()
+        try source.write(author: "app") { db in
+            for n in 1...20_000 {
+                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, ?, ?)"##, arguments: [SyncFixtures.id(n), "todo \(n)", n])
+            }
+        }
+        _ = try await EndToEndSyncTests.engine(source, server, over: kind).sync()
+        let store = try SyncFixtures.store()
+        let token = server.token
+        var configuration = SyncConfiguration(token: { token })
+        configuration.pullPageSize = 250  // many pages: the cancellation lands in the middle
+        let live = try kind.make(server.base)
+        let reads = KeyLog()
+        let counting = MemoryTransport { request in
+            if request.method == "GET", request.path.contains("/pull") || request.path.contains("/snapshot") { _ = await reads.record("page") }
+            return try await live.send(request)
+        }
+        let engine = SyncEngine(container: store, transport: counting, configuration: configuration)
+        let syncing = Task { try await engine.sync() }
+        while await reads.keys["page"] ?? 0 < 4 { try await Task.sleep(for: .milliseconds(5)) }
+        syncing.cancel()
+        await #expect(throws: CancellationError.self, "cancelled, not pulled to the end") { try await syncing.value }
+        let shown = try SyncFixtures.rows(store).count
+        #expect(shown < 20_000, "cut in the middle: \(shown) records")
+
+        _ = try await engine.sync()
+        #expect(try SyncFixtures.rows(store) == SyncFixtures.rows(source), "the next sync took the rest")
+    }
 }
