@@ -74,7 +74,6 @@ extension SyncEngine {
         // Plain inserts come as rows, read and stamped on the fetching thread.
         let shapes = applier.rowShapes
         let uris = applier.dataset
-        var dangling: [ChangeApplier.Dangling] = []
         // The next page, fetched and read while this one is applied; the one after it is
         // asked for as soon as the next one's answer is in (two requests in flight: the
         // server writes one page while the client reads another and applies a third).
@@ -168,6 +167,7 @@ extension SyncEngine {
                         $0.bootstrapSwept = ""
                     }
                 }
+                try SyncStore.saveDangling(outcome.dangling, db)  // with the token: a cut bootstrap keeps them
                 if let newest = outcome.newestStamp { try ModelContainer.advanceClock(past: newest, in: db) }
                 return outcome
             }
@@ -177,12 +177,11 @@ extension SyncEngine {
                 continue
             }
             try resolve(outcome.resolutions)
-            dangling += outcome.dangling
             total.add(outcome)
             configuration.progress?(.pulled(changes: total.applied, hasMore: page.hasMore))
             if !page.hasMore { break }
         }
-        total.conflicts += try resolveDangling(dangling, with: applier)
+        total.conflicts += try resolveDangling(with: applier)
         // The links set aside until every record was in, and what else waits: applied now,
         // in as many rounds as they let out.
         let retried = try retryPulledQuarantineWhileItShrinks()

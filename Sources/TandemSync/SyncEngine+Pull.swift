@@ -42,7 +42,6 @@ extension SyncEngine {
         // Built once per pull; the unpushed local edits are read again only when a local
         // write happened since (a page's own writes are the sync's and do not count).
         var mark = try historyToken()
-        var dangling: [ChangeApplier.Dangling] = []
         var applier = try makeApplier()
         // The next page is fetched and read while this one is applied (on another queue: the
         // engine's own is busy applying), from the cursor this page ends at.
@@ -86,6 +85,7 @@ extension SyncEngine {
                     try applier.apply(entry, db, into: &outcome)
                 }
                 try SyncState.update(db) { $0.cursor = page.nextCursor }
+                try SyncStore.saveDangling(outcome.dangling, db)  // with the cursor: a cut pull keeps them
                 if let newest = outcome.newestStamp {
                     // Later local edits must be stamped after everything seen (HLC receive).
                     try ModelContainer.advanceClock(past: newest, in: db)
@@ -98,7 +98,6 @@ extension SyncEngine {
                 continue
             }
             try resolve(outcome.resolutions)
-            dangling += outcome.dangling
             total.applied += outcome.applied
             total.conflicts += outcome.conflicts
             total.quarantined += outcome.quarantined
@@ -108,7 +107,7 @@ extension SyncEngine {
         // Delete rules are decided only now, caught up: the log may still have pointed the
         // records elsewhere after the delete (a model save deletes a record before it
         // clears the references to it).
-        total.conflicts += try resolveDangling(dangling, with: applier)
+        total.conflicts += try resolveDangling(with: applier)
         return total
     }
 

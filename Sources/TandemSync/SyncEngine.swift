@@ -166,9 +166,8 @@ public actor SyncEngine {
         // One sync at a time: actor methods interleave at every await, and two syncs would
         // read the same cursor. A caller that arrives during a sync waits for it, then runs.
         while let current = running {
-            _ = try? await current.value
+            try await Self.waitUnlessCancelled(for: current)
             if running == current { running = nil }  // its caller may not have resumed yet
-            try Task.checkCancellation()
         }
         try Task.checkCancellation()
         let task = Task { try await self.syncOnce(resyncing: resyncing) }
@@ -185,6 +184,28 @@ public actor SyncEngine {
     }
 
     private var running: Task<SyncSummary, any Error>?
+
+    /// Waits until `task` ends, or throws `CancellationError` as soon as the caller is
+    /// cancelled (awaiting a task's value alone waits for it whatever happens to the caller).
+    /// `task` is another caller's sync: it is not cancelled.
+    private static func waitUnlessCancelled(for task: Task<SyncSummary, any Error>) async throws {
+        let waiter = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let resume: @Sendable () -> Void = { waiter.withLock { $0.take()?.resume() } }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                waiter.withLock { $0 = continuation }
+                // Cancelled before the continuation was kept: the handler found none.
+                if Task.isCancelled { resume() }
+                Task {
+                    _ = try? await task.value
+                    resume()
+                }
+            }
+        } onCancel: {
+            resume()
+        }
+        try Task.checkCancellation()
+    }
 
     private func syncOnce(resyncing: Bool) async throws -> SyncSummary {
         do {
@@ -347,11 +368,14 @@ public actor SyncEngine {
         try storeFailure { try container.writeUnjournaled(author: SyncStore.author, context: context, body) }
     }
 
-    /// Applies `dangling` (references to records pulled deletes removed) once a pull is
-    /// caught up; returns the conflicts it logged.
-    func resolveDangling(_ dangling: [ChangeApplier.Dangling], with applier: ChangeApplier) throws -> Int {
-        guard !dangling.isEmpty else { return 0 }
-        return try storeFailure { try container.write(author: "sync.resolve") { db in try applier.resolveDangling(dangling, db) } }
+    /// Applies the delete rules of the references pulled deletes left dangling (kept page by
+    /// page, ``SyncStore/saveDangling(_:_:)``, this pull's and any cut short before it) once a
+    /// pull is caught up; returns the conflicts it logged.
+    func resolveDangling(with applier: ChangeApplier) throws -> Int {
+        guard try read({ db in try SyncStore.hasDangling(db) }) else { return 0 }
+        return try storeFailure {
+            try container.write(author: "sync.resolve") { db in try applier.resolveDangling(try SyncStore.takeDangling(db), db) }
+        }
     }
 
     /// `body`, its failure a ``SyncError`` (code `store` unless it is one already).

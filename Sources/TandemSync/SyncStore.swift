@@ -39,6 +39,9 @@ import TandemWire
 ///   the survivor (a row the survivor did not have). Its own write pulled back to the
 ///   loser's id (the server gave it to that id made again) takes the moved row away, and
 ///   so does the link answered lost to a delete (``LostLink``).
+/// - `tandem_sync_dangling(entity, record, column_name, target, target_entity)`: references
+///   a pulled page left pointing at a deleted record, kept with the page; their delete
+///   rules are decided once the pull is caught up (a pull cut short leaves them to the next).
 ///
 /// Local changes still to push are the journal's transactions after the `sync` history
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
@@ -83,6 +86,9 @@ enum SyncStore {
                 CREATE TABLE IF NOT EXISTS tandem_sync_merged (
                     entity TEXT NOT NULL, loser TEXT NOT NULL, survivor TEXT NOT NULL, stamp TEXT NOT NULL,
                     PRIMARY KEY (entity, loser)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS tandem_sync_dangling (
+                    id INTEGER PRIMARY KEY, entity TEXT NOT NULL, record TEXT NOT NULL, column_name TEXT NOT NULL, target TEXT NOT NULL,
+                    target_entity TEXT NOT NULL, UNIQUE (entity, record, column_name, target));
                 CREATE TABLE IF NOT EXISTS tandem_sync_moved_link (
                     link_table TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL, to_source TEXT NOT NULL, to_target TEXT NOT NULL,
                     stamp TEXT NOT NULL, PRIMARY KEY (link_table, source, target)) WITHOUT ROWID;
@@ -90,6 +96,31 @@ enum SyncStore {
         if try SyncState.fetchOne(db, key: 1) == nil {
             try SyncState(formatVersion: formatVersion, clientID: UUID().uuidString.lowercased()).insert(db)
         }
+    }
+
+    /// Keeps references a pulled page left pointing at a deleted record, in the page's own
+    /// transaction: their delete rules are decided once the pull has caught up (``takeDangling(_:)``),
+    /// and a pull cut before that (a network failure, a cancelled sync, a crash) leaves them
+    /// to the next one instead of losing them.
+    static func saveDangling(_ dangling: [ChangeApplier.Dangling], _ db: Database) throws {
+        guard !dangling.isEmpty else { return }
+        let statement = try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO tandem_sync_dangling (entity, record, column_name, target, target_entity) VALUES (?, ?, ?, ?, ?)")
+        for candidate in dangling {
+            try statement.execute(arguments: [candidate.entity, candidate.id, candidate.column, candidate.target, candidate.targetEntity])
+        }
+    }
+
+    /// Whether references wait for their delete rules (``saveDangling(_:_:)``).
+    static func hasDangling(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tandem_sync_dangling)") ?? false
+    }
+
+    /// The references kept by ``saveDangling(_:_:)``, in the order they were kept, removed.
+    static func takeDangling(_ db: Database) throws -> [ChangeApplier.Dangling] {
+        let rows = try Row.fetchAll(db, sql: "SELECT entity, record, column_name, target, target_entity FROM tandem_sync_dangling ORDER BY id")
+        try db.execute(sql: "DELETE FROM tandem_sync_dangling")
+        return rows.map { ChangeApplier.Dangling(entity: $0[0], id: $0[1], column: $0[2], target: $0[3], targetEntity: $0[4]) }
     }
 
     static func recordConflict(_ conflict: SyncConflict, _ db: Database) throws {

@@ -136,7 +136,7 @@ public final class URLSessionTransport: Transport {
         }
         if let error { throw syncError(for: error, method: method, url: url) }
         guard let http = response as? HTTPURLResponse else {
-            throw SyncError(.unreachable, "\(method) \(url): the answer is not HTTP")
+            throw SyncError(.invalidResponse, "\(method) \(url): the answer is not HTTP")
         }
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
@@ -149,7 +149,7 @@ public final class URLSessionTransport: Transport {
             do {
                 body = Data(try Gzip.decompress(body, limit: 1 << 30))
             } catch {
-                throw SyncError(.unreachable, "\(method) \(url): the gzip answer is corrupt (\(error))")
+                throw SyncError(.invalidResponse, "\(method) \(url): the gzip answer is corrupt (\(error))")  // as CurlTransport says it
             }
         }
         return TransportResponse(status: http.statusCode, headers: headers, body: body)

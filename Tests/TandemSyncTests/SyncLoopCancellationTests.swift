@@ -36,9 +36,45 @@ struct SyncLoopCancellationTests {
         }
         let deadline = ContinuousClock.now + .seconds(120)
         while asked.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        try #require(asked.load(ordering: .relaxed) > 0, "the loop started a sync")
+        let started = asked.load(ordering: .relaxed)
+        try #require(started > 0, "the loop started a sync")
         running.cancel()
         await running.value
         #expect(reported.withLock { $0 }.isEmpty, "nothing reported: \(reported.withLock { $0 })")
+    }
+
+    /// A caller waiting for another's sync to end (one sync at a time) and cancelled stops
+    /// waiting at once; the other sync goes on.
+    @Test func aCallerCancelledWhileWaitingForAnotherSyncStopsWaiting() async throws {
+        let store = try SyncFixtures.store()
+        let asked = Atomic<Int>(0)
+        let transport = MemoryTransport { _ in
+            asked.add(1, ordering: .relaxed)
+            try await Task.sleep(for: .seconds(3_600))
+            return TransportResponse(status: 500)
+        }
+        let engine = SyncEngine(
+            container: store, transport: transport, configuration: SyncConfiguration(token: { "t" }),
+            logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let first = Task { try await engine.sync() }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while asked.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let outcome = Mutex<(any Error)?>(nil)
+        let ended = Atomic<Bool>(false)
+        let second = Task {
+            do { _ = try await engine.sync() } catch { outcome.withLock { $0 = error } }
+            ended.store(true, ordering: .relaxed)
+        }
+        try await Task.sleep(for: .milliseconds(50))  // it waits behind the first (if not yet, it stops as it comes)
+        second.cancel()
+        let cancelled = ContinuousClock.now
+        while !ended.load(ordering: .relaxed), ContinuousClock.now - cancelled < .seconds(60) { try await Task.sleep(for: .milliseconds(5)) }
+        let stopped = ended.load(ordering: .relaxed), error = outcome.withLock { $0 }, exchanges = asked.load(ordering: .relaxed)
+        #expect(stopped, "the cancelled caller stopped waiting while the other sync runs")
+        #expect(error is CancellationError, "\(String(describing: error))")
+        #expect(exchanges == 1, "the other sync still waits for its answer")
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        await second.value
     }
 }

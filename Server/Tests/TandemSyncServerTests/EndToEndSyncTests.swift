@@ -252,6 +252,51 @@ struct SyncCancellationTests {
         #expect(try SyncFixtures.rows(fresh) == SyncFixtures.rows(store))
     }
 
+    /// A pull cut after the page that deleted a project (here the network goes; a cancelled
+    /// sync or a crash cut it the same way) leaves the todo still pointing at the project to
+    /// the next pull, which applies the delete rule once caught up.
+    @Test func aDeleteRuleAPullCutShortLeftIsAppliedByTheNextPull() async throws {
+        let server = try await SyncServerProcess.make()
+        let a = try SyncFixtures.store(), b = try SyncFixtures.store()
+        try SyncFixtures.insertProject(a, 1, name: "errands")
+        _ = try await EndToEndSyncTests.engine(a, server).sync()
+        _ = try await EndToEndSyncTests.engine(b, server).sync()
+        // B puts a new todo in the project; A deletes the project (cascade), then writes 2 000
+        // other todos.
+        try SyncFixtures.insert(b, 2, title: "buy milk")
+        try SyncFixtures.move(b, 2, to: 1)
+        try SyncFixtures.deleteProject(a, 1)
+        try a.write(author: "app") { db in
+            for n in 100..<2_100 {
+                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, ?, ?)"##, arguments: [SyncFixtures.id(n), "todo \(n)", n])
+            }
+        }
+        _ = try await EndToEndSyncTests.engine(a, server).sync()
+        // B's sync pushes its todo, applies the page with the delete, and loses the network
+        // at the next page.
+        let token = server.token
+        var configuration = SyncConfiguration(token: { token })
+        configuration.pullPageSize = 250
+        let live = try TransportKind.curl.make(server.base)
+        let pulls = KeyLog()
+        let dropping = MemoryTransport { request in
+            if request.method == "GET", request.path.contains("/pull"), await pulls.record("pull") > 1 {
+                throw SyncError(.unreachable, "planted: the network went away")
+            }
+            return try await live.send(request)
+        }
+        await #expect(throws: SyncError.self) { try await SyncEngine(container: b, transport: dropping, configuration: configuration).sync() }
+        #expect(try SyncFixtures.dangling(b) == [SyncFixtures.id(2)], "cut before the delete rule was decided")
+        _ = try await SyncEngine(container: b, transport: live, configuration: configuration).sync()
+        #expect(try SyncFixtures.dangling(b).isEmpty)
+        #expect(try SyncFixtures.rows(b)[SyncFixtures.id(2)] == nil, "the todo went with its project (cascade)")
+        #expect(
+            try SyncStatus.conflicts(of: b, limit: 1_000).contains { $0.record.hasSuffix(SyncFixtures.id(2)) && $0.rule == "parentDeleted" },
+            "and the conflict log says so")
+        _ = try await EndToEndSyncTests.engine(a, server).sync()
+        #expect(try SyncFixtures.state(a) == SyncFixtures.state(b), "the replicas converge")
+    }
+
     /// A sync pulling many pages stops too (each page is fetched ahead, in a task of its own,
     /// which the caller's cancellation reaches), and the next one takes the rest.
     @Test(arguments: TransportKind.allCases)
