@@ -181,7 +181,7 @@ extension SyncEngine {
             configuration.progress?(.pulled(changes: total.applied, hasMore: page.hasMore))
             if !page.hasMore { break }
         }
-        total.conflicts += try resolveDangling(with: applier)
+        total.conflicts += try resolveDangling(with: applier, caughtUpAt: nil)
         // The links set aside until every record was in, and what else waits: applied now,
         // in as many rounds as they let out.
         let retried = try retryPulledQuarantineWhileItShrinks()

@@ -74,7 +74,7 @@ extension SyncEngine {
                     let summary = try await sync()
                     live.synced(through: before, now: .now)
                     onSync(.success(summary))
-                } catch is CancellationError {
+                } catch is CancellationError where Task.isCancelled {
                     break  // the task was cancelled: not a failure to report
                 } catch {
                     let failure = error as? SyncError ?? SyncError(.store, "\(error)")

@@ -34,8 +34,12 @@ extension SyncEngine {
     func pullLog() async throws -> ChangeApplier.Outcome {
         var total = ChangeApplier.Outcome()
         var first: (cursor: String, page: PullResponse)? = try await nextPage()
-        // Nothing new (every idle sync of a daemon): nothing more is read or written.
+        // Nothing new (every idle sync of a daemon): nothing more is written, unless references
+        // a pull cut after its last page (a crash, a failed write) left wait for their rules.
         if let first, first.page.changes.isEmpty, first.page.nextCursor == first.cursor {
+            if try read({ db in try SyncStore.hasDangling(db) }) {
+                total.conflicts += try resolveDangling(with: try makeApplier(), caughtUpAt: first.cursor)
+            }
             configuration.progress?(.pulled(changes: 0, hasMore: false))
             return total
         }
@@ -43,6 +47,7 @@ extension SyncEngine {
         // write happened since (a page's own writes are the sync's and do not count).
         var mark = try historyToken()
         var applier = try makeApplier()
+        var caughtUp: String?
         // The next page is fetched and read while this one is applied (on another queue: the
         // engine's own is busy applying), from the cursor this page ends at.
         var ahead: Task<(cursor: String, page: PullResponse), any Error>?
@@ -102,12 +107,13 @@ extension SyncEngine {
             total.conflicts += outcome.conflicts
             total.quarantined += outcome.quarantined
             configuration.progress?(.pulled(changes: total.applied, hasMore: page.hasMore))
+            caughtUp = page.nextCursor
             if !page.hasMore || page.changes.isEmpty { break }
         }
         // Delete rules are decided only now, caught up: the log may still have pointed the
         // records elsewhere after the delete (a model save deletes a record before it
         // clears the references to it).
-        total.conflicts += try resolveDangling(with: applier)
+        total.conflicts += try resolveDangling(with: applier, caughtUpAt: caughtUp)
         return total
     }
 

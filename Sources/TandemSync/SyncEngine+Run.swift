@@ -29,7 +29,7 @@ extension SyncEngine {
                 let summary = try await sync()
                 failures = 0
                 onSync(.success(summary))
-            } catch is CancellationError {
+            } catch is CancellationError where Task.isCancelled {
                 break
             } catch {
                 let failure = error as? SyncError ?? SyncError(.store, "\(error)")

@@ -371,10 +371,18 @@ public actor SyncEngine {
     /// Applies the delete rules of the references pulled deletes left dangling (kept page by
     /// page, ``SyncStore/saveDangling(_:_:)``, this pull's and any cut short before it) once a
     /// pull is caught up; returns the conflicts it logged.
-    func resolveDangling(with applier: ChangeApplier) throws -> Int {
+    ///
+    /// `cursor`: where this pull caught up. The references are decided only while the store
+    /// is still there (no bootstrap under way, the cursor not moved on): were another
+    /// process pulling the same store meanwhile (its lock could not be taken), a later page
+    /// might point them elsewhere, and that process decides them when it catches up.
+    func resolveDangling(with applier: ChangeApplier, caughtUpAt cursor: String?) throws -> Int {
         guard try read({ db in try SyncStore.hasDangling(db) }) else { return 0 }
         return try storeFailure {
-            try container.write(author: "sync.resolve") { db in try applier.resolveDangling(try SyncStore.takeDangling(db), db) }
+            try container.write(author: "sync.resolve") { db in
+                guard let state = try SyncState.read(db), state.bootstrapMode == 0, cursor == nil || state.cursor == cursor else { return 0 }
+                return try applier.resolveDangling(try SyncStore.takeDangling(db), db)
+            }
         }
     }
 
