@@ -91,12 +91,7 @@ extension SyncEngine {
             do {
                 if let next = ahead, next.token == token {
                     ahead = nil
-                    // Waiting on a detached task does not pass the caller's cancellation on.
-                    fetched = try await withTaskCancellationHandler {
-                        try await next.task.value
-                    } onCancel: {
-                        next.task.cancel()
-                    }
+                    fetched = try await next.task.valueCancellingWithCaller()
                 } else {
                     Self.cancel(ahead)
                     ahead = nil
@@ -199,11 +194,7 @@ extension SyncEngine {
     ) async throws -> SnapshotPage.Fetched {
         let data: Data
         if let body {
-            data = try await withTaskCancellationHandler {
-                try await body.value
-            } onCancel: {
-                body.cancel()
-            }
+            data = try await body.valueCancellingWithCaller()
         } else {
             data = try await snapshotBody(after: token, limit: limit)
         }

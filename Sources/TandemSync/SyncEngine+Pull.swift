@@ -37,9 +37,7 @@ extension SyncEngine {
         // Nothing new (every idle sync of a daemon): nothing more is written, unless references
         // a pull cut after its last page (a crash, a failed write) left wait for their rules.
         if let first, first.page.changes.isEmpty, first.page.nextCursor == first.cursor {
-            if try read({ db in try SyncStore.hasDangling(db) }) {
-                total.conflicts += try resolveDangling(with: try makeApplier(), caughtUpAt: first.cursor)
-            }
+            total.conflicts += try resolveDangling(with: try makeApplier(), caughtUpAt: first.cursor)
             configuration.progress?(.pulled(changes: 0, hasMore: false))
             return total
         }
@@ -61,12 +59,7 @@ extension SyncEngine {
                 fetched = page
             } else if let next = ahead {
                 ahead = nil
-                // Waiting on a detached task does not pass the caller's cancellation on.
-                fetched = try await withTaskCancellationHandler {
-                    try await next.value
-                } onCancel: {
-                    next.cancel()
-                }
+                fetched = try await next.valueCancellingWithCaller()
             } else {
                 fetched = try await nextPage()
             }

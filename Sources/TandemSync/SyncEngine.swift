@@ -176,11 +176,7 @@ public actor SyncEngine {
         // Cancelling the caller cancels its sync (an app's background time running out): the
         // exchange in flight is abandoned, and what was not acknowledged is pushed again,
         // under the same keys, by the next sync.
-        return try await withTaskCancellationHandler {
-            try await task.value
-        } onCancel: {
-            task.cancel()
-        }
+        return try await task.valueCancellingWithCaller()
     }
 
     private var running: Task<SyncSummary, any Error>?
@@ -376,8 +372,10 @@ public actor SyncEngine {
     /// is still there (no bootstrap under way, the cursor not moved on): were another
     /// process pulling the same store meanwhile (its lock could not be taken), a later page
     /// might point them elsewhere, and that process decides them when it catches up.
-    func resolveDangling(with applier: ChangeApplier, caughtUpAt cursor: String?) throws -> Int {
+    /// `applier` is made only when some wait (an idle pull has none made).
+    func resolveDangling(with applier: @autoclosure () throws -> ChangeApplier, caughtUpAt cursor: String?) throws -> Int {
         guard try read({ db in try SyncStore.hasDangling(db) }) else { return 0 }
+        let applier = try applier()
         return try storeFailure {
             try container.write(author: "sync.resolve") { db in
                 guard let state = try SyncState.read(db), state.bootstrapMode == 0, cursor == nil || state.cursor == cursor else { return 0 }

@@ -12,20 +12,36 @@ import TandemSyncTestSupport
 struct SyncLoopCancellationTests {
     enum Loop: String, CaseIterable, Sendable { case every, live }
 
-    @Test(arguments: Loop.allCases)
-    func aCancelledLoopEndsWithoutReportingAFailure(_ loop: Loop) async throws {
-        let store = try SyncFixtures.store()
-        let asked = Atomic<Int>(0)
-        // Every exchange waits for an answer that comes only after an hour: the loop is in the
-        // middle of a sync when it is cancelled.
+    /// How many exchanges an engine of ``hanging()`` started.
+    final class Asked: Sendable {
+        let count = Atomic<Int>(0)
+        var value: Int { count.load(ordering: .relaxed) }
+    }
+
+    /// An engine whose every exchange waits for an answer that comes only after an hour: it
+    /// is in the middle of a sync when it is cancelled.
+    static func hanging() throws -> (engine: SyncEngine, asked: Asked) {
+        let asked = Asked()
         let transport = MemoryTransport { _ in
-            asked.add(1, ordering: .relaxed)
+            asked.count.add(1, ordering: .relaxed)
             try await Task.sleep(for: .seconds(3_600))
             return TransportResponse(status: 500)
         }
         let engine = SyncEngine(
-            container: store, transport: transport, configuration: SyncConfiguration(token: { "t" }),
+            container: try SyncFixtures.store(), transport: transport, configuration: SyncConfiguration(token: { "t" }),
             logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return (engine, asked)
+    }
+
+    /// Waits (two minutes at most) until `asked` counts an exchange.
+    static func untilAsked(_ asked: Asked) async throws {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while asked.value == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    @Test(arguments: Loop.allCases)
+    func aCancelledLoopEndsWithoutReportingAFailure(_ loop: Loop) async throws {
+        let (engine, asked) = try Self.hanging()
         let reported = Mutex<[Result<SyncSummary, SyncError>]>([])
         let onSync: @Sendable (Result<SyncSummary, SyncError>) -> Void = { result in reported.withLock { $0.append(result) } }
         let running = Task {
@@ -34,9 +50,8 @@ struct SyncLoopCancellationTests {
             case .live: await engine.runLive(every: .seconds(600), onSync: onSync)
             }
         }
-        let deadline = ContinuousClock.now + .seconds(120)
-        while asked.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        let started = asked.load(ordering: .relaxed)
+        try await Self.untilAsked(asked)
+        let started = asked.value
         try #require(started > 0, "the loop started a sync")
         running.cancel()
         await running.value
@@ -46,19 +61,9 @@ struct SyncLoopCancellationTests {
     /// A caller waiting for another's sync to end (one sync at a time) and cancelled stops
     /// waiting at once; the other sync goes on.
     @Test func aCallerCancelledWhileWaitingForAnotherSyncStopsWaiting() async throws {
-        let store = try SyncFixtures.store()
-        let asked = Atomic<Int>(0)
-        let transport = MemoryTransport { _ in
-            asked.add(1, ordering: .relaxed)
-            try await Task.sleep(for: .seconds(3_600))
-            return TransportResponse(status: 500)
-        }
-        let engine = SyncEngine(
-            container: store, transport: transport, configuration: SyncConfiguration(token: { "t" }),
-            logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let (engine, asked) = try Self.hanging()
         let first = Task { try await engine.sync() }
-        let deadline = ContinuousClock.now + .seconds(120)
-        while asked.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await Self.untilAsked(asked)
         let outcome = Mutex<(any Error)?>(nil)
         let ended = Atomic<Bool>(false)
         let second = Task {
@@ -69,7 +74,7 @@ struct SyncLoopCancellationTests {
         second.cancel()
         let cancelled = ContinuousClock.now
         while !ended.load(ordering: .relaxed), ContinuousClock.now - cancelled < .seconds(60) { try await Task.sleep(for: .milliseconds(5)) }
-        let stopped = ended.load(ordering: .relaxed), error = outcome.withLock { $0 }, exchanges = asked.load(ordering: .relaxed)
+        let stopped = ended.load(ordering: .relaxed), error = outcome.withLock { $0 }, exchanges = asked.value
         #expect(stopped, "the cancelled caller stopped waiting while the other sync runs")
         #expect(error is CancellationError, "\(String(describing: error))")
         #expect(exchanges == 1, "the other sync still waits for its answer")

@@ -215,15 +215,20 @@ actor KeyLog {
 /// not acknowledged, under the same keys, and each change reaches the server once.
 @Suite("Cancelling a sync", .serialized)
 struct SyncCancellationTests {
+    /// Writes todos `numbers` in one transaction, as an app would.
+    static func insertTodos(_ store: ModelContainer, _ numbers: ClosedRange<Int>) throws {
+        try store.write(author: "app") { db in
+            for n in numbers {
+                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, ?, ?)"##, arguments: [SyncFixtures.id(n), "todo \(n)", n])
+            }
+        }
+    }
+
     @Test(arguments: TransportKind.allCases)
     func aCancelledSyncStopsAtOnceAndTheNextOnePushesTheRestOnce(kind: TransportKind) async throws {
         let server = try await SyncServerProcess.make()
         let store = try SyncFixtures.store()
-        try store.write(author: "app") { db in
-            for n in 1...20_000 {
-                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, ?, ?)"##, arguments: [SyncFixtures.id(n), "todo \(n)", n])
-            }
-        }
+        try Self.insertTodos(store, 1...20_000)
         let token = server.token
         var configuration = SyncConfiguration(token: { token })
         configuration.pushBatchSize = 250  // many exchanges: the cancellation lands in the middle
@@ -266,11 +271,7 @@ struct SyncCancellationTests {
         try SyncFixtures.insert(b, 2, title: "buy milk")
         try SyncFixtures.move(b, 2, to: 1)
         try SyncFixtures.deleteProject(a, 1)
-        try a.write(author: "app") { db in
-            for n in 100..<2_100 {
-                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, ?, ?)"##, arguments: [SyncFixtures.id(n), "todo \(n)", n])
-            }
-        }
+        try Self.insertTodos(a, 100...2_099)
         _ = try await EndToEndSyncTests.engine(a, server).sync()
         // B's sync pushes its todo, applies the page with the delete, and loses the network
         // at the next page.
@@ -303,11 +304,7 @@ struct SyncCancellationTests {
     func aCancelledSyncStopsBetweenPulledPagesAndTheNextOneTakesTheRest(kind: TransportKind) async throws {
         let server = try await SyncServerProcess.make()
         let source = try SyncFixtures.store()
-        try source.write(author: "app") { db in
-            for n in 1...20_000 {
-                try db.execute(sql: ##"INSERT INTO Todo ("#id", title, rank) VALUES (?, ?, ?)"##, arguments: [SyncFixtures.id(n), "todo \(n)", n])
-            }
-        }
+        try Self.insertTodos(source, 1...20_000)
         _ = try await EndToEndSyncTests.engine(source, server, over: kind).sync()
         let store = try SyncFixtures.store()
         let token = server.token
