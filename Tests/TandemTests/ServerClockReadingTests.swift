@@ -35,7 +35,10 @@ struct ServerClockReadingTests {
 
     @Test func theStoredFormReadsBack() {
         #expect(ServerClockReading(text: Self.aheadByADay.text) == Self.aheadByADay)
-        #expect(ServerClockReading(text: "v2:1:2") == nil)
+        let unsure = ServerClockReading(serverMilliseconds: 1, wallMilliseconds: 2, uncertainty: 1_500)
+        #expect(ServerClockReading(text: unsure.text) == unsure)
+        #expect(ServerClockReading(text: "v1:1:2") == nil)
+        #expect(ServerClockReading(text: "v2:1:2:-5") == nil)
     }
 }
 
@@ -72,5 +75,32 @@ extension ServerClockReadingTests {
             boot: MonotonicReading(bootID: "one", milliseconds: 5_000))
         let rebooted = MonotonicReading(bootID: "two", milliseconds: 1_000)
         #expect(behind.estimate(wall: 1_800_000_500_000 - Self.day, boot: rebooted) == 1_800_000_500_000)
+    }
+}
+
+extension ServerClockReadingTests {
+    /// A store on a right clock whose first answer took 3 s (a loaded machine): the server's
+    /// time, read at the start of the exchange, looks 1.4 s behind the exchange's middle.
+    /// The wall clock is within the reading's error, so it stamps; before, the estimate
+    /// (1.4 s off) stamped, and an edit made here before another replica's came out after it
+    /// (CI: `aValueOfARecordMadeAgainLosingToAnEditPushedAfterIsLogged`). A sure reading
+    /// saying the same replaces it, and then the clock is taken as 1.4 s off.
+    @Test func aReadingFromASlowAnswerDoesNotMoveAWallClockWithinItsError() throws {
+        let wall = Locked<Int64>(1_800_000_000_000)
+        var configuration = ModelConfiguration(isStoredInMemoryOnly: true, dataset: "clock")
+        configuration.clock = WallClock { Date(timeIntervalSince1970: Double(wall.withLock { $0 }) / 1000) }
+        let container = try ModelContainer(for: [], configurations: [configuration])
+        let slow = try container.recordServerTime(1_800_000_000_000 - 1_500 - 1_400, roundTripMilliseconds: 3_000)
+        #expect(slow.uncertainty == 1_500)
+        #expect(slow.offset == -1_400)
+        #expect(try container.stampingTime() == 1_800_000_000_000, "the wall clock, within the reading's error")
+        // A fast answer that agrees: the reading is sure now, and the clock 1.4 s off.
+        wall.withLock { $0 += 10_000 }
+        let sure = try container.recordServerTime(1_800_000_010_000 - 1_400, roundTripMilliseconds: 0)
+        #expect(sure.uncertainty == 0)
+        #expect(try container.serverClock() == sure)
+        #expect(try container.stampingTime() == 1_800_000_010_000 - 1_400)
+        // A slow answer after it does not replace it.
+        #expect(try container.recordServerTime(1_800_000_010_000, roundTripMilliseconds: 1_800) == sure)
     }
 }

@@ -237,17 +237,17 @@ struct TransportTests {
     /// timeout (up to the whole timeout); one that receives nothing fails at the idle timeout.
     @Test func urlSessionsIdleTimeoutCutsOnlySilentExchanges() async throws {
         try await Self.withServer { base, _ in
-            // Far apart (5 s and 20 s): a loaded machine adds seconds to each, and can hold the
-            // server's drip back for seconds (a run saw an idle timeout of 2 s cut it).
-            let transport = try URLSessionTransport(baseURL: base, timeout: 20, idleTimeout: 5)
+            // Far apart (15 s and 45 s): a loaded machine adds seconds to each, and can hold the
+            // server's drip back for seconds (CI runs saw idle timeouts of 2 s and 5 s cut it).
+            let transport = try URLSessionTransport(baseURL: base, timeout: 45, idleTimeout: 15)
             var started = ContinuousClock.now
             await #expect(throws: SyncError.self) { try await transport.send(TransportRequest(method: "GET", path: "/drip")) }
             let dripping = ContinuousClock.now - started
-            #expect(dripping > .milliseconds(19_500), "bytes kept coming: the whole timeout (20 s) ended it, after \(dripping)")
+            #expect(dripping > .milliseconds(44_500), "bytes kept coming: the whole timeout (45 s) ended it, after \(dripping)")
             started = ContinuousClock.now
-            await #expect(throws: SyncError.self) { try await transport.send(TransportRequest(method: "GET", path: "/stall/30000")) }
+            await #expect(throws: SyncError.self) { try await transport.send(TransportRequest(method: "GET", path: "/stall/50000")) }
             let silent = ContinuousClock.now - started
-            #expect(silent < .milliseconds(19_500), "nothing came: the idle timeout (5 s) ended it, after \(silent)")
+            #expect(silent < .milliseconds(44_500), "nothing came: the idle timeout (15 s) ended it, after \(silent)")
         }
     }
 

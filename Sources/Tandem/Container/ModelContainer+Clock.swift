@@ -24,20 +24,25 @@ extension ModelContainer {
     /// - Throws: ``StoreError`` when the store cannot be written.
     ///
     /// `roundTripMilliseconds`: how long the exchange the time came from took. The server's
-    /// time is matched with the middle of it; a reading from an exchange slower than a second
-    /// is ignored unless the clocks are more than a minute apart (then a second does not
-    /// matter, and the reading is what keeps edits from being refused or lost).
+    /// time is matched with the middle of it, give or take half of it (the reading's
+    /// ``ServerClockReading/uncertainty``, which keeps a right wall clock stamping within
+    /// it). A reading from an exchange slower than a second does not replace one at least as
+    /// sure unless the clocks are more than a minute apart (then a second does not matter, and
+    /// the reading is what keeps edits from being refused or lost); a surer reading replaces
+    /// a less sure one.
     @discardableResult
     public func recordServerTime(_ serverMilliseconds: Int64, roundTripMilliseconds: Int64 = 0) throws -> ServerClockReading {
         let clock = journal.clock
         let half = max(0, roundTripMilliseconds) / 2
         var boot = clock.monotonic?()
         boot?.milliseconds -= half
-        let reading = ServerClockReading(serverMilliseconds: serverMilliseconds, wallMilliseconds: clock.milliseconds - half, boot: boot)
-        if roundTripMilliseconds > 1_000, abs(reading.offset) < 60_000, let known = try serverClock() { return known }
+        let reading = ServerClockReading(
+            serverMilliseconds: serverMilliseconds, wallMilliseconds: clock.milliseconds - half, boot: boot, uncertainty: half)
+        if roundTripMilliseconds > 1_000, abs(reading.offset) < 60_000, let known = try serverClock(), known.uncertainty <= half { return known }
         if let known = try serverClock(),
             abs(known.estimate(wall: reading.wallMilliseconds, boot: reading.boot) - serverMilliseconds) <= 250,
-            known.boot?.bootID == reading.boot?.bootID, abs(known.offset - reading.offset) <= 1_000
+            known.boot?.bootID == reading.boot?.bootID, abs(known.offset - reading.offset) <= 1_000,
+            known.uncertainty <= half + 100
         {
             return known
         }

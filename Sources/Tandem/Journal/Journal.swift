@@ -80,14 +80,14 @@ enum Journal {
     }
 
     /// The time stamps are made with (ms): the wall clock, unless it is more than
-    /// ``serverClockThreshold`` from the server's time estimated from `server`; then that.
-    /// Within it, the wall clock orders edits more finely than an estimate, whose error is
-    /// the latency of the answer it was read from.
+    /// ``serverClockThreshold`` plus the reading's uncertainty from the server's time
+    /// estimated from `server`; then that. Within it, the wall clock orders edits more finely
+    /// than an estimate, whose error is up to the uncertainty (half the answer's latency).
     static func now(_ clock: WallClock, server: ServerClockReading?) -> Int64 {
         let wall = clock.milliseconds
         guard let server else { return wall }
         let estimate = server.estimate(wall: wall, boot: clock.monotonic?())
-        return abs(estimate - wall) > serverClockThreshold ? estimate : wall
+        return abs(estimate - wall) > serverClockThreshold + server.uncertainty ? estimate : wall
     }
 
     /// How far (ms) the wall clock may be from the server's before stamps use the server's.

@@ -37,12 +37,15 @@ public struct MonotonicReading: Sendable, Hashable {
 }
 
 /// What a store knows of its sync server's clock: the server's time at one moment, with
-/// this machine's wall clock (and boot clock, where it has one) at the same moment. When
-/// the wall clock is more than a second from the server's time estimated from it, the
-/// journal stamps with the estimate, so a replica whose clock is wrong still stamps its
-/// edits as the server would: never ahead of what the server accepts, never so far behind
-/// that its edits lose to older ones. Within that second the wall clock orders edits more
-/// finely than the estimate (whose error is the latency of the answer it was read from).
+/// this machine's wall clock (and boot clock, where it has one) at the same moment, give or
+/// take ``uncertainty``. When the wall clock is further from the server's time estimated
+/// from it than a second plus that uncertainty, the journal stamps with the estimate, so a
+/// replica whose clock is wrong still stamps its edits as the server would: never ahead of
+/// what the server accepts, never so far behind that its edits lose to older ones. Closer,
+/// the wall clock orders edits more finely than the estimate, whose error is up to the
+/// uncertainty: a reading from a slow answer (a loaded machine, a slow network) must not
+/// move a right clock's stamps by its error, or two replicas' edits a moment apart would
+/// come out in the wrong order.
 ///
 /// ```swift
 /// let reading = ServerClockReading(serverMilliseconds: 1_700_000_000_000, wallMilliseconds: 1_699_999_000_000)
@@ -60,11 +63,16 @@ public struct ServerClockReading: Sendable, Hashable {
     public var serverMilliseconds: Int64
     public var wallMilliseconds: Int64
     public var boot: MonotonicReading?
+    /// How far (ms) the server's time may have been from ``serverMilliseconds`` at the
+    /// moment the wall clock was read: half the exchange the time came from (the server read
+    /// its clock somewhere within it; the reading takes the middle).
+    public var uncertainty: Int64
 
-    public init(serverMilliseconds: Int64, wallMilliseconds: Int64, boot: MonotonicReading? = nil) {
+    public init(serverMilliseconds: Int64, wallMilliseconds: Int64, boot: MonotonicReading? = nil, uncertainty: Int64 = 0) {
         self.serverMilliseconds = serverMilliseconds
         self.wallMilliseconds = wallMilliseconds
         self.boot = boot
+        self.uncertainty = max(0, uncertainty)
     }
 
     /// The server's clock minus this machine's wall clock when read (ms; negative: this
@@ -80,22 +88,23 @@ public struct ServerClockReading: Sendable, Hashable {
         return wall + offset
     }
 
-    /// The stored form: `v1:<server ms>:<wall ms>[:<boot id>:<boot ms>]`.
+    /// The stored form: `v2:<server ms>:<wall ms>:<uncertainty ms>[:<boot id>:<boot ms>]`.
     public var text: String {
-        "v1:\(serverMilliseconds):\(wallMilliseconds)" + (boot.map { ":\($0.bootID):\($0.milliseconds)" } ?? "")
+        "v2:\(serverMilliseconds):\(wallMilliseconds):\(uncertainty)" + (boot.map { ":\($0.bootID):\($0.milliseconds)" } ?? "")
     }
 
-    /// Reads ``text``; `nil` when malformed.
+    /// Reads ``text``; `nil` when malformed (the store then stamps with its wall clock until
+    /// the next answer from the server).
     public init?(text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3 || parts.count == 5, parts[0] == "v1",
-            let server = Int64(parts[1]), let wall = Int64(parts[2])
+        guard parts.count == 4 || parts.count == 6, parts[0] == "v2",
+            let server = Int64(parts[1]), let wall = Int64(parts[2]), let uncertainty = Int64(parts[3]), uncertainty >= 0
         else { return nil }
         var boot: MonotonicReading?
-        if parts.count == 5 {
-            guard let milliseconds = Int64(parts[4]), !parts[3].isEmpty else { return nil }
-            boot = MonotonicReading(bootID: String(parts[3]), milliseconds: milliseconds)
+        if parts.count == 6 {
+            guard let milliseconds = Int64(parts[5]), !parts[4].isEmpty else { return nil }
+            boot = MonotonicReading(bootID: String(parts[4]), milliseconds: milliseconds)
         }
-        self.init(serverMilliseconds: server, wallMilliseconds: wall, boot: boot)
+        self.init(serverMilliseconds: server, wallMilliseconds: wall, boot: boot, uncertainty: uncertainty)
     }
 }
