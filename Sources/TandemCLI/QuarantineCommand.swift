@@ -27,12 +27,7 @@ struct QuarantineCommand: AsyncParsableCommand {
             for change in waiting {
                 let when = Date(timeIntervalSince1970: Double(change.at) / 1000).ISO8601Format()
                 let origin = change.isLocal ? "local, refused by the server" : "pulled, log position \(change.position ?? 0)"
-                // A huge value (a refused 20 MB text) is cut here; --json prints it whole.
-                let text =
-                    change.change.utf8.count > 2_000
-                    ? String(decoding: change.change.utf8.prefix(2_000), as: UTF8.self) + "… (\(change.change.utf8.count) bytes; --json prints all)"
-                    : change.change
-                print("\(change.id)  \(when)  \(origin): \(change.reason)\n    \(text)")
+                print("\(change.id)  \(when)  \(origin): \(change.reason)\n    \(ShortText.cut(change.change))")
             }
         }
     }

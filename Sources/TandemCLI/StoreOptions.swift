@@ -84,13 +84,32 @@ struct ServerOptions: ParsableArguments {
         return (url, configuration)
     }
 
+    /// The config file's settings (none without one). A key it does not know is an error
+    /// (a misspelt `tokenfile` would otherwise surface later as "no token"); a relative
+    /// `tokenFile` is of the config file's directory, not the one the command runs in.
     func fileConfig() throws -> FileConfig {
         guard let path = config ?? ProcessInfo.processInfo.environment["TANDEM_CONFIG"] else { return FileConfig() }
         let data = try SchemaInputs.read(path)
-        do { return try JSONDecoder().decode(FileConfig.self, from: data) } catch {
+        var file: FileConfig
+        do { file = try JSONDecoder().decode(FileConfig.self, from: data) } catch {
             throw CLIError("\(path): not a config file (a JSON object with server, dataset, tokenFile): \(error)")
         }
+        if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+            let unknown = Set(object.keys).subtracting(Self.configKeys)
+            if !unknown.isEmpty {
+                throw CLIError(
+                    "\(path): unknown setting\(unknown.count == 1 ? "" : "s") \(unknown.sorted().map { "'\($0)'" }.joined(separator: ", ")); a config file has \(Self.configKeys.joined(separator: ", "))"
+                )
+            }
+        }
+        if let tokenFile = file.tokenFile, !tokenFile.isEmpty, !tokenFile.hasPrefix("/"), path != "-" {
+            file.tokenFile = URL(filePath: path).deletingLastPathComponent().appending(path: tokenFile).path(percentEncoded: false)
+        }
+        return file
     }
+
+    /// The settings a config file may have.
+    static let configKeys = ["server", "dataset", "tokenFile", "conflictPolicies", "updateWinsOverDelete"]
 
     /// Reads the token: from `file` (`--token-file`), else `TANDEM_TOKEN_FILE`, else
     /// `configured` (the config file's), else `TANDEM_TOKEN`; read again at each call.
@@ -107,6 +126,11 @@ struct ServerOptions: ParsableArguments {
         }
         return {
             if let tokenPath {
+                // A token is a line: a file of more than 64 KiB is not one (libcurl would fail
+                // on the header with "out of memory", a retry-later exit).
+                if let size = (try? FileManager.default.attributesOfItem(atPath: tokenPath))?[.size] as? Int, size > 65_536 {
+                    throw CLIError("\(tokenPath): the token file holds \(size) bytes; a token is one line (create one with tandem-server tokens create NAME)")
+                }
                 guard let data = FileManager.default.contents(atPath: tokenPath) else {
                     throw CLIError("\(tokenPath): the token file cannot be read")
                 }

@@ -129,17 +129,21 @@ struct StatusCommand: AsyncParsableCommand {
         var reachable: Bool?
         var behind: Int64?
         var behindUnknown: String?
+        var notTandem = false
         if let url = server.server {
             do {
                 let response = try await CurlTransport(baseURL: url, connectTimeout: 3, timeout: 5).send(TransportRequest(method: "GET", path: "/health"))
-                reachable = response.status == 200
+                // Every answer of a tandem-server carries its clock: another web server's
+                // 200 is not a sync server's.
+                reachable = response.status == 200 && response.headers["tandem-server-time"] != nil
+                if response.status == 200, !reachable! { notTandem = true }
             } catch {
                 reachable = false
             }
             if reachable == true {
                 (behind, behindUnknown) = await lag(container)
             } else {
-                behindUnknown = "the server does not answer at \(url)"
+                behindUnknown = notTandem ? "\(url) answers, but not as a tandem-server does: check --server" : "the server does not answer at \(url)"
             }
         }
         let lastSync = status.lastSync.map { Date(timeIntervalSince1970: Double($0) / 1000).ISO8601Format() }
@@ -216,7 +220,7 @@ struct ConflictsCommand: ParsableCommand {
             print(try ConflictText.describe(conflict, in: container))
         }
         for change in printed.quarantined {
-            print("quarantined (log position \(change.position.map(String.init) ?? "-")): \(change.reason)\n  \(change.change)")
+            print("quarantined (log position \(change.position.map(String.init) ?? "-")): \(change.reason)\n  \(ShortText.cut(change.change))")
         }
     }
 }
@@ -236,7 +240,7 @@ enum ConflictText {
         let when = Date(timeIntervalSince1970: Double(conflict.at) / 1000).ISO8601Format()
         let record = conflict.record.split(separator: "/").suffix(2).joined(separator: "/")
         func value(_ text: String?, _ stamp: String?) -> String {
-            (text ?? "(deleted)") + (stamp.map { " @\($0)" } ?? "")
+            ShortText.cut(text ?? "(deleted)") + (stamp.map { " @\($0)" } ?? "")
         }
         let local = value(conflict.localValue, conflict.localStamp), remote = value(conflict.remoteValue, conflict.remoteStamp)
         let what: String

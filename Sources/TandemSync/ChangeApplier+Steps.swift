@@ -303,7 +303,15 @@ extension ChangeApplier {
                 ownOverOther: isOwn(remote) && !isOwn(localStamp) && mine[column] == nil,
                 incomingWins: remoteWins)
             let byStamp = mine[column] == nil || policy(change.entity, column).name == ConflictRule.lastWriterWins.rawValue
-            if let loser = decision.logged, byStamp {
+            // A value under the zero stamp is nobody's write: the default this store fills in
+            // for a column a pulled insert leaves out (the server logs an insert merged into
+            // a record it has with only the values it changed: a resync's, say). It loses to
+            // any written value, and that is no conflict.
+            // A requested resync pulls again what this store pulled before: an older value
+            // losing to this store's was decided then (logged, if it was a conflict), or this
+            // store's edit was made after it.
+            let replayed = pulled.entry.position > 0 && pulled.entry.position <= replayThrough
+            if let loser = decision.logged, byStamp, remote != .zero, !(replayed && loser == .currentWon) {
                 try conflict(
                     change.record, column, local: localValue, localStamp: localStamp, remote: remoteValue, remoteStamp: remote,
                     winner: loser == .incomingWon ? .remote : .local, rule: ConflictRule.lastWriterWins.rawValue, db, &outcome)

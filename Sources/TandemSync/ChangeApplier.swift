@@ -98,6 +98,9 @@ struct ChangeApplier {
 
     var policies: [String: ConflictPolicy] = [:]
     var updateWinsOverDelete: Set<String> = []
+    /// Log positions a requested resync pulls again (``SyncState/replayThrough``): an older
+    /// value of theirs losing to this store's is not logged as a conflict again.
+    var replayThrough: Int64 = 0
 
     func policy(_ entity: String, _ column: String) -> ConflictPolicy {
         policies[entity + "." + column] ?? policies[entity] ?? .lastWriterWins
@@ -746,11 +749,11 @@ struct ChangeApplier {
         _ record: String, _ attribute: String, local: WireValue?, localStamp: HLCTimestamp?, remote: WireValue?,
         remoteStamp: HLCTimestamp?, winner: SyncConflict.Winner, rule: String, _ db: Database, _ outcome: inout Outcome
     ) throws {
-        try SyncStore.recordConflict(
+        let logged = try SyncStore.recordConflict(
             SyncConflict(
                 at: now, record: record, attribute: attribute, localValue: local?.jsonText, localStamp: localStamp?.description,
                 remoteValue: remote?.jsonText, remoteStamp: remoteStamp?.description, winner: winner, rule: rule), db)
-        outcome.conflicts += 1
+        if logged { outcome.conflicts += 1 }
     }
 
     /// The id of another row holding one of `values`' unique attribute values, if any.

@@ -36,6 +36,16 @@ struct SnapshotPage: Sendable {
     var nextCursor: String { page.nextCursor }
     var isEmpty: Bool { page.items.isEmpty }
 
+    /// The log position of the page's last item (the snapshot's: every item is the state of
+    /// its record as of that position); `nil` for an empty page.
+    var lastPosition: Int64? {
+        switch page.items.last {
+        case .row(let row)?: row.position
+        case .entry(let entry)?: entry.position
+        case nil: nil
+        }
+    }
+
     /// The URI of the record of item `index`.
     func record(at index: Int) -> String {
         switch page.items[index] {

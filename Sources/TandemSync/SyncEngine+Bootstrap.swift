@@ -152,6 +152,8 @@ extension SyncEngine {
                     try sweep(after: current.bootstrapSwept, through: page.hasMore ? last : nil, keeping: present, applier, db, &outcome)
                 }
                 try SyncState.update(db) {
+                    // The snapshot is the state as of its position: the log up to it is seen.
+                    if let position = page.lastPosition, position > $0.pulledThrough { $0.pulledThrough = position }
                     if page.hasMore {
                         $0.bootstrap = page.nextCursor
                         $0.bootstrapSwept = last ?? $0.bootstrapSwept

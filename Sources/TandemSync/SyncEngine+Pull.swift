@@ -82,7 +82,10 @@ extension SyncEngine {
                 for entry in page.changes {
                     try applier.apply(entry, db, into: &outcome)
                 }
-                try SyncState.update(db) { $0.cursor = page.nextCursor }
+                try SyncState.update(db) {
+                    $0.cursor = page.nextCursor
+                    if let last = page.changes.last?.position, last > $0.pulledThrough { $0.pulledThrough = last }
+                }
                 try SyncStore.saveDangling(outcome.dangling, db)  // with the cursor: a cut pull keeps them
                 if let newest = outcome.newestStamp {
                     // Later local edits must be stamped after everything seen (HLC receive).
@@ -166,6 +169,7 @@ extension SyncEngine {
         applier.keptAny.value = try read { db in try SyncStore.keptCount(db) > 0 }
         applier.keepsUnknownValues = keepsUnknownValues
         applier.enumCases.merge(publishedEnumCases) { _, published in published }
+        applier.replayThrough = try read { db in try SyncState.read(db)?.replayThrough ?? 0 }
         return applier
     }
 

@@ -92,9 +92,14 @@ extension SyncEngine {
             naming.isIdentity
             ? pushed.body(schemaVersion: schemaVersion, resync: resync)
             : PushPlanner.Batch(batch.map(naming.toWire)).body(schemaVersion: schemaVersion, resync: resync)
+        // The store's cursor names the dataset it is a replica of: a server that knows the
+        // header refuses the push when it is another's (a sync with the wrong dataset or
+        // server), before its edits are taken there and counted as pushed.
+        var headers = ["Idempotency-Key": key]
+        if let cursor = try read({ db in try SyncState.read(db)?.cursor }), !cursor.isEmpty { headers["Tandem-Cursor"] = cursor }
         let response: TransportResponse
         do {
-            response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: ["Idempotency-Key": key])
+            response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: headers)
         } catch let error as SyncError where error.serverCode == "role_too_low" || error.serverCode == "read_only_token" {
             guard quarantineRoleRefusals else { throw error }
             // A member who may only read (a shared dataset), or a read-only token: their

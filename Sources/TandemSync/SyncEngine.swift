@@ -231,8 +231,9 @@ public actor SyncEngine {
             // sync's push sends every record (``pushSnapshotIfNeeded(schemaVersion:)``) and
             // its pull starts from the start; both resume after a cut.
             logger.notice("resyncing on request: pushing the store's records again and pulling from the start")
-            try startResync()
+            try startResync(replayThrough: try await pulledHistory())
             summary.resynced = true
+            summary.resyncReason = .requested
         }
         // Values pulled before this store's schema could show them, shown now that it can.
         let shownKept = try applyKept()
@@ -313,6 +314,7 @@ public actor SyncEngine {
         } catch let error as SyncError where error.needsResync {
             pushed.add(try await resync(schemaVersion: schemaVersion, because: error))
             summary.resynced = true
+            summary.resyncReason = error.serverCode == "cursor_dataset_deleted" ? .datasetMadeAgain : .serverDataRestored
             return try await pull()
         }
     }
@@ -338,11 +340,16 @@ public actor SyncEngine {
 
     /// Marks a resync in the store (it survives a cut): the next push sends every record
     /// (``pushSnapshotIfNeeded(schemaVersion:)``, under the resync's own keys) and the pull
-    /// starts from the start.
-    private func startResync() throws {
+    /// starts from the start. `replayThrough`: the log positions this store had pulled in
+    /// the server's history as it is now (0 when the history is another: a restore, a
+    /// deleted dataset), whose older values that lose here are not logged again; a resync
+    /// under way keeps its own.
+    private func startResync(replayThrough: Int64 = 0) throws {
         try store { db in
             try SyncState.update(db) {
+                if $0.resync.isEmpty { $0.replayThrough = replayThrough }
                 $0.cursor = ""
+                $0.pulledThrough = 0
                 // A bootstrap cut short belongs to the history before: it starts again.
                 $0.bootstrapMode = 0
                 $0.bootstrap = ""
@@ -351,6 +358,21 @@ public actor SyncEngine {
                 if $0.resync.isEmpty { $0.resync = UUID().uuidString.lowercased() }
             }
         }
+    }
+
+    /// How far the log this store pulled is the server's history as it is now: its
+    /// ``SyncState/pulledThrough`` when the server takes its cursor (`GET …/lag`: same
+    /// dataset, same epoch, not past the head), else 0 (also from a server that cannot say).
+    private func pulledHistory() async throws -> Int64 {
+        guard let state = try read({ db in try SyncState.read(db) }), state.resync.isEmpty, state.pulledThrough > 0 else { return 0 }
+        do {
+            guard try await lag() != nil else { return 0 }
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            return 0
+        }
+        return state.pulledThrough
     }
 
     // MARK: Store access
@@ -447,8 +469,20 @@ public actor SyncEngine {
 
     static func error(for response: TransportResponse, method: String, path: String) -> SyncError {
         let detail = try? JSONDecoder().decode(WireErrorBody.self, from: response.body).error
-        let message = detail.map { "\($0.code): \($0.message)" } ?? String(decoding: response.body.prefix(300), as: UTF8.self)
+        let body = String(decoding: response.body.prefix(300), as: UTF8.self)
+        // A web page: another server (or a proxy) answered, not a Tandem sync server.
+        let page = body.drop(while: \.isWhitespace).hasPrefix("<")
+        let message =
+            detail.map { "\($0.code): \($0.message)" }
+            ?? (page ? "a web page (\(response.headers["content-type"] ?? "no content type")), not a Tandem sync server's answer" : body)
         let what = "\(method) \(path.split(separator: "?").first ?? "") answered \(response.status): \(message)"
+        // No such address (a Tandem server's route-less 404, or another server's): the
+        // server's URL is wrong, which no retry mends.
+        if response.status == 404, detail == nil || detail?.code == "http_error" {
+            return SyncError(
+                .misconfigured, what + ". Check the server's URL: a tandem-server's root (http://HOST:PORT, without /v1), behind any proxy's path",
+                status: response.status)
+        }
         if detail?.code == "quota_exceeded" {
             return SyncError(
                 .quotaExceeded, what + ". Local changes stay pending until the server's operator raises the quota", status: response.status,
@@ -468,7 +502,9 @@ public actor SyncEngine {
                 .unauthorized, what + ". Use a token made for this dataset (tandem-server tokens create NAME --dataset OWNER/NAME)", status: response.status,
                 serverCode: "token_scope")
         case "read_only_token":
-            return SyncError(.unauthorized, what + ". Push with a token that is not read-only", status: response.status, serverCode: "read_only_token")
+            // The server's message says what to do (a Tandem server's does).
+            let advice = message.localizedCaseInsensitiveContains("token that is not") ? "" : ". Push with a token that is not read-only"
+            return SyncError(.unauthorized, what + advice, status: response.status, serverCode: "read_only_token")
         default: break
         }
         switch response.status {

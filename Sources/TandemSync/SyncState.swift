@@ -38,6 +38,15 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
     /// The URI of the last record of the pages applied: the store's records up to it that
     /// the snapshot lacks were deleted (mode 2).
     var bootstrapSwept = ""
+    /// The highest log position this store applied from the log's pages in the history its
+    /// cursor is of (0: none, or not known).
+    var pulledThrough: Int64 = 0
+    /// While a requested resync pulls the log from the start: the log positions this store
+    /// had pulled already (its ``pulledThrough`` then, the server having taken its cursor as
+    /// of its history). An older value of those that loses to this store's is no conflict:
+    /// it was decided, and logged if it was one, when first pulled (or this store's edit was
+    /// made after it). 0 otherwise.
+    var replayThrough: Int64 = 0
 
     enum CodingKeys: String, CodingKey, ColumnExpression {
         case id
@@ -51,6 +60,8 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
         case bootstrapMode = "bootstrap_mode"
         case bootstrap
         case bootstrapSwept = "bootstrap_swept"
+        case pulledThrough = "pulled_through"
+        case replayThrough = "replay_through"
     }
 
     static let createSQL = """
@@ -58,7 +69,8 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
             id INTEGER PRIMARY KEY CHECK (id = 1), format_version INTEGER NOT NULL, client_id TEXT NOT NULL,
             cursor TEXT NOT NULL DEFAULT '', last_sync INTEGER, snapshot_pushed INTEGER NOT NULL DEFAULT 0,
             resync TEXT NOT NULL DEFAULT '', ever_merged INTEGER NOT NULL DEFAULT 0, bootstrap_mode INTEGER NOT NULL DEFAULT 0,
-            bootstrap TEXT NOT NULL DEFAULT '', bootstrap_swept TEXT NOT NULL DEFAULT '')
+            bootstrap TEXT NOT NULL DEFAULT '', bootstrap_swept TEXT NOT NULL DEFAULT '',
+            pulled_through INTEGER NOT NULL DEFAULT 0, replay_through INTEGER NOT NULL DEFAULT 0)
         """
 
     /// The row; `nil` in a store that never synced (no sync tables yet).

@@ -3,7 +3,7 @@ import GRDB
 import TandemSchema
 import TandemWire
 
-/// The sync engine's own tables in the store file (format 6, ``SyncState/formatVersion``;
+/// The sync engine's own tables in the store file (format 7, ``SyncState/formatVersion``;
 /// until Tandem's first release a store of another format is refused, not upgraded):
 ///
 /// - `tandem_sync_state`: one row (``SyncState``): this store's client id, the pull cursor,
@@ -47,7 +47,7 @@ import TandemWire
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
 /// (``ModelContainer/unpushedHistory()``).
 enum SyncStore {
-    static let formatVersion = 6
+    static let formatVersion = 7
     static let reader = "sync"
     static let author = "sync"
 
@@ -76,6 +76,7 @@ enum SyncStore {
                     id INTEGER PRIMARY KEY, at INTEGER NOT NULL, record TEXT NOT NULL, attribute TEXT NOT NULL,
                     local_value TEXT, local_stamp TEXT, remote_value TEXT, remote_stamp TEXT,
                     winner TEXT NOT NULL, rule TEXT NOT NULL, survivor TEXT);
+                CREATE INDEX IF NOT EXISTS tandem_sync_conflict_record ON tandem_sync_conflict (record, attribute);
                 CREATE TABLE IF NOT EXISTS tandem_sync_quarantine (
                     id INTEGER PRIMARY KEY, at INTEGER NOT NULL, position INTEGER, change TEXT NOT NULL, reason TEXT NOT NULL,
                     record TEXT, schema_version INTEGER);
@@ -123,7 +124,22 @@ enum SyncStore {
         return rows.map { ChangeApplier.Dangling(entity: $0[0], id: $0[1], column: $0[2], target: $0[3], targetEntity: $0[4]) }
     }
 
-    static func recordConflict(_ conflict: SyncConflict, _ db: Database) throws {
+    /// Logs `conflict`, once: the same two writes (both stamps) meeting again under the same
+    /// rule with the same winner, as when a resync pulls the log from the start again, are
+    /// the conflict already logged. Returns whether it was logged now.
+    @discardableResult
+    static func recordConflict(_ conflict: SyncConflict, _ db: Database) throws -> Bool {
+        if let local = conflict.localStamp, let remote = conflict.remoteStamp,
+            try Bool.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM tandem_sync_conflict WHERE record = ? AND attribute = ? AND local_stamp = ?
+                        AND remote_stamp = ? AND winner = ? AND rule = ?)
+                        """),
+                arguments: [conflict.record, conflict.attribute, local, remote, conflict.winner.rawValue, conflict.rule]) == true
+        {
+            return false
+        }
         try db.cachedStatement(
             sql: """
                 INSERT INTO tandem_sync_conflict (at, record, attribute, local_value, local_stamp, remote_value, remote_stamp, winner, rule, survivor)
@@ -133,6 +149,7 @@ enum SyncStore {
             conflict.at, conflict.record, conflict.attribute, conflict.localValue, conflict.localStamp,
             conflict.remoteValue, conflict.remoteStamp, conflict.winner.rawValue, conflict.rule, conflict.survivor,
         ])
+        return true
     }
 
     static func quarantine(

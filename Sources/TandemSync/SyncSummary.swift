@@ -23,9 +23,22 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
     public var keptForNewerSchema = 0
     /// The server's clock minus this machine's (ms), from the sync's last answer.
     public var clockOffset: Int64?
-    /// Whether this sync found the server's data restored or copied since the last one and
-    /// resynced: pushed every record again and pulled from the start.
+    /// Whether this sync resynced: pushed every record again and pulled from the start
+    /// (why: ``resyncReason``).
     public var resynced = false
+    /// Why this sync resynced (`nil` when it did not).
+    public var resyncReason: ResyncReason?
+
+    /// Why a sync resynced.
+    public enum ResyncReason: String, Sendable, Hashable, Codable {
+        /// ``SyncEngine/resync()`` (`tandem resync`).
+        case requested
+        /// The server's data was restored from a backup or copied since the last sync
+        /// (`cursor_epoch`, `cursor_ahead`).
+        case serverDataRestored
+        /// The dataset was deleted and made again since the last sync (`cursor_dataset_deleted`).
+        case datasetMadeAgain
+    }
     /// Whether the server refused this resync's push of the store's records for the user's
     /// role in the dataset (a reader) or a read-only token: the resync pulled only. For a
     /// reader that is all there is to do; a writer who meant to put the store's records
@@ -39,9 +52,17 @@ public struct SyncSummary: Sendable, Hashable, Codable, CustomStringConvertible 
 
     public init() {}
 
+    private var resyncReasonText: String {
+        switch resyncReason {
+        case .requested: "on request"
+        case .datasetMadeAgain: "the dataset was deleted and made again"
+        case .serverDataRestored, nil: "the server's data was restored or copied"
+        }
+    }
+
     public var description: String {
         "pushed \(pushed), pulled \(pulled), conflicts \(conflicts), quarantined \(quarantined)"
-            + (resynced ? ", resynced from the start (the server's data was restored or copied)" : "")
+            + (resynced ? ", resynced from the start (\(resyncReasonText))" : "")
             + (resyncPushRefused ? " by pulling only (this user's role or token may not push the store's records)" : "")
             + (waitingLocal > 0 ? ", \(waitingLocal) local changes refused by the server waiting" : "")
             + (waitingPulled > 0 ? ", \(waitingPulled) pulled changes not applied waiting" : "")

@@ -260,4 +260,27 @@ struct CLIStoreTests {
         run = try workspace.run("sync", "--store", store, "--config", misspelt)
         #expect(run.status == 2 && run.error.contains("no column 'titel'"), "\(run.status) \(run.error)")
     }
+
+    /// A misspelt setting is named (before, `tokenfile` was ignored and surfaced as "no
+    /// token"), and a relative `tokenFile` is of the config file's directory, wherever the
+    /// command runs (a hostile trial).
+    @Test func aConfigFilesUnknownKeyIsAnErrorAndItsRelativeTokenFileIsBesideIt() throws {
+        let workspace = try Workspace()
+        let schema = try workspace.release("s", note("var title: String = \"\""))
+        let store = workspace.path("c.store")
+        #expect(try workspace.run("init", "--store", store, "--schema", schema).status == 0)
+        let directory = workspace.path("conf")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "t".write(toFile: directory + "/token", atomically: true, encoding: .utf8)
+        let misspelt = directory + "/misspelt.json"
+        try #"{"server": "http://127.0.0.1:9", "tokenfile": "token"}"#.write(toFile: misspelt, atomically: true, encoding: .utf8)
+        var run = try workspace.run("sync", "--store", store, "--config", misspelt)
+        #expect(run.status == 2 && run.error.contains("'tokenfile'") && run.error.contains("tokenFile"), "\(run.status) \(run.error)")
+        // Run from the workspace, which holds no file "token": read beside the config, the
+        // token gets as far as the (unreachable) server.
+        let relative = directory + "/config.json"
+        try #"{"server": "http://127.0.0.1:9", "tokenFile": "token"}"#.write(toFile: relative, atomically: true, encoding: .utf8)
+        run = try workspace.run("sync", "--store", store, "--config", relative)
+        #expect(run.status == 3 && !run.error.contains("token"), "\(run.status) \(run.error)")
+    }
 }

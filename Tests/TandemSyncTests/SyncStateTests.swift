@@ -25,6 +25,28 @@ struct SyncStateTests {
         #expect(again?.clientID == first.clientID && again?.cursor == "c1.abc")
     }
 
+    /// The same two writes meeting again (a resync after a restore pulls the log from the
+    /// start again) are the conflict already logged: logged once.
+    @Test func aConflictBetweenTheSameTwoWritesIsLoggedOnce() throws {
+        let store = try SyncFixtures.memoryStore("todos")
+        func conflict(_ remote: String?) -> SyncConflict {
+            SyncConflict(
+                at: 1, record: "tandem://todos/Todo/1", attribute: "title", localValue: #""b""#, localStamp: "01a226133758-0000-0000000000000001",
+                remoteValue: #""a""#, remoteStamp: remote, winner: .local, rule: "lastWriterWins")
+        }
+        let logged = try store.write(author: SyncStore.author) { db in
+            try SyncStore.create(db)
+            return [
+                try SyncStore.recordConflict(conflict("01a226133757-0000-0000000000000002"), db),
+                try SyncStore.recordConflict(conflict("01a226133757-0000-0000000000000002"), db),
+                try SyncStore.recordConflict(conflict("01a226133756-0000-0000000000000002"), db),  // another write
+                try SyncStore.recordConflict(conflict(nil), db), try SyncStore.recordConflict(conflict(nil), db),  // no stamp: each is its own
+            ]
+        }
+        #expect(logged == [true, false, true, true, true])
+        #expect(try SyncStatus.conflicts(of: store).count == 4)
+    }
+
     @Test func syncTablesOfAnEarlierFormatAreRefusedWithWhatToDo() async throws {
         let store = try SyncFixtures.memoryStore("todos")
         try store.write(author: SyncStore.author) { db in

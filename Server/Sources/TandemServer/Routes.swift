@@ -165,7 +165,8 @@ struct Routes: Sendable {
             ServerCapabilities(
                 maxChangesPerPush: configuration.maxChangesPerPush, maxPageSize: configuration.maxPageSize,
                 maxBodyBytes: configuration.maxBodyBytes,
-                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete", "snapshot", "client-activity"],
+                maxClockSkewMilliseconds: configuration.maxClockSkewMilliseconds,
+                features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete", "snapshot", "client-activity", "pushCursor"],
                 maxPullWaitSeconds: Int(configuration.maxPullWait.components.seconds)))
     }
 
@@ -231,6 +232,7 @@ struct Routes: Sendable {
         let dataset = try await dataset(context)
         do {
             try require(.writer, of: dataset, context)
+            try await checkPushCursor(request, dataset)
             return try await push(request, context, dataset: dataset, started: started)
         } catch {
             // A refused push (as the error middleware answers it: the storage's refusals
@@ -434,20 +436,12 @@ struct Routes: Sendable {
     /// Refuses a cursor of another dataset or another epoch (409).
     func check(_ decoded: Cursor, of dataset: DatasetAccess) async throws {
         let scope = storage.cursorScope(of: dataset.id)
-        guard decoded.scope.tag == scope.tag else {
+        guard try await isOwnDataset(decoded, dataset) else {
             // A cursor of a dataset of this name and owner that was deleted (and made
-            // again since): the client starts again, as after a restore. Any other
-            // dataset's cursor stops the sync: the store is another dataset's replica.
-            let deleted = try await storage.deletedDatasetIDs(owner: dataset.owner.id, name: dataset.name)
-            if deleted.contains(where: { storage.cursorScope(of: $0).tag == decoded.scope.tag }) {
-                throw APIError(
-                    .conflict, "cursor_dataset_deleted",
-                    "the cursor is of the dataset '\(dataset.reference)' that was deleted and made again since: resync from the start, pushing the store's records into the new one (tandem sync does this by itself)"
-                )
-            }
+            // again since): the client starts again, as after a restore.
             throw APIError(
-                .conflict, "cursor_other_dataset",
-                "the cursor belongs to another dataset: the store synced another dataset than '\(dataset.reference)' (another owner's, or on another server); sync it with that one, or start from a new store"
+                .conflict, "cursor_dataset_deleted",
+                "the cursor is of the dataset '\(dataset.reference)' that was deleted and made again since: resync from the start, pushing the store's records into the new one (tandem sync does this by itself)"
             )
         }
         // Positions after a restored head are written again with other changes: a client
@@ -458,6 +452,34 @@ struct Routes: Sendable {
                 "the cursor is from an earlier history of this server's data (it was restored from a backup or copied since this client last synced): resync from the start, pushing the store's records again (tandem sync does this by itself)"
             )
         }
+    }
+
+    /// Whether `decoded` is a cursor of `dataset` (`true`) or of a dataset of its owner and
+    /// name deleted since (`false`); any other dataset's cursor stops the sync: the store is
+    /// another dataset's replica (409 `cursor_other_dataset`).
+    func isOwnDataset(_ decoded: Cursor, _ dataset: DatasetAccess) async throws -> Bool {
+        guard decoded.scope.tag != storage.cursorScope(of: dataset.id).tag else { return true }
+        let deleted = try await storage.deletedDatasetIDs(owner: dataset.owner.id, name: dataset.name)
+        if deleted.contains(where: { storage.cursorScope(of: $0).tag == decoded.scope.tag }) { return false }
+        throw APIError(
+            .conflict, "cursor_other_dataset",
+            "the cursor belongs to another dataset: the store synced another dataset than '\(dataset.reference)' (another owner's, or on another server). Sync it with that one (its server and dataset); to make it a replica of '\(dataset.reference)' instead, resync it with this one (tandem resync), which pushes its records and unpushed edits here"
+        )
+    }
+
+    /// Refuses a push from a store whose cursor (`Tandem-Cursor`, the last one it pulled) is
+    /// of another dataset: its edits belong to that one, and once taken here they would be
+    /// pushed, acknowledged, and never reach it (a sync run with the wrong `--dataset` or
+    /// `--server`). A cursor of a dataset of this name deleted since is taken: the client
+    /// resyncs into this one at its pull.
+    ///
+    /// - Throws: 400 `invalid_cursor`, 409 `cursor_other_dataset`.
+    func checkPushCursor(_ request: Request, _ dataset: DatasetAccess) async throws {
+        guard let text = request.headers[HTTPField.Name("Tandem-Cursor")!], !text.isEmpty else { return }
+        guard let decoded = Cursor(text) else {
+            throw APIError.badRequest("invalid_cursor", "the Tandem-Cursor header is not a cursor; send the store's last nextCursor, or no header")
+        }
+        _ = try await isOwnDataset(decoded, dataset)
     }
 
     /// 410 `cursor_expired`: the log after `position` was compacted up to `first - 1`.

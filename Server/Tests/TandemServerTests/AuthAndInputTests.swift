@@ -70,6 +70,42 @@ struct AuthAndInputTests {
         }
     }
 
+    /// A push carries its store's cursor: one of another dataset (a sync run with the wrong
+    /// dataset) is refused before anything is stored, where before the store's edits were
+    /// taken there, counted as pushed, and never reached its own dataset. A cursor of a
+    /// dataset of the name deleted since is taken (the client resyncs at its pull).
+    @Test(arguments: StorageKind.allCases)
+    func aPushCarryingAnotherDatasetsCursorIsRefusedAndStoresNothing(_ kind: StorageKind) async throws {
+        let harness = try await ServerHarness.make(kind)
+        try await harness.run { client in
+            func push(_ dataset: String, _ key: String, cursor: String?, _ n: Int) async throws -> Reply {
+                var headers: HTTPFields = [HTTPField.Name("Idempotency-Key")!: key]
+                if let cursor { headers[HTTPField.Name("Tandem-Cursor")!] = cursor }
+                return try await client.json(
+                    .post, "/v1/datasets/\(dataset)/push", token: harness.ann, PushRequest(schemaVersion: 1, changes: [ServerHarness.insert(dataset, n)]),
+                    headers: headers)
+            }
+            try await client.setUp("alpha", token: harness.ann)
+            #expect(try await push("alpha", "a1", cursor: nil, 1).status == .ok)
+            let alphaCursor = try await client.pull("alpha", token: harness.ann, limit: 10).nextCursor
+            try await client.setUp("beta", token: harness.ann)
+            let refused = try await push("beta", "b1", cursor: alphaCursor, 2)
+            #expect(refused.status == .conflict && refused.errorCode == "cursor_other_dataset", "\(refused)")
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("tandem resync"), "the way out is named")
+            #expect(try await client.pullAll("beta", token: harness.ann, limit: 10).isEmpty, "nothing stored")
+            let garbled = try await push("beta", "b2", cursor: "nonsense", 2)
+            #expect(garbled.status == .badRequest && garbled.errorCode == "invalid_cursor")
+            // Its own dataset's cursor, and none (a store's first push), are taken.
+            #expect(try await push("alpha", "a2", cursor: alphaCursor, 3).status == .ok)
+            #expect(try await push("beta", "b3", cursor: "", 4).status == .ok)
+            #expect(try await client.pullAll("alpha", token: harness.ann, limit: 10).count == 2)
+            // Deleted and made again: the old cursor is of this owner's dataset of the name.
+            #expect(try await client.send(.delete, "/v1/datasets/alpha", token: harness.ann).status == .noContent)
+            try await client.setUp("alpha", token: harness.ann)
+            #expect(try await push("alpha", "a3", cursor: alphaCursor, 5).status == .ok)
+        }
+    }
+
     @Test(arguments: StorageKind.allCases)
     func badInputGetsTheDocumented4xxAndChangesNothing(_ kind: StorageKind) async throws {
         let harness = try await ServerHarness.make(kind) {

@@ -26,7 +26,7 @@ struct SyncRoutesTests {
                 capabilities
                     == ServerCapabilities(
                         protocolVersion: 1, maxChangesPerPush: 123, maxPageSize: 456, maxBodyBytes: 1 << 20,
-                        maxClockSkewMilliseconds: 9_000, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete", "snapshot", "client-activity"],
+                        maxClockSkewMilliseconds: 9_000, features: ["mergedFrom", "cursorEpochs", "pullWait", "sharing", "datasetDelete", "snapshot", "client-activity", "pushCursor"],
                         maxPullWaitSeconds: 30))
             #expect(try await client.send(.get, "/v1/capabilities", token: nil).status == .unauthorized)
         }

@@ -89,6 +89,50 @@ struct ConflictTableTests {
         }
     }
 
+    /// A replica edits a record another made, and resyncs: the server logs the resync's
+    /// insert of the record with only the value it changed. The maker fills in the columns it
+    /// leaves out with defaults under the zero stamp, which lose to its own values: that is
+    /// no conflict. Before, its log had one per column ("kept 1, lost 0 @000000000000"), and
+    /// the sync counted them (a hostile trial).
+    @Test func aResyncsInsertOfAnEditedRecordLogsNoConflictElsewhere() async throws {
+        try await Self.world { w in
+            // The rank: the title, which every insert must have, is what A fills in.
+            try SyncFixtures.update(w.b, 1, "rank", 5)
+            _ = try await w.syncB.resync()
+            let summary = try await w.syncA.sync()
+            #expect(try w.converged())
+            let atA = try SyncStatus.conflicts(of: w.a)
+            #expect(atA.isEmpty, "\(atA)")
+            #expect(summary.conflicts == 0)
+            #expect(try w.a.read { db in try Int.fetchOne(db, sql: ##"SELECT rank FROM Todo WHERE "#id" = ?"##, arguments: [SyncFixtures.id(1)]) } == 5)
+            // Nor at the resyncing replica, whose edit was made after the value it replaced.
+            let atB = try SyncStatus.conflicts(of: w.b)
+            #expect(atB.isEmpty, "\(atB)")
+        }
+    }
+
+    /// A requested resync pulls the log from the start again: values this store pulled and
+    /// decided before are not logged again, neither the conflict it logged then nor the
+    /// values its edits replaced later. Before, the resync logged every value the replica
+    /// ever overwrote ("kept b, lost t"), and the real conflict twice.
+    @Test func aRequestedResyncLogsNoConflictAgain() async throws {
+        try await Self.world { w in
+            try SyncFixtures.update(w.a, 1, "title", "a")
+            try await Self.tick()
+            try SyncFixtures.update(w.b, 1, "title", "b")  // newer
+            _ = try await w.syncA.sync()
+            _ = try await w.syncB.sync()  // b wins; A's older "a" pulled after it: logged
+            let before = try SyncStatus.conflicts(of: w.b)
+            #expect(before.count == 1 && before[0].remoteValue == #""a""#, "\(before)")
+            let summary = try await w.syncB.resync()
+            #expect(summary.resynced && summary.resyncReason == .requested)
+            #expect(summary.conflicts == 0, "\(summary)")
+            #expect(try SyncStatus.conflicts(of: w.b) == before)
+            _ = try await w.syncA.sync()
+            #expect(try w.converged())
+        }
+    }
+
     /// An insert the server refused (a value of the wrong type), fixed by a later edit after
     /// another replica made and deleted a record of the same id: the insert is as old as its
     /// making, so that delete wins over it (and over the fix, made without seeing it). Before,

@@ -38,6 +38,17 @@ struct DaemonProcessTests {
         return process
     }
 
+    /// Periods too long to count in milliseconds (1e16 s) were a crash ("Double value cannot
+    /// be converted to Int64", exit 132, a backtrace); they are a usage error (exit 2).
+    @Test func periodsTooLongAreAUsageErrorNotACrash() throws {
+        let tandem = try #require(Self.tandem, "tandem is not built: run `swift build --build-tests`")
+        for (option, value) in [("--interval", "1e16"), ("--max-backoff", "1e19"), ("--interval", "1e308")] {
+            let answer = try SyncServerProcess.invoke(tandem, ["daemon", "--store", "/nonexistent.store", "--server", "http://127.0.0.1:9", option, value])
+            #expect(answer.status == 2, "\(option) \(value): \(answer)")
+            #expect(answer.error.contains(option) && !answer.error.contains("Fatal error"), "\(answer.error)")
+        }
+    }
+
     static func storeFile() throws -> (URL, ModelContainer) {
         let url = FileManager.default.temporaryDirectory.appending(path: "tandem-daemon-\(UUID().uuidString).store")
         return (url, try ModelContainer(schema: SyncFixtures.schema, configuration: ModelConfiguration(url: url, dataset: "todos")))
@@ -67,6 +78,35 @@ struct DaemonProcessTests {
         kill(daemon.processIdentifier, SIGTERM)
         daemon.waitUntilExit()
         #expect(daemon.terminationReason == .exit && daemon.terminationStatus == 0)
+    }
+
+    /// A server that hangs (SIGSTOP) while the daemon pushes: SIGINT stops the daemon after
+    /// its grace period (20 s), not after the transport's 120 s timeout (past systemd's
+    /// `TimeoutStopSec=60`: a hostile trial), and the change it was pushing is pushed by the
+    /// next sync once the server answers again.
+    @Test func aDaemonStuckOnAHungServerStopsWithinItsGraceAndLosesNothing() async throws {
+        let server = try await SyncServerProcess.make()
+        let (url, store) = try Self.storeFile()
+        let daemon = try Self.daemon(store: url, server: server)
+        let reader = try SyncFixtures.store()
+        try SyncFixtures.insert(store, 1, title: "before")
+        #expect(try await Self.waitFor(1, in: reader, server: server) == 1)
+        kill(server.process.processIdentifier, SIGSTOP)
+        try SyncFixtures.insert(store, 2, title: "pushed into a hung server")
+        try await Task.sleep(for: .seconds(2))
+        let signalled = ContinuousClock.now
+        kill(daemon.processIdentifier, SIGINT)
+        try await SyncServerProcess.offThread { daemon.waitUntilExit() }
+        let stopping = ContinuousClock.now - signalled
+        kill(server.process.processIdentifier, SIGCONT)
+        #expect(daemon.terminationReason == .exit && daemon.terminationStatus == 0)
+        // 20 s and a cancellation noticed (seconds on a loaded machine), against 120 s.
+        #expect(stopping < .seconds(80), "stopped after \(stopping)")
+        // The server may take the cut push's request when it wakes: the key makes it once.
+        let engine = SyncEngine(container: store, transport: try CurlTransport(baseURL: server.base), configuration: SyncConfiguration(token: { server.token }))
+        _ = try await engine.sync()
+        #expect(try SyncStatus.pendingChanges(of: store) == 0)
+        #expect(try await Self.waitFor(2, in: reader, server: server, seconds: 120) == 2)
     }
 
     @Test func killedAtRandomMomentsTheDaemonResumesAndLosesAndDoublesNothing() async throws {
