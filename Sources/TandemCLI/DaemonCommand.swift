@@ -14,7 +14,7 @@ struct DaemonCommand: AsyncParsableCommand {
         commandName: "daemon",
         abstract: "Keep a store in sync, live: other replicas' changes arrive as they are pushed, local ones are pushed within moments; backs off when the server is away.",
         discussion:
-            "Live (the default): a pull waits at the server, which answers as soon as another replica pushes; local commits are pushed within about 25 ms (100 ms after a quiet spell); a full sync also runs every --interval as a safety net. With --no-live: a sync on start, every --interval, and soon after local changes. SIGTERM or SIGINT lets a sync in progress finish (for up to 20 s; a second signal stops at once: what the cut sync had not finished goes with the next), then exits 0. After a crash it resumes where it stopped (the cursor and the pushed ranges live in the store). Logs go to standard error (TANDEM_LOG_LEVEL, default info)."
+            "Live (the default): a pull waits at the server, which answers as soon as another replica pushes; local commits are pushed within about 25 ms (100 ms after a quiet spell); a full sync also runs every --interval as a safety net. With --no-live: a sync on start, every --interval, and soon after local changes. SIGTERM or SIGINT lets a sync in progress finish (for up to 20 s; a second signal stops at once: what the cut sync had not finished goes with the next), then exits 0. A first sync that finds the setup wrong (the server's URL, the token file) exits 2; later failures are retried. After a crash it resumes where it stopped (the cursor and the pushed ranges live in the store). Logs go to standard error (TANDEM_LOG_LEVEL, default info)."
     )
     @OptionGroup var store: StoreOptions
     @OptionGroup var server: ServerOptions
@@ -71,7 +71,17 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         let path = try store.path
         logger.info("daemon started", metadata: ["store": "\(path)", "server": "\(url)", "interval": "\(interval)s", "live": "\(live)"])
+        // A first sync that finds the setup wrong (a wrong URL, an unreadable or oversized
+        // token file) stops the daemon (exit 2, as `tandem sync`): no retry mends it, and a
+        // service manager shows the failure. Later, the same is retried (a token file being
+        // replaced, say).
+        let misconfigured = Locked<SyncError?>(nil)
+        let first = Atomic(true)
         let report: @Sendable (Result<SyncSummary, SyncError>) -> Void = { result in
+            if first.exchange(false, ordering: .relaxed), case .failure(let error) = result, error.code == .misconfigured {
+                misconfigured.withLock { $0 = error }
+                loop.withLock { $0?.cancel() }
+            }
             if case .success(let summary) = result, summary.pushed + summary.pulled + summary.conflicts + summary.quarantined + summary.waitingLocal > 0 {
                 log.info(
                     summary.isComplete ? "synced" : "synced, but changes wait in the quarantine: local ones the server refused, or pulled ones not applied here (tandem quarantine list)",
@@ -94,6 +104,7 @@ struct DaemonCommand: AsyncParsableCommand {
         if stopping.flag.load(ordering: .relaxed) { task.cancel() }  // a signal before the task was kept
         await task.value
         sources.forEach { $0.cancel() }
+        if let error = misconfigured.withLock({ $0 }) { throw CLIError(error.message) }
         logger.info("daemon stopped")
     }
 

@@ -128,7 +128,8 @@ struct ServerOptions: ParsableArguments {
             if let tokenPath {
                 // A token is a line: a file of more than 64 KiB is not one (libcurl would fail
                 // on the header with "out of memory", a retry-later exit).
-                if let size = (try? FileManager.default.attributesOfItem(atPath: tokenPath))?[.size] as? Int, size > 65_536 {
+                let resolved = URL(filePath: tokenPath).resolvingSymlinksInPath().path(percentEncoded: false)  // a mounted secret is a link
+                if let size = (try? FileManager.default.attributesOfItem(atPath: resolved))?[.size] as? Int, size > 65_536 {
                     throw CLIError("\(tokenPath): the token file holds \(size) bytes; a token is one line (create one with tandem-server tokens create NAME)")
                 }
                 guard let data = FileManager.default.contents(atPath: tokenPath) else {

@@ -94,7 +94,8 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Pending local changes, last successful sync, cursor, conflicts and quarantined changes; with --server, whether it answers and how far behind its log the store is.",
         discussion: """
-            With --server, the server is asked too: whether it answers (GET /health) and, when a token is set (--token-file, \
+            With a server (--server, TANDEM_SERVER or the config file's), it is asked too: whether it answers as a \
+            tandem-server (GET /health) and, when a token is set (--token-file, \
             TANDEM_TOKEN_FILE, TANDEM_TOKEN or the config file), how many log entries follow the store's cursor (behind). The \
             operator's dashboard shows the same pending and behind figures for this store's client id.
             """)
@@ -130,13 +131,16 @@ struct StatusCommand: AsyncParsableCommand {
         var behind: Int64?
         var behindUnknown: String?
         var notTandem = false
-        if let url = server.server {
+        // As a sync finds it: the flag, the environment, the config file (whose errors are
+        // errors here too).
+        let configured = try server.fileConfig()
+        if let url = server.server ?? ProcessInfo.processInfo.environment["TANDEM_SERVER"].flatMap({ $0.isEmpty ? nil : $0 }) ?? configured.server {
             do {
                 let response = try await CurlTransport(baseURL: url, connectTimeout: 3, timeout: 5).send(TransportRequest(method: "GET", path: "/health"))
                 // Every answer of a tandem-server carries its clock: another web server's
                 // 200 is not a sync server's.
                 reachable = response.status == 200 && response.headers["tandem-server-time"] != nil
-                if response.status == 200, !reachable! { notTandem = true }
+                notTandem = response.headers["tandem-server-time"] == nil
             } catch {
                 reachable = false
             }

@@ -14,11 +14,16 @@ extension SyncEngine {
     ///
     /// - Throws: ``SyncError``: `rejected` with the server's code as on a pull (a cursor of
     ///   another epoch is `cursor_epoch`: `tandem sync` resyncs it), `unreachable`,
-    ///   `invalidResponse` from a server without feature `client-activity` (404), or `store`.
+    ///   `misconfigured` from a server without feature `client-activity` (404), or `store`.
     public func lag() async throws -> DatasetLag? {
         // Read only: a store that never synced has no sync tables (and gets none from this).
         guard let state = try read({ db in try SyncState.read(db) }), state.bootstrapMode == 0, !state.cursor.isEmpty else { return nil }
-        let response = try await call("GET", "/v1/datasets/\(dataset)/lag?after=\(state.cursor)")
+        return try await lag(after: state.cursor)
+    }
+
+    /// How far `cursor` is behind the dataset's log head (``lag()`` for a cursor given).
+    func lag(after cursor: String) async throws -> DatasetLag {
+        let response = try await call("GET", "/v1/datasets/\(dataset)/lag?after=\(cursor)")
         do {
             return try JSONDecoder().decode(DatasetLag.self, from: response.body)
         } catch {

@@ -15,6 +15,7 @@ extension SyncEngine {
     /// (pushed before this pull, or kept over the snapshot as unpushed edits).
     func pull() async throws -> ChangeApplier.Outcome {
         var total = ChangeApplier.Outcome()
+        try await checkReplay()
         let snapshots = capabilities?.features.contains("snapshot") ?? false
         if snapshots, try startBootstrapIfNeeded() { total.add(try await bootstrap()) }
         do {
@@ -85,6 +86,7 @@ extension SyncEngine {
                 try SyncState.update(db) {
                     $0.cursor = page.nextCursor
                     if let last = page.changes.last?.position, last > $0.pulledThrough { $0.pulledThrough = last }
+                    if !page.hasMore || page.changes.isEmpty { $0.replayThrough = 0 }  // caught up: the replay is over
                 }
                 try SyncStore.saveDangling(outcome.dangling, db)  // with the cursor: a cut pull keeps them
                 if let newest = outcome.newestStamp {

@@ -52,7 +52,11 @@ extension SyncEngine {
         /// Writes the lost values and refused changes, and forgets them; takes the server's
         /// winning values into rows that still hold the ones that lost.
         mutating func save(_ db: Database) throws {
-            for conflict in lostValues { try SyncStore.recordConflict(conflict, db) }
+            // One logged already (the same two writes: a resync's push of a value the
+            // journal's push lost before) is not counted again.
+            for conflict in lostValues {
+                if try !SyncStore.recordConflict(conflict, db) { conflicts -= 1 }
+            }
             for winner in winners { try winner.adopt(db) }
             for link in lostLinks { try link.drop(db) }
             winners = []
@@ -96,7 +100,9 @@ extension SyncEngine {
         // header refuses the push when it is another's (a sync with the wrong dataset or
         // server), before its edits are taken there and counted as pushed.
         var headers = ["Idempotency-Key": key]
-        if let cursor = try read({ db in try SyncState.read(db)?.cursor }), !cursor.isEmpty { headers["Tandem-Cursor"] = cursor }
+        if capabilities?.features.contains("pushCursor") == true, let cursor = try read({ db in try SyncState.read(db)?.cursor }), !cursor.isEmpty {
+            headers["Tandem-Cursor"] = cursor
+        }
         let response: TransportResponse
         do {
             response = try await call("POST", "/v1/datasets/\(dataset)/push", body: body, headers: headers)
@@ -117,7 +123,8 @@ extension SyncEngine {
                     )
                 },
                 refusedInserts: Set(batch.filter { $0.kind == .insert }.map(\.record)))
-        } catch let error as SyncError where error.code == .rejected && [400, 413, 422].contains(error.status ?? 0) {
+        } catch let error as SyncError where error.code == .rejected && [400, 413, 422].contains(error.status ?? 0) && error.serverCode != "invalid_cursor" {
+            // (A cursor the server cannot read is the store's, not a change's: the sync stops.)
             guard batch.count > 1 else {
                 logger.warning("the server refused a local change; quarantined", metadata: ["record": "\(batch[0].record)", "error": "\(error.message)"])
                 return PushResult(
@@ -171,6 +178,10 @@ extension SyncEngine {
                 let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.toDelete ? .deleteWins : .lastWriterWins)
                 if rule == .lastWriterWins, let winner = ServerWinner(record: change.record, entity: change.entity, lost: value, schema: container.schema) { winners.append(winner) }
                 if let link = LostLink(change: change, lost: value, schema: container.schema) { lostLinks.append(link) }
+                // A resync pushes every value the store holds: one another replica wrote,
+                // losing to a newer one, is no conflict of this store's (its writer logs its
+                // own); the rows still take the winner.
+                if resync, let stamp = HLCTimestamp(value.stamp), stamp.node != container.hlcNode { continue }
                 lost.append(
                     SyncConflict(
                         at: now, record: change.record, attribute: value.attribute,

@@ -231,7 +231,7 @@ public actor SyncEngine {
             // sync's push sends every record (``pushSnapshotIfNeeded(schemaVersion:)``) and
             // its pull starts from the start; both resume after a cut.
             logger.notice("resyncing on request: pushing the store's records again and pulling from the start")
-            try startResync(replayThrough: try await pulledHistory())
+            try startResync(requested: true)
             summary.resynced = true
             summary.resyncReason = .requested
         }
@@ -340,14 +340,29 @@ public actor SyncEngine {
 
     /// Marks a resync in the store (it survives a cut): the next push sends every record
     /// (``pushSnapshotIfNeeded(schemaVersion:)``, under the resync's own keys) and the pull
-    /// starts from the start. `replayThrough`: the log positions this store had pulled in
-    /// the server's history as it is now (0 when the history is another: a restore, a
-    /// deleted dataset), whose older values that lose here are not logged again; a resync
-    /// under way keeps its own.
-    private func startResync(replayThrough: Int64 = 0) throws {
+    /// starts from the start.
+    ///
+    /// A `requested` one (the history the store pulled is the server's, unless the server
+    /// says otherwise) keeps what it had pulled, to be checked against the server when the
+    /// pull starts (``checkReplay()``): positions up to the first pulled change not decided
+    /// yet (one waiting in the quarantine or kept for a newer schema is decided when applied,
+    /// and a conflict it makes is logged then). One the server asked for (a restore, a deleted
+    /// dataset) replays another history: nothing is kept. A resync under way keeps its own.
+    private func startResync(requested: Bool = false) throws {
         try store { db in
+            let undecided = try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT min(position) FROM (SELECT min(position) AS position FROM tandem_sync_quarantine WHERE position IS NOT NULL
+                    UNION ALL SELECT min(position) FROM tandem_sync_kept)
+                    """)
             try SyncState.update(db) {
-                if $0.resync.isEmpty { $0.replayThrough = replayThrough }
+                if !requested {
+                    ($0.replayThrough, $0.replayCursor) = (0, "")
+                } else if $0.resync.isEmpty, !$0.cursor.isEmpty, $0.bootstrapMode == 0 {
+                    let pulled = min($0.pulledThrough, (undecided ?? .max) - 1)
+                    ($0.replayThrough, $0.replayCursor) = (max(pulled, $0.replayCursor.isEmpty ? $0.replayThrough : 0), $0.cursor)
+                }
                 $0.cursor = ""
                 $0.pulledThrough = 0
                 // A bootstrap cut short belongs to the history before: it starts again.
@@ -360,19 +375,27 @@ public actor SyncEngine {
         }
     }
 
-    /// How far the log this store pulled is the server's history as it is now: its
-    /// ``SyncState/pulledThrough`` when the server takes its cursor (`GET …/lag`: same
-    /// dataset, same epoch, not past the head), else 0 (also from a server that cannot say).
-    private func pulledHistory() async throws -> Int64 {
-        guard let state = try read({ db in try SyncState.read(db) }), state.resync.isEmpty, state.pulledThrough > 0 else { return 0 }
+    /// Before a requested resync's pull from the start: whether the server still takes the
+    /// cursor the store had (`GET …/lag`: same dataset, same epoch, not past the head), so
+    /// the positions it had pulled are the history it pulls again; if not (or the server
+    /// cannot say), nothing is taken for replayed.
+    func checkReplay() async throws {
+        guard let state = try read({ db in try SyncState.read(db) }), !state.replayCursor.isEmpty, state.cursor.isEmpty else { return }
+        var taken = false
         do {
-            guard try await lag() != nil else { return 0 }
+            _ = try await lag(after: state.replayCursor)
+            taken = true
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            return 0
+            logger.info("the server no longer takes the store's old cursor: the resync's pull logs its conflicts as any pull", metadata: ["error": "\(error)"])
         }
-        return state.pulledThrough
+        try store { db in
+            try SyncState.update(db) {
+                if !taken { $0.replayThrough = 0 }
+                $0.replayCursor = ""
+            }
+        }
     }
 
     // MARK: Store access
@@ -566,8 +589,8 @@ public actor SyncEngine {
     /// ``ModelContainer/restampLocalChanges(above:after:)``), and the local changes waiting
     /// in the quarantine for the same reason.
     func repairClock(after error: SyncError) throws {
+        // The answer's Tandem-Server-Time was learned already, with its round trip.
         guard let serverTime = error.serverTime, repairsClock else { throw error }
-        learn(serverTime: serverTime)
         let skew = max(0, error.maxClockSkew ?? 0)
         let ceiling = HLCTimestamp(physical: UInt64(max(0, serverTime + skew)), counter: .max, node: .max)
         let acknowledged = try container.syncAcknowledged()
@@ -590,7 +613,16 @@ public actor SyncEngine {
     func handshake() async throws -> Int {
         if let schemaVersion { return schemaVersion }
         if capabilities == nil {
-            let answer = try Self.decode(ServerCapabilities.self, try await call("GET", "/v1/capabilities"))
+            let response = try await call("GET", "/v1/capabilities")
+            // Every answer of a tandem-server carries its clock: without it, another server
+            // answered (a wrong URL), which no retry mends.
+            guard response.headers["tandem-server-time"] != nil else {
+                throw SyncError(
+                    .misconfigured,
+                    "GET /v1/capabilities answered \(response.status), but not as a tandem-server does (no Tandem-Server-Time). Check the server's URL: a tandem-server's root (http://HOST:PORT)"
+                )
+            }
+            let answer = try Self.decode(ServerCapabilities.self, response)
             guard answer.maxChangesPerPush >= 1, answer.maxPageSize >= 1, answer.maxBodyBytes >= 1 else {
                 throw SyncError(
                     .invalidResponse,

@@ -41,12 +41,16 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
     /// The highest log position this store applied from the log's pages in the history its
     /// cursor is of (0: none, or not known).
     var pulledThrough: Int64 = 0
-    /// While a requested resync pulls the log from the start: the log positions this store
-    /// had pulled already (its ``pulledThrough`` then, the server having taken its cursor as
-    /// of its history). An older value of those that loses to this store's is no conflict:
-    /// it was decided, and logged if it was one, when first pulled (or this store's edit was
-    /// made after it). 0 otherwise.
+    /// While a requested resync pulls the log from the start, until it catches up: the log
+    /// positions this store had pulled and decided already (its ``pulledThrough`` then). An
+    /// older value of those that loses to this store's is no conflict: it was decided, and
+    /// logged if it was one, when first pulled (or this store's edit was made after it).
+    /// Taken only once the server took the store's cursor of then (``replayCursor``); 0
+    /// otherwise.
     var replayThrough: Int64 = 0
+    /// The cursor the store had when a requested resync began, until the resync's pull asks
+    /// the server whether it still takes it (``SyncEngine/checkReplay()``); "" otherwise.
+    var replayCursor = ""
 
     enum CodingKeys: String, CodingKey, ColumnExpression {
         case id
@@ -62,6 +66,7 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
         case bootstrapSwept = "bootstrap_swept"
         case pulledThrough = "pulled_through"
         case replayThrough = "replay_through"
+        case replayCursor = "replay_cursor"
     }
 
     static let createSQL = """
@@ -70,7 +75,7 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
             cursor TEXT NOT NULL DEFAULT '', last_sync INTEGER, snapshot_pushed INTEGER NOT NULL DEFAULT 0,
             resync TEXT NOT NULL DEFAULT '', ever_merged INTEGER NOT NULL DEFAULT 0, bootstrap_mode INTEGER NOT NULL DEFAULT 0,
             bootstrap TEXT NOT NULL DEFAULT '', bootstrap_swept TEXT NOT NULL DEFAULT '',
-            pulled_through INTEGER NOT NULL DEFAULT 0, replay_through INTEGER NOT NULL DEFAULT 0)
+            pulled_through INTEGER NOT NULL DEFAULT 0, replay_through INTEGER NOT NULL DEFAULT 0, replay_cursor TEXT NOT NULL DEFAULT '')
         """
 
     /// The row; `nil` in a store that never synced (no sync tables yet).

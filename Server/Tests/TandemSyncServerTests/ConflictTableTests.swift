@@ -133,6 +133,60 @@ struct ConflictTableTests {
         }
     }
 
+    /// A requested resync into a dataset deleted and made again: the server no longer takes
+    /// the store's old cursor, so the positions it had pulled are of another history, and a
+    /// concurrent edit replayed there is logged (taken for replayed, it would be in no log).
+    @Test func aResyncIntoADatasetMadeAgainLogsTheConflictsItReplays() async throws {
+        try await Self.world { w in
+            let deleted = try await w.transport.send(
+                TransportRequest(method: "DELETE", path: "/v1/datasets/todos", headers: ["Authorization": "Bearer \(w.token)"]))
+            #expect(deleted.status == 204)
+            try SyncFixtures.update(w.a, 1, "title", "a")
+            try await Self.tick()
+            try SyncFixtures.update(w.b, 1, "title", "b")  // newer, made without seeing "a"
+            _ = try? await w.syncA.sync()  // 404: the next sync makes the handshake again
+            _ = try await w.syncA.sync()  // makes the dataset again, with the record and its "a"
+            _ = try await w.syncB.resync()
+            let atB = try SyncStatus.conflicts(of: w.b)
+            #expect(atB.contains { $0.localValue == #""b""# && $0.remoteValue == #""a""# && $0.winner == .local }, "\(atB)")
+            _ = try await w.syncA.sync()
+            #expect(try w.converged())
+        }
+    }
+
+    /// A replica that edited nothing resyncs while behind: its push of the values it holds
+    /// (another replica's, replaced there since) loses at the server, and that is no conflict
+    /// of its own; it logged one per replaced value (a second hostile trial).
+    @Test func aStaleReplicasResyncLogsNoConflictForValuesItOnlyHeld() async throws {
+        try await Self.world { w in
+            try SyncFixtures.update(w.a, 1, "title", "t1")
+            _ = try await w.syncA.sync()
+            let summary = try await w.syncB.resync()
+            let atB = try SyncStatus.conflicts(of: w.b)
+            #expect(atB.isEmpty && summary.conflicts == 0, "\(summary) \(atB)")
+            #expect(try w.converged())
+            #expect(try SyncFixtures.rows(w.b)[SyncFixtures.id(1)]?.contains("t1") == true)
+        }
+    }
+
+    /// An edit made offline, then a resync: the edit and the resync's push of the record both
+    /// lose to a newer edit elsewhere: one conflict, logged and counted once (the summary said
+    /// 2 beside one log entry: a second hostile trial).
+    @Test func aResyncCountsTheConflictItLogsOnce() async throws {
+        try await Self.world { w in
+            try SyncFixtures.update(w.a, 1, "title", "a")
+            try await Self.tick()
+            try SyncFixtures.update(w.b, 1, "title", "b")
+            _ = try await w.syncB.sync()
+            let summary = try await w.syncA.resync()
+            let atA = try SyncStatus.conflicts(of: w.a)
+            #expect(atA.count == 1 && summary.conflicts == 1, "\(summary) \(atA)")
+            #expect(atA.first?.localValue == #""a""# && atA.first?.remoteValue == #""b""#)
+            _ = try await w.syncB.sync()
+            #expect(try w.converged())
+        }
+    }
+
     /// An insert the server refused (a value of the wrong type), fixed by a later edit after
     /// another replica made and deleted a record of the same id: the insert is as old as its
     /// making, so that delete wins over it (and over the fix, made without seeing it). Before,

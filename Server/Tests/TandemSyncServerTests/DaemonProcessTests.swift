@@ -49,6 +49,38 @@ struct DaemonProcessTests {
         }
     }
 
+    /// A daemon whose first sync finds the setup wrong (a URL with a path the server does not
+    /// have) exits 2 with what to check, instead of retrying forever (a hostile trial); the
+    /// store's change stays pending.
+    @Test func aDaemonWhoseSetupIsWrongExitsWithWhatToCheck() async throws {
+        let server = try await SyncServerProcess.make()
+        let (url, store) = try Self.storeFile()
+        try SyncFixtures.insert(store, 1, title: "waits")
+        let tandem = try #require(Self.tandem, "tandem is not built: run `swift build --build-tests`")
+        let process = Process()
+        process.executableURL = tandem
+        process.arguments = ["daemon", "--store", url.path(percentEncoded: false), "--server", server.base + "/v1", "--max-backoff", "1"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["TANDEM_TOKEN": server.token, "TANDEM_LOG_LEVEL": "error"]) { _, new in new }
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        // Retrying forever (the bug) would hang the test: stopped after two minutes.
+        let pid = process.processIdentifier
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(120))
+            kill(pid, SIGKILL)
+        }
+        defer { watchdog.cancel() }
+        let text = try await SyncServerProcess.offThread { () -> String in
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        #expect(process.terminationStatus == 2 && text.contains("Check the server's URL"), "\(process.terminationStatus) \(text)")
+        #expect(try SyncStatus.pendingChanges(of: store) == 1)
+    }
+
     static func storeFile() throws -> (URL, ModelContainer) {
         let url = FileManager.default.temporaryDirectory.appending(path: "tandem-daemon-\(UUID().uuidString).store")
         return (url, try ModelContainer(schema: SyncFixtures.schema, configuration: ModelConfiguration(url: url, dataset: "todos")))

@@ -202,7 +202,7 @@ struct PushRangeTests {
             let capabilities = ServerCapabilities(
                 protocolVersion: 2, maxChangesPerPush: 5_000, maxPageSize: 5_000, maxBodyBytes: 8 << 20,
                 maxClockSkewMilliseconds: 300_000)
-            return TransportResponse(status: 200, headers: [:], body: try JSONEncoder().encode(capabilities))
+            return TransportResponse(status: 200, headers: ["tandem-server-time": "\(Int64(Date().timeIntervalSince1970 * 1000))"], body: try JSONEncoder().encode(capabilities))
         }
         let a = try SyncFixtures.memoryStore("todos", schema: SyncFixtures.schema)
         try Self.bulkInsert(a, 1...2)
