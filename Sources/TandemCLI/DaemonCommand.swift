@@ -101,7 +101,8 @@ struct DaemonCommand: AsyncParsableCommand {
             }
         }
         loop.withLock { $0 = task }
-        if stopping.flag.load(ordering: .relaxed) { task.cancel() }  // a signal before the task was kept
+        // A signal, or a first sync that found the setup wrong, before the task was kept.
+        if stopping.flag.load(ordering: .relaxed) || misconfigured.withLock({ $0 != nil }) { task.cancel() }
         await task.value
         sources.forEach { $0.cancel() }
         if let error = misconfigured.withLock({ $0 }) { throw CLIError(error.message) }

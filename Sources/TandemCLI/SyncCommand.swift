@@ -92,7 +92,7 @@ struct ResyncCommand: AsyncParsableCommand {
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Pending local changes, last successful sync, cursor, conflicts and quarantined changes; with --server, whether it answers and how far behind its log the store is.",
+        abstract: "Pending local changes, last successful sync, cursor, conflicts and quarantined changes; with a server set, whether it answers and how far behind its log the store is.",
         discussion: """
             With a server (--server, TANDEM_SERVER or the config file's), it is asked too: whether it answers as a \
             tandem-server (GET /health) and, when a token is set (--token-file, \
@@ -140,7 +140,8 @@ struct StatusCommand: AsyncParsableCommand {
                 // Every answer of a tandem-server carries its clock: another web server's
                 // 200 is not a sync server's.
                 reachable = response.status == 200 && response.headers["tandem-server-time"] != nil
-                notTandem = response.headers["tandem-server-time"] == nil
+                // (A proxy's 502 while the server is down is no answer of another server.)
+                notTandem = response.headers["tandem-server-time"] == nil && response.status < 500
             } catch {
                 reachable = false
             }

@@ -154,6 +154,7 @@ extension SyncEngine {
                 try SyncState.update(db) {
                     // The snapshot is the state as of its position: the log up to it is seen.
                     if let position = page.lastPosition, position > $0.pulledThrough { $0.pulledThrough = position }
+                    $0.replayCursor = ""  // the snapshot's token holds the history now
                     if page.hasMore {
                         $0.bootstrap = page.nextCursor
                         $0.bootstrapSwept = last ?? $0.bootstrapSwept

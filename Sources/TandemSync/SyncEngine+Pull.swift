@@ -86,6 +86,7 @@ extension SyncEngine {
                 try SyncState.update(db) {
                     $0.cursor = page.nextCursor
                     if let last = page.changes.last?.position, last > $0.pulledThrough { $0.pulledThrough = last }
+                    $0.replayCursor = ""  // the page's cursor holds the history now (``checkReplay()``)
                     if !page.hasMore || page.changes.isEmpty { $0.replayThrough = 0 }  // caught up: the replay is over
                 }
                 try SyncStore.saveDangling(outcome.dangling, db)  // with the cursor: a cut pull keeps them

@@ -168,6 +168,9 @@ extension SyncEngine {
                 .invalidResponse, "the server's push answer does not fit the \(batch.count) changes pushed (\(answer.outcomes.count) outcomes\(answer.changeCount.map { " for \($0) changes" } ?? ""))")
         }
         let now = loggedNow()
+        // A requested resync's only: after a restore, the replica that wrote a value the
+        // server lost may be gone, and the value's loss is logged here or nowhere.
+        let requestedResync = try resync && read { db in try SyncState.read(db)?.resyncRequested ?? false }
         var lost: [SyncConflict] = []
         var winners: [ServerWinner] = []
         var lostLinks: [LostLink] = []
@@ -178,10 +181,10 @@ extension SyncEngine {
                 let rule: ConflictRule = change.kind == .delete ? .insertAfterDelete : (value.toDelete ? .deleteWins : .lastWriterWins)
                 if rule == .lastWriterWins, let winner = ServerWinner(record: change.record, entity: change.entity, lost: value, schema: container.schema) { winners.append(winner) }
                 if let link = LostLink(change: change, lost: value, schema: container.schema) { lostLinks.append(link) }
-                // A resync pushes every value the store holds: one another replica wrote,
-                // losing to a newer one, is no conflict of this store's (its writer logs its
-                // own); the rows still take the winner.
-                if resync, let stamp = HLCTimestamp(value.stamp), stamp.node != container.hlcNode { continue }
+                // A requested resync pushes every value the store holds: one another replica
+                // wrote, losing to a newer one, is no conflict of this store's (its writer
+                // logs its own); the rows still take the winner.
+                if requestedResync, let stamp = HLCTimestamp(value.stamp), stamp.node != container.hlcNode { continue }
                 lost.append(
                     SyncConflict(
                         at: now, record: change.record, attribute: value.attribute,
@@ -484,6 +487,7 @@ extension SyncEngine {
             try SyncState.update(db) {
                 $0.snapshotPushed = true
                 $0.resync = ""
+                $0.resyncRequested = false
             }
         }
         result.echoes = []  // rows without history: their echoes are pulled back

@@ -359,10 +359,15 @@ public actor SyncEngine {
             try SyncState.update(db) {
                 if !requested {
                     ($0.replayThrough, $0.replayCursor) = (0, "")
-                } else if $0.resync.isEmpty, !$0.cursor.isEmpty, $0.bootstrapMode == 0 {
+                } else if !$0.cursor.isEmpty, $0.bootstrapMode == 0 {
+                    // Checked against the cursor it has now: an earlier replay's positions
+                    // are of the same history if the server still takes it.
                     let pulled = min($0.pulledThrough, (undecided ?? .max) - 1)
-                    ($0.replayThrough, $0.replayCursor) = (max(pulled, $0.replayCursor.isEmpty ? $0.replayThrough : 0), $0.cursor)
+                    ($0.replayThrough, $0.replayCursor) = (max(pulled, $0.replayThrough), $0.cursor)
+                } else if $0.replayCursor.isEmpty {
+                    $0.replayThrough = 0  // nothing to check it against
                 }
+                if $0.resync.isEmpty { $0.resyncRequested = requested }
                 $0.cursor = ""
                 $0.pulledThrough = 0
                 // A bootstrap cut short belongs to the history before: it starts again.
@@ -375,27 +380,26 @@ public actor SyncEngine {
         }
     }
 
-    /// Before a requested resync's pull from the start: whether the server still takes the
-    /// cursor the store had (`GET …/lag`: same dataset, same epoch, not past the head), so
-    /// the positions it had pulled are the history it pulls again; if not (or the server
-    /// cannot say), nothing is taken for replayed.
+    /// Before each pull of a requested resync until its first page is in: whether the server
+    /// still takes the cursor the store had (`GET …/lag`: same dataset, same epoch, not past
+    /// the head), so the positions it had pulled are the history it pulls again. If not (or
+    /// the server cannot say), nothing is taken for replayed; a failure that may pass (the
+    /// server unreachable, busy) fails the sync, to be asked again. Once a page is in, the
+    /// cursor it brought holds the history: a restore or a deleted dataset since is refused
+    /// at the next pull, whose resync takes nothing for replayed.
     func checkReplay() async throws {
         guard let state = try read({ db in try SyncState.read(db) }), !state.replayCursor.isEmpty, state.cursor.isEmpty else { return }
-        var taken = false
         do {
             _ = try await lag(after: state.replayCursor)
-            taken = true
+            return
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as SyncError where error.isTransient {
+            throw error
         } catch {
             logger.info("the server no longer takes the store's old cursor: the resync's pull logs its conflicts as any pull", metadata: ["error": "\(error)"])
         }
-        try store { db in
-            try SyncState.update(db) {
-                if !taken { $0.replayThrough = 0 }
-                $0.replayCursor = ""
-            }
-        }
+        try store { db in try SyncState.update(db) { ($0.replayThrough, $0.replayCursor) = (0, "") } }
     }
 
     // MARK: Store access

@@ -48,9 +48,14 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
     /// Taken only once the server took the store's cursor of then (``replayCursor``); 0
     /// otherwise.
     var replayThrough: Int64 = 0
-    /// The cursor the store had when a requested resync began, until the resync's pull asks
-    /// the server whether it still takes it (``SyncEngine/checkReplay()``); "" otherwise.
+    /// The cursor the store had when a requested resync began, until the resync's first page
+    /// is in (each pull before asks the server whether it still takes it,
+    /// ``SyncEngine/checkReplay()``); "" otherwise.
     var replayCursor = ""
+    /// Whether the resync under way was requested (`tandem resync`), not asked for by the
+    /// server (a restore, a deleted dataset): its push logs no lost value of another
+    /// replica's (that replica logs its own; after a restore it may be gone).
+    var resyncRequested = false
 
     enum CodingKeys: String, CodingKey, ColumnExpression {
         case id
@@ -67,6 +72,7 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
         case pulledThrough = "pulled_through"
         case replayThrough = "replay_through"
         case replayCursor = "replay_cursor"
+        case resyncRequested = "resync_requested"
     }
 
     static let createSQL = """
@@ -75,7 +81,8 @@ struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecor
             cursor TEXT NOT NULL DEFAULT '', last_sync INTEGER, snapshot_pushed INTEGER NOT NULL DEFAULT 0,
             resync TEXT NOT NULL DEFAULT '', ever_merged INTEGER NOT NULL DEFAULT 0, bootstrap_mode INTEGER NOT NULL DEFAULT 0,
             bootstrap TEXT NOT NULL DEFAULT '', bootstrap_swept TEXT NOT NULL DEFAULT '',
-            pulled_through INTEGER NOT NULL DEFAULT 0, replay_through INTEGER NOT NULL DEFAULT 0, replay_cursor TEXT NOT NULL DEFAULT '')
+            pulled_through INTEGER NOT NULL DEFAULT 0, replay_through INTEGER NOT NULL DEFAULT 0, replay_cursor TEXT NOT NULL DEFAULT '',
+            resync_requested INTEGER NOT NULL DEFAULT 0)
         """
 
     /// The row; `nil` in a store that never synced (no sync tables yet).

@@ -3,7 +3,7 @@ import GRDB
 import TandemSchema
 import TandemWire
 
-/// The sync engine's own tables in the store file (format 7, ``SyncState/formatVersion``;
+/// The sync engine's own tables in the store file (format 8, ``SyncState/formatVersion``;
 /// until Tandem's first release a store of another format is refused, not upgraded):
 ///
 /// - `tandem_sync_state`: one row (``SyncState``): this store's client id, the pull cursor,
@@ -47,7 +47,7 @@ import TandemWire
 /// reader's acknowledged token, less what `pushedChange` says was pushed of the first
 /// (``ModelContainer/unpushedHistory()``).
 enum SyncStore {
-    static let formatVersion = 7
+    static let formatVersion = 8
     static let reader = "sync"
     static let author = "sync"
 

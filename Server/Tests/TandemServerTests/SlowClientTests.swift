@@ -150,10 +150,12 @@ struct SlowClientTests {
         try await Task.sleep(for: .milliseconds(300))
         let signalled = ContinuousClock.now
         server.process.terminate()  // SIGTERM
-        while server.process.isRunning, ContinuousClock.now - signalled < .seconds(30) { try await Task.sleep(for: .milliseconds(50)) }
+        while server.process.isRunning, ContinuousClock.now - signalled < .seconds(90) { try await Task.sleep(for: .milliseconds(50)) }
         let exited = !server.process.isRunning
         let waited = ContinuousClock.now - signalled
-        #expect(exited && waited < .seconds(10), "exited: \(exited) after \(waited)")
+        // 2 s of shutdown timeout against the 120 s body timeout: 60 s tells them apart on a
+        // loaded machine.
+        #expect(exited && waited < .seconds(60), "exited: \(exited) after \(waited)")
         if !exited { server.kill9() }
 
         let again = try ServerProcessTests.startServer(dataDir)
