@@ -99,8 +99,9 @@ extension SyncEngine {
         // The store's cursor names the dataset it is a replica of: a server that knows the
         // header refuses the push when it is another's (a sync with the wrong dataset or
         // server), before its edits are taken there and counted as pushed.
+        let state = try read { db in try SyncState.read(db) }  // once per batch: the cursor, and whose resync
         var headers = ["Idempotency-Key": key]
-        if capabilities?.features.contains("pushCursor") == true, let cursor = try read({ db in try SyncState.read(db)?.cursor }), !cursor.isEmpty {
+        if capabilities?.features.contains("pushCursor") == true, let cursor = state?.cursor, !cursor.isEmpty {
             headers["Tandem-Cursor"] = cursor
         }
         let response: TransportResponse
@@ -170,7 +171,7 @@ extension SyncEngine {
         let now = loggedNow()
         // A requested resync's only: after a restore, the replica that wrote a value the
         // server lost may be gone, and the value's loss is logged here or nowhere.
-        let requestedResync = try resync && read { db in try SyncState.read(db)?.resyncRequested ?? false }
+        let requestedResync = resync && state?.resyncRequested == true
         var lost: [SyncConflict] = []
         var winners: [ServerWinner] = []
         var lostLinks: [LostLink] = []
