@@ -139,9 +139,9 @@ struct StatusCommand: AsyncParsableCommand {
                 let response = try await CurlTransport(baseURL: url, connectTimeout: 3, timeout: 5).send(TransportRequest(method: "GET", path: "/health"))
                 // Every answer of a tandem-server carries its clock: another web server's
                 // 200 is not a sync server's.
-                reachable = response.status == 200 && response.headers["tandem-server-time"] != nil
+                reachable = response.status == 200 && response.serverTime != nil
                 // (A proxy's 502 while the server is down is no answer of another server.)
-                notTandem = response.headers["tandem-server-time"] == nil && response.status < 500
+                notTandem = response.serverTime == nil && response.status < 500
             } catch {
                 reachable = false
             }

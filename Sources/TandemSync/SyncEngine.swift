@@ -484,7 +484,7 @@ public actor SyncEngine {
         if body != nil { headers["Content-Type"] = "application/json" }
         let sent = ContinuousClock.now
         let response = try await transport.send(TransportRequest(method: method, path: path, headers: headers, body: body))
-        if let text = response.headers["tandem-server-time"], let serverTime = Int64(text) {
+        if let serverTime = response.serverTime {
             let roundTrip = ContinuousClock.now - sent
             learn(serverTime: serverTime, roundTripMilliseconds: roundTrip.components.seconds * 1000 + roundTrip.components.attoseconds / 1_000_000_000_000_000)
         }
@@ -620,7 +620,7 @@ public actor SyncEngine {
             let response = try await call("GET", "/v1/capabilities")
             // Every answer of a tandem-server carries its clock: without it, another server
             // answered (a wrong URL), which no retry mends.
-            guard response.headers["tandem-server-time"] != nil else {
+            guard response.serverTime != nil else {
                 throw SyncError(
                     .misconfigured,
                     "GET /v1/capabilities answered \(response.status), but not as a tandem-server does (no Tandem-Server-Time). Check the server's URL: a tandem-server's root (http://HOST:PORT)"

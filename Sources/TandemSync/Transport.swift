@@ -49,4 +49,8 @@ public struct TransportResponse: Sendable, Hashable {
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
         self.body = body
     }
+
+    /// The server's clock (`Tandem-Server-Time`, ms), which every answer of a tandem-server
+    /// carries, errors included: `nil` for another server's answer (a wrong URL, a proxy's).
+    public var serverTime: Int64? { headers["tandem-server-time"].flatMap { Int64($0) } }
 }
